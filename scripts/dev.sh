@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Starts a single-node tiered-mq broker on embedded defaults (no ZooKeeper, no Docker).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+exec tiered-mq dev "$@"

