@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-exec tiered-mq dev "$@"
+exec "${PYTHON:-python3}" -m tiered_mq dev "$@"

