@@ -144,7 +144,9 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
         )
     actual = crc32c.crc32c(memoryview(buf)[pos + CRC_START : end])
     if actual != header.crc:
-        raise CorruptRecordError(f"CRC mismatch: header {header.crc:#010x}, computed {actual:#010x}")
+        raise CorruptRecordError(
+            f"CRC mismatch: header {header.crc:#010x}, computed {actual:#010x}"
+        )
     return header
 
 
