@@ -280,10 +280,12 @@ def encode_batch(
 # -- decoding ------------------------------------------------------------------------------
 
 
-def _parse_records(
-    data: bytes, count: int, base_offset: int, base_ts: int, append_ts: int | None
-) -> list[Record]:
-    """Parse ``count`` records filling ``data`` exactly (IndexError means an overrun)."""
+def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> list[Record]:
+    """Parse ``count`` records filling ``data`` exactly (IndexError means an overrun).
+
+    Each varint is read inline when it takes one or two bytes (lengths and deltas below 8192),
+    by :func:`_varint_tail` otherwise.
+    """
     out: list[Record] = []
     append = out.append
     tail = _varint_tail
@@ -291,27 +293,52 @@ def _parse_records(
     pos = 0
     for _ in range(count):
         z = data[pos]
-        pos += 1
-        if z >= 0x80:
-            z, pos = tail(data, pos, z)
+        if z < 0x80:
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                z = (z & 0x7F) | (z2 << 7)
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
         length = (z >> 1) ^ -(z & 1)
         rec_end = pos + length
         if length < 6 or rec_end > end:
             raise CorruptRecordError(f"record length {length} at {pos} overruns {end} bytes")
-        z = data[pos + 1]  # skip the attributes byte
-        pos += 2
-        if z >= 0x80:
-            z, pos = tail(data, pos, z)
+        pos += 1  # the attributes byte, unused
+        z = data[pos]
+        if z < 0x80:
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                z = (z & 0x7F) | (z2 << 7)
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
         ts_delta = (z >> 1) ^ -(z & 1)
         z = data[pos]
-        pos += 1
-        if z >= 0x80:
-            z, pos = tail(data, pos, z)
+        if z < 0x80:
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                z = (z & 0x7F) | (z2 << 7)
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
         offset = base_offset + ((z >> 1) ^ -(z & 1))
         z = data[pos]
-        pos += 1
-        if z >= 0x80:
-            z, pos = tail(data, pos, z)
+        if z < 0x80:
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                z = (z & 0x7F) | (z2 << 7)
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
         if z == 1:
             key = None
         elif z & 1:
@@ -320,9 +347,15 @@ def _parse_records(
             key = data[pos : pos + (z >> 1)]
             pos += z >> 1
         z = data[pos]
-        pos += 1
-        if z >= 0x80:
-            z, pos = tail(data, pos, z)
+        if z < 0x80:
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                z = (z & 0x7F) | (z2 << 7)
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
         if z == 1:
             value = None
         elif z & 1:
@@ -340,13 +373,10 @@ def _parse_records(
             headers, pos = _parse_headers(data, pos, (z >> 1) ^ -(z & 1), rec_end)
         if pos != rec_end:
             raise CorruptRecordError(
-                f"record at offset {offset} declares {length} bytes, holds {length + pos - rec_end}"
+                f"record at offset {offset} overruns its declared length {length} "
+                f"by {pos - rec_end} bytes"
             )
-        append(
-            Record(
-                offset, base_ts + ts_delta if append_ts is None else append_ts, key, value, headers
-            )
-        )
+        append(Record(offset, base_ts + ts_delta, key, value, headers))
     if pos != end:
         raise CorruptRecordError(f"{end - pos} bytes left after {count} records")
     return out
@@ -402,15 +432,17 @@ def decode_batch(buf: Buffer, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
                 f"batch at offset {header.base_offset}: record count {count} impossible in "
                 f"{len(data)} decompressed bytes"
             )
-    append_ts = header.max_timestamp if header.is_log_append_time else None
     try:
-        records = _parse_records(data, count, header.base_offset, header.base_timestamp, append_ts)
+        records = _parse_records(data, count, header.base_offset, header.base_timestamp)
     except CorruptRecordError as exc:
         raise CorruptRecordError(f"batch at offset {header.base_offset}: {exc.args[0]}") from None
     except IndexError:
         raise CorruptRecordError(
             f"batch at offset {header.base_offset}: records overrun the batch"
         ) from None
+    if header.is_log_append_time:
+        for record in records:
+            record.timestamp = header.max_timestamp
     return header, records
 
 
