@@ -1,0 +1,325 @@
+"""``Admin``: topics, topic configs and consumer groups, as typed values.
+
+Each method is one blocking round of confluent-kafka's ``AdminClient`` futures; every
+failure (a broker error code in a result, or a local librdkafka error such as a timeout)
+is raised as ``ClientError`` naming the Kafka error. Offsets are read with ListOffsets
+(earliest = log start offset, latest = log end offset as the client sees it: the high
+watermark, or the last stable offset for read_committed readers).
+
+``alter_topic_config`` uses IncrementalAlterConfigs; a broker that does not support it gets
+the classic AlterConfigs with the full set of dynamic configs recomputed from DescribeConfigs
+(correct as long as nobody else alters the same topic in between).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import admin as _ck_admin
+
+from tiered_mq.client.config import AdminConfig
+from tiered_mq.client.errors import ClientError
+from tiered_mq.topic_partition import TopicPartition
+
+# confluent-kafka's stubs do not re-export the admin types; use them untyped.
+ck_admin: Any = _ck_admin
+
+_UNSUPPORTED = {"UNSUPPORTED_VERSION", "_UNSUPPORTED_FEATURE", "INVALID_REQUEST"}
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    earliest_offset: int
+    latest_offset: int
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    name: str
+    value: str | None
+    source: str
+    is_default: bool
+    read_only: bool = False
+    sensitive: bool = False
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    partitions: tuple[PartitionDescription, ...]
+    configs: Mapping[str, ConfigValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    group_id: str
+    state: str
+    is_simple: bool
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    topic: str
+    partition: int
+    committed_offset: int | None
+    log_end_offset: int
+    lag: int | None
+    member_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol: str
+    coordinator: int | None
+    members: tuple[MemberDescription, ...]
+    offsets: tuple[PartitionLag, ...]
+
+
+def _result(future: Future[Any], context: str, timeout: float) -> Any:
+    try:
+        return future.result(timeout)
+    except confluent_kafka.KafkaException as exc:
+        raise ClientError.wrap(exc, context) from exc
+    except TimeoutError as exc:
+        raise ClientError("_TIMED_OUT", f"{context}: no answer within {timeout}s") from exc
+
+
+def _enum_name(value: Any) -> str:
+    return str(getattr(value, "name", value))
+
+
+def _config_source(value: Any) -> str:
+    """librdkafka reports a config's source as a bare int; name it as Kafka does."""
+    try:
+        return str(ck_admin.ConfigSource(value).name)
+    except ValueError:
+        return _enum_name(value)
+
+
+class Admin:
+    def __init__(self, config: AdminConfig | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else AdminConfig(**overrides)
+        self._timeout = self.config.request_timeout_s
+        self._admin = ck_admin.AdminClient(self.config.to_librdkafka())
+
+    def __enter__(self) -> Admin:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """AdminClient has no close; the handle is freed when collected."""
+
+    # -- topics ------------------------------------------------------------------------
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        new = ck_admin.NewTopic(name, partitions, replication_factor, config=dict(config or {}))
+        futures = self._admin.create_topics([new], request_timeout=self._timeout)
+        _result(futures[name], f"create topic {name}", self._timeout)
+
+    def delete_topic(self, name: str) -> None:
+        futures = self._admin.delete_topics([name], request_timeout=self._timeout)
+        _result(futures[name], f"delete topic {name}", self._timeout)
+
+    def list_topics(self, include_internal: bool = False) -> list[str]:
+        try:
+            md = self._admin.list_topics(timeout=self._timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, "list topics") from exc
+        names = sorted(md.topics)
+        return names if include_internal else [n for n in names if not n.startswith("__")]
+
+    def _topic_metadata(self, name: str) -> Any:
+        try:
+            md = self._admin.list_topics(topic=name, timeout=self._timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, f"metadata for {name}") from exc
+        tmd = md.topics.get(name)
+        if tmd is None:
+            raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", f"topic {name} does not exist", 3)
+        if tmd.error is not None:
+            raise ClientError.from_kafka_error(tmd.error, f"topic {name}")
+        return tmd
+
+    def list_offsets(
+        self, partitions: Sequence[TopicPartition], spec: str = "latest"
+    ) -> dict[TopicPartition, int]:
+        """``spec`` is ``earliest`` (log start offset) or ``latest`` (log end offset)."""
+        if not partitions:
+            return {}
+        offset_spec = (
+            ck_admin.OffsetSpec.earliest() if spec == "earliest" else ck_admin.OffsetSpec.latest()
+        )
+        query = {confluent_kafka.TopicPartition(t, p): offset_spec for t, p in partitions}
+        futures = self._admin.list_offsets(query, request_timeout=self._timeout)
+        return {
+            TopicPartition(tp.topic, tp.partition): int(
+                _result(fut, f"list offsets {tp.topic}-{tp.partition}", self._timeout).offset
+            )
+            for tp, fut in futures.items()
+        }
+
+    def describe_topic(self, name: str, with_configs: bool = True) -> TopicDescription:
+        tmd = self._topic_metadata(name)
+        tps = [TopicPartition(name, p) for p in sorted(tmd.partitions)]
+        earliest = self.list_offsets(tps, "earliest")
+        latest = self.list_offsets(tps, "latest")
+        parts = tuple(
+            PartitionDescription(
+                partition=tp.partition,
+                leader=tmd.partitions[tp.partition].leader,
+                replicas=tuple(tmd.partitions[tp.partition].replicas),
+                isr=tuple(tmd.partitions[tp.partition].isrs),
+                earliest_offset=earliest[tp],
+                latest_offset=latest[tp],
+            )
+            for tp in tps
+        )
+        configs = self.describe_topic_configs(name) if with_configs else {}
+        return TopicDescription(name, parts, configs)
+
+    def describe_topic_configs(self, name: str) -> dict[str, ConfigValue]:
+        resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name)
+        futures = self._admin.describe_configs([resource], request_timeout=self._timeout)
+        entries = _result(futures[resource], f"describe configs of {name}", self._timeout)
+        return {
+            key: ConfigValue(
+                name=key,
+                value=e.value,
+                source=_config_source(e.source),
+                is_default=bool(e.is_default),
+                read_only=bool(e.is_read_only),
+                sensitive=bool(e.is_sensitive),
+            )
+            for key, e in sorted(entries.items())
+        }
+
+    def alter_topic_config(
+        self, name: str, set_configs: Mapping[str, str], delete: Sequence[str] = ()
+    ) -> None:
+        """Sets and deletes (reverts to default) topic configs, leaving the others alone."""
+        op = ck_admin.AlterConfigOpType
+        entries = [
+            ck_admin.ConfigEntry(k, v, incremental_operation=op.SET) for k, v in set_configs.items()
+        ] + [ck_admin.ConfigEntry(k, None, incremental_operation=op.DELETE) for k in delete]
+        resource = ck_admin.ConfigResource(
+            ck_admin.ResourceType.TOPIC, name, incremental_configs=entries
+        )
+        futures = self._admin.incremental_alter_configs([resource], request_timeout=self._timeout)
+        try:
+            _result(futures[resource], f"alter configs of {name}", self._timeout)
+        except ClientError as err:
+            if err.name not in _UNSUPPORTED:
+                raise
+            self._alter_topic_config_classic(name, set_configs, delete)
+
+    def _alter_topic_config_classic(
+        self, name: str, set_configs: Mapping[str, str], delete: Sequence[str]
+    ) -> None:
+        current = {
+            k: c.value
+            for k, c in self.describe_topic_configs(name).items()
+            if c.source == "DYNAMIC_TOPIC_CONFIG" and c.value is not None
+        }
+        for key in delete:
+            current.pop(key, None)
+        current.update(set_configs)
+        resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name, set_config=current)
+        futures = self._admin.alter_configs([resource], request_timeout=self._timeout)
+        _result(futures[resource], f"alter configs of {name}", self._timeout)
+
+    # -- consumer groups ---------------------------------------------------------------
+    def list_groups(self) -> list[GroupListing]:
+        future = self._admin.list_consumer_groups(request_timeout=self._timeout)
+        result = _result(future, "list groups", self._timeout)
+        if result.errors:
+            raise ClientError.wrap(result.errors[0], "list groups")
+        return sorted(
+            (
+                GroupListing(g.group_id, _enum_name(g.state), bool(g.is_simple_consumer_group))
+                for g in result.valid
+            ),
+            key=lambda g: g.group_id,
+        )
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        futures = self._admin.describe_consumer_groups([group_id], request_timeout=self._timeout)
+        desc = _result(futures[group_id], f"describe group {group_id}", self._timeout)
+        members = tuple(
+            MemberDescription(
+                member_id=m.member_id,
+                client_id=m.client_id,
+                host=m.host,
+                assignment=tuple(
+                    TopicPartition(tp.topic, tp.partition)
+                    for tp in (m.assignment.topic_partitions if m.assignment else [])
+                ),
+            )
+            for m in desc.members
+        )
+        owner = {tp: m.member_id for m in members for tp in m.assignment}
+        request = [confluent_kafka.ConsumerGroupTopicPartitions(group_id)]
+        offs_future = self._admin.list_consumer_group_offsets(
+            request, request_timeout=self._timeout
+        )
+        committed_list = _result(
+            offs_future[group_id], f"committed offsets of {group_id}", self._timeout
+        ).topic_partitions
+        committed = {
+            TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None)
+            for tp in committed_list
+            if tp.error is None
+        }
+        for tp in owner:
+            committed.setdefault(tp, None)
+        ends = self.list_offsets(sorted(committed))
+        lags = tuple(
+            PartitionLag(
+                topic=tp.topic,
+                partition=tp.partition,
+                committed_offset=c,
+                log_end_offset=ends[tp],
+                lag=None if c is None else max(0, ends[tp] - c),
+                member_id=owner.get(tp),
+            )
+            for tp, c in sorted(committed.items())
+        )
+        coordinator = desc.coordinator.id if desc.coordinator is not None else None
+        return GroupDescription(
+            group_id=group_id,
+            state=_enum_name(desc.state),
+            protocol=desc.partition_assignor or "",
+            coordinator=coordinator,
+            members=members,
+            offsets=lags,
+        )

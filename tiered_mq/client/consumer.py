@@ -1,0 +1,213 @@
+"""``Consumer``: confluent-kafka's consumer with the commit discipline of a delivery semantics.
+
+- at-most-once: ``poll``/``consume`` commit the next offset synchronously *before* returning
+  records, so a crash while processing skips them rather than repeating them.
+- at-least-once: ``ack(record)`` stores the record's next offset; librdkafka's auto commit
+  commits only stored offsets, and ``close`` commits what is stored. A record that was never
+  acknowledged is delivered again after a restart.
+- exactly-once: reads ``read_committed``; nothing is committed here: the producer commits the
+  offsets inside its transaction
+  (``producer.send_offsets(consumer.positions(), consumer.group_metadata())``).
+
+A consumer without a ``group_id`` commits nothing and can only ``assign`` partitions.
+Errors reported in-band by librdkafka (other than end of partition) are raised as ``ClientError``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import confluent_kafka
+
+from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
+from tiered_mq.client.errors import ClientError
+from tiered_mq.client.record import ConsumedRecord
+from tiered_mq.topic_partition import TopicPartition
+
+OFFSET_BEGINNING = confluent_kafka.OFFSET_BEGINNING
+OFFSET_END = confluent_kafka.OFFSET_END
+OFFSET_STORED = confluent_kafka.OFFSET_STORED
+
+Handler = Callable[[ConsumedRecord], object]
+
+
+def _next_offsets(records: Iterable[ConsumedRecord]) -> list[confluent_kafka.TopicPartition]:
+    """Highest offset + 1 per partition: what to commit after ``records``."""
+    nxt: dict[tuple[str, int], int] = {}
+    for r in records:
+        key = (r.topic, r.partition)
+        nxt[key] = max(nxt.get(key, -1), r.offset + 1)
+    return [confluent_kafka.TopicPartition(t, p, o) for (t, p), o in nxt.items()]
+
+
+class Consumer:
+    def __init__(self, config: ConsumerConfig | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else ConsumerConfig(**overrides)
+        self._consumer = confluent_kafka.Consumer(self.config.to_librdkafka())
+        self._closed = False
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- assignment --------------------------------------------------------------------
+    def subscribe(self, topics: Sequence[str]) -> None:
+        """Joins the group for ``topics`` (needs a ``group_id``)."""
+        if not self.config.commits:
+            raise ClientError("_INVALID_ARG", "subscribe needs a group_id; use assign()")
+        self._consumer.subscribe(list(topics))
+
+    def assign(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Reads exactly these partitions from these offsets (or OFFSET_BEGINNING/END/STORED)."""
+        self._consumer.assign(
+            [confluent_kafka.TopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()]
+        )
+
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+        """Partition ids of ``topic``; raises ``ClientError`` if the topic does not exist."""
+        try:
+            md = self._consumer.list_topics(topic, timeout=timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, f"metadata for {topic}") from exc
+        tmd = md.topics.get(topic)
+        if tmd is None or tmd.error is not None:
+            if tmd is not None:
+                raise ClientError.from_kafka_error(tmd.error, topic)
+            raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", topic, 3)
+        return sorted(tmd.partitions)
+
+    def offsets_for_time(
+        self, partitions: Sequence[TopicPartition], timestamp_ms: int, timeout: float = 10.0
+    ) -> dict[TopicPartition, int]:
+        """First offset whose timestamp is >= ``timestamp_ms`` (OFFSET_END if none)."""
+        query = [confluent_kafka.TopicPartition(t, p, timestamp_ms) for t, p in partitions]
+        try:
+            found = self._consumer.offsets_for_times(query, timeout=timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, "offsets for times") from exc
+        result: dict[TopicPartition, int] = {}
+        for tp in found:
+            if tp.error is not None:
+                raise ClientError.from_kafka_error(tp.error, f"{tp.topic}-{tp.partition}")
+            result[TopicPartition(tp.topic, tp.partition)] = (
+                tp.offset if tp.offset >= 0 else OFFSET_END
+            )
+        return result
+
+    def watermarks(self, tp: TopicPartition, timeout: float = 10.0) -> tuple[int, int]:
+        """(log start offset, high watermark) of one partition, asked of its leader."""
+        try:
+            low, high = self._consumer.get_watermark_offsets(
+                confluent_kafka.TopicPartition(tp.topic, tp.partition), timeout=timeout
+            )
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, f"watermarks of {tp}") from exc
+        return int(low), int(high)
+
+    # -- reading -----------------------------------------------------------------------
+    def _check(self, msg: Any) -> ConsumedRecord | None:
+        err = msg.error()
+        if err is None:
+            return ConsumedRecord.from_message(msg)
+        if err.code() == confluent_kafka.KafkaError._PARTITION_EOF:
+            return None
+        raise ClientError.from_kafka_error(err, f"{msg.topic()}-{msg.partition()}")
+
+    def poll(self, timeout: float = 1.0) -> ConsumedRecord | None:
+        """The next record, or None after ``timeout`` seconds without one."""
+        msg = self._consumer.poll(timeout)
+        if msg is None:
+            return None
+        record = self._check(msg)
+        if record is not None:
+            self._before_handing_out([record])
+        return record
+
+    def consume(self, max_records: int = 500, timeout: float = 1.0) -> list[ConsumedRecord]:
+        """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first."""
+        records = []
+        for msg in self._consumer.consume(max_records, timeout):
+            record = self._check(msg)
+            if record is not None:
+                records.append(record)
+        if records:
+            self._before_handing_out(records)
+        return records
+
+    def _before_handing_out(self, records: list[ConsumedRecord]) -> None:
+        if self.config.semantics is DeliverySemantics.AT_MOST_ONCE and self.config.commits:
+            try:
+                self._consumer.commit(offsets=_next_offsets(records), asynchronous=False)
+            except confluent_kafka.KafkaException as exc:
+                raise ClientError.wrap(exc, "commit before processing (at-most-once)") from exc
+
+    def ack(self, *records: ConsumedRecord) -> None:
+        """Marks records processed; at-least-once commits them (asynchronously, by auto commit)."""
+        if self.config.semantics is DeliverySemantics.AT_LEAST_ONCE and self.config.commits:
+            self._consumer.store_offsets(offsets=_next_offsets(records))
+
+    def commit(self) -> None:
+        """Commits the acknowledged offsets now (at-least-once), synchronously."""
+        if self.config.semantics is not DeliverySemantics.AT_LEAST_ONCE or not self.config.commits:
+            return
+        try:
+            self._consumer.commit(asynchronous=False)
+        except confluent_kafka.KafkaException as exc:
+            err = ClientError.wrap(exc)
+            if err.name != "_NO_OFFSET":  # nothing acknowledged since the last commit
+                raise err from exc
+
+    def process(
+        self,
+        handler: Handler,
+        *,
+        max_records: int | None = None,
+        idle_timeout: float | None = None,
+        poll_timeout: float = 0.5,
+    ) -> int:
+        """Runs ``handler`` on each record, acknowledging after it returns; returns the count.
+
+        Stops after ``max_records`` records or ``idle_timeout`` seconds without a record.
+        An exception from the handler propagates and the record stays unacknowledged.
+        """
+        count = 0
+        last_data = time.monotonic()
+        while max_records is None or count < max_records:
+            record = self.poll(poll_timeout)
+            if record is None:
+                if idle_timeout is not None and time.monotonic() - last_data >= idle_timeout:
+                    break
+                continue
+            handler(record)
+            self.ack(record)
+            count += 1
+            last_data = time.monotonic()
+        return count
+
+    # -- exactly-once glue -------------------------------------------------------------
+    def positions(self) -> list[confluent_kafka.TopicPartition]:
+        """Current positions of the assigned partitions (for ``Producer.send_offsets``)."""
+        return [tp for tp in self._consumer.position(self._consumer.assignment()) if tp.offset >= 0]
+
+    def group_metadata(self) -> Any:
+        return self._consumer.consumer_group_metadata()
+
+    def close(self) -> None:
+        """Commits acknowledged offsets (at-least-once), leaves the group, frees the handle."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.commit()
+        finally:
+            self._consumer.close()

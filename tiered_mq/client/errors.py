@@ -1,0 +1,65 @@
+"""Errors raised by the SDK.
+
+    ClientError                 any failure reported by librdkafka or the broker
+     +-- DeliveryError          one or more produced records were not acknowledged
+     +-- TransactionsUnsupportedError   the broker cannot run transactions (exactly-once)
+
+``ClientError.name`` is Kafka's (or librdkafka's, for local errors, which start with ``_``)
+upper-case error name, ``code`` its number (broker codes are >= 0, local ones negative).
+``str()`` reads ``NAME: message``, which is what the CLI prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka import KafkaError as _RdKafkaError
+from confluent_kafka import KafkaException
+
+
+class ClientError(Exception):
+    """A Kafka error with its name, code and message."""
+
+    def __init__(self, name: str, message: str, code: int = -1, retriable: bool = False) -> None:
+        super().__init__(f"{name}: {message}" if message else name)
+        self.name = name
+        self.code = code
+        self.error_message = message
+        self.retriable = retriable
+
+    @classmethod
+    def from_kafka_error(cls, err: Any, context: str = "") -> ClientError:
+        """Builds from a ``confluent_kafka.KafkaError``; ``context`` prefixes the message."""
+        message = err.str() or ""
+        if context:
+            message = f"{context}: {message}" if message else context
+        return cls(err.name(), message, err.code(), bool(err.retriable()))
+
+    @classmethod
+    def wrap(cls, exc: BaseException, context: str = "") -> ClientError:
+        """Turns whatever a confluent-kafka call raised into a ``ClientError``."""
+        if isinstance(exc, ClientError):
+            return exc
+        if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], _RdKafkaError):
+            return cls.from_kafka_error(exc.args[0], context)
+        name = type(exc).__name__
+        message = f"{context}: {exc}" if context else str(exc)
+        return cls(name, message)
+
+
+class DeliveryError(ClientError):
+    """Records the broker did not acknowledge; ``failures`` lists (topic, partition, error)."""
+
+    def __init__(self, failures: list[tuple[str, int, ClientError]]) -> None:
+        first = failures[0][2]
+        super().__init__(
+            first.name,
+            f"{len(failures)} record(s) not delivered; first: {first.error_message}",
+            first.code,
+            first.retriable,
+        )
+        self.failures = failures
+
+
+class TransactionsUnsupportedError(ClientError):
+    """Exactly-once was asked for but the broker could not start a transactional producer."""

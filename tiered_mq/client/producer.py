@@ -1,0 +1,176 @@
+"""``Producer``: confluent-kafka's producer with a delivery-semantics preset.
+
+Sends are asynchronous: ``send`` queues a record (waiting for queue space when librdkafka's
+buffer is full, never dropping) and ``flush`` blocks until every queued record is
+acknowledged or failed. Failed deliveries are collected and raised from ``flush`` as one
+``DeliveryError`` (at-most-once and at-least-once), so a caller that flushes before
+committing its input never loses a failure silently.
+
+Exactly-once: the producer is transactional. ``transaction()`` is a context manager that
+begins, commits on a normal exit and aborts on an exception; ``send_offsets`` adds a
+consumer's positions to the open transaction (consume-transform-produce). Transactions need
+the broker's InitProducerId, AddPartitionsToTxn, EndTxn and TxnOffsetCommit; when the
+broker cannot run them the first transaction raises ``TransactionsUnsupportedError``.
+
+Not thread-safe; one producer per thread (librdkafka itself is thread-safe, the bookkeeping
+here is not).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any
+
+import confluent_kafka
+
+from tiered_mq.client.config import DeliverySemantics, ProducerConfig
+from tiered_mq.client.errors import ClientError, DeliveryError, TransactionsUnsupportedError
+
+DeliveryCallback = Callable[[ClientError | None, str, int, int], None]
+"""Called with (error or None, topic, partition, offset) once per record."""
+
+HeaderList = Sequence[tuple[str, bytes | str | None]]
+
+
+class Producer:
+    def __init__(self, config: ProducerConfig | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else ProducerConfig(**overrides)
+        self._producer = confluent_kafka.Producer(self.config.to_librdkafka())
+        self._failures: list[tuple[str, int, ClientError]] = []
+        self._transactions_ready = False
+        self.delivered = 0
+        self.failed = 0
+
+    # -- context manager ---------------------------------------------------------------
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._producer.flush(5.0)
+
+    # -- sending -----------------------------------------------------------------------
+    def send(
+        self,
+        topic: str,
+        value: bytes | str | None,
+        key: bytes | str | None = None,
+        *,
+        partition: int | None = None,
+        headers: HeaderList | None = None,
+        timestamp_ms: int | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> None:
+        """Queues one record; waits (serving callbacks) while the local queue is full."""
+        kwargs: dict[str, Any] = {
+            "value": value,
+            "key": key,
+            "on_delivery": self._callback(on_delivery),
+        }
+        if partition is not None:
+            kwargs["partition"] = partition
+        if headers:
+            kwargs["headers"] = list(headers)
+        if timestamp_ms is not None:
+            kwargs["timestamp"] = timestamp_ms
+        while True:
+            try:
+                self._producer.produce(topic, **kwargs)
+                break
+            except BufferError:
+                self._producer.poll(0.05)
+            except confluent_kafka.KafkaException as exc:
+                raise ClientError.wrap(exc, f"produce to {topic}") from exc
+        self._producer.poll(0)
+
+    def _callback(self, user: DeliveryCallback | None) -> Callable[[Any, Any], None]:
+        def on_delivery(err: Any, msg: Any) -> None:
+            error = None
+            if err is not None:
+                error = ClientError.from_kafka_error(err)
+                self.failed += 1
+                self._failures.append((msg.topic(), msg.partition(), error))
+            else:
+                self.delivered += 1
+            if user is not None:
+                user(error, msg.topic(), msg.partition(), msg.offset())
+
+        return on_delivery
+
+    def poll(self, timeout: float = 0.0) -> int:
+        """Serves delivery callbacks; returns how many were served."""
+        return int(self._producer.poll(timeout))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Waits for every queued record; raises ``DeliveryError`` for failures since last flush."""
+        deadline = time.monotonic() + timeout
+        remaining = self._producer.flush(timeout)
+        while remaining and time.monotonic() < deadline:
+            remaining = self._producer.flush(max(0.0, deadline - time.monotonic()))
+        if remaining:
+            raise ClientError("_TIMED_OUT", f"{remaining} record(s) in flight after {timeout}s")
+        if self._failures:
+            failures, self._failures = self._failures, []
+            raise DeliveryError(failures)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Flushes (raising failures); librdkafka frees the handle when it is collected."""
+        self.flush(timeout)
+
+    # -- transactions (exactly-once) ---------------------------------------------------
+    def init_transactions(self, timeout: float = 10.0) -> None:
+        """Registers the transactional id with the broker (once; ``transaction()`` calls it)."""
+        if self.config.semantics is not DeliverySemantics.EXACTLY_ONCE:
+            raise ClientError("_STATE", "transactions need semantics='exactly-once'")
+        if self._transactions_ready:
+            return
+        try:
+            self._producer.init_transactions(timeout)
+        except confluent_kafka.KafkaException as exc:
+            cause = ClientError.wrap(exc)
+            raise TransactionsUnsupportedError(
+                cause.name,
+                "the broker could not start a transactional producer (exactly-once needs "
+                f"InitProducerId and the transaction APIs): {cause.error_message}",
+                cause.code,
+            ) from exc
+        self._transactions_ready = True
+
+    @contextmanager
+    def transaction(self, timeout: float = 30.0) -> Iterator[Producer]:
+        """Begin; commit on normal exit (flushing first); abort if the body raises."""
+        self.init_transactions()
+        try:
+            self._producer.begin_transaction()
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, "begin transaction") from exc
+        try:
+            yield self
+        except BaseException:
+            self._producer.abort_transaction(timeout)
+            self._failures.clear()
+            raise
+        try:
+            self._producer.commit_transaction(timeout)
+        except confluent_kafka.KafkaException as exc:
+            self._producer.abort_transaction(timeout)
+            raise ClientError.wrap(exc, "commit transaction") from exc
+
+    def send_offsets(
+        self, offsets: Sequence[Any], group_metadata: Any, timeout: float = 30.0
+    ) -> None:
+        """Adds consumed offsets (confluent ``TopicPartition``s) to the open transaction."""
+        try:
+            self._producer.send_offsets_to_transaction(list(offsets), group_metadata, timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, "send offsets to transaction") from exc
