@@ -1,0 +1,244 @@
+"""Compile a (message, version) declaration into a reader, once (writers: encoder.py).
+
+A struct compiles to a list of ops. Runs of consecutive fixed-width fields (int8..int64,
+uint16, float64, bool) merge into one precompiled ``struct.Struct``, so e.g. a Fetch request
+partition (partition, fetch_offset, log_start_offset, partition_max_bytes) is one
+``unpack_from``; arrays of fixed-width primitives are one ``unpack_from`` too.
+
+Reader: ``(buf: memoryview, pos) -> (value, new_pos)``; structs decode to plain dicts holding
+every field of the declaration (fields not on the wire at this version hold their default).
+``bytes`` fields decode to ``bytes``; ``records`` fields to a zero-copy ``memoryview`` of ``buf``.
+Every length is bounded by the bytes left before anything is allocated: an array whose declared
+count cannot fit (count * minimum element size > bytes left) is rejected.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from tiered_mq.protocol import wire
+from tiered_mq.protocol.schema import (
+    BYTES,
+    FIXED_SIZE,
+    STRING,
+    UUID,
+    Array,
+    Field,
+    Primitive,
+    Struct,
+)
+
+Reader = Callable[[memoryview, int], tuple[Any, int]]
+_Op = Callable[[memoryview, int, dict[str, Any]], int]
+
+
+# ---------------------------------------------------------------- sizes
+
+
+def _min_size(t: Primitive | Struct | Array, version: int, flex: bool) -> int:
+    """Fewest bytes one value of ``t`` can take on the wire."""
+    if isinstance(t, Primitive):
+        if t.name in FIXED_SIZE or t is UUID:
+            return t.size
+        return 1 if flex else t.size
+    if isinstance(t, Array):
+        return 1 if flex else 4
+    size = 1 if flex else 0  # tagged-field count
+    for fld in t.fields:
+        if version in fld.versions and not (flex and fld.tag is not None):
+            size += _min_size(fld.type, version, flex)
+    return size
+
+
+# ---------------------------------------------------------------- readers
+
+
+def _fixed_reader(t: Primitive) -> Reader:
+    st = struct.Struct(">" + t.code)
+    size = st.size
+
+    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
+        if pos + size > len(buf):
+            raise wire.short(t.name, pos, size, len(buf) - pos)
+        return st.unpack_from(buf, pos)[0], pos + size
+
+    return read
+
+
+def _read_uuid(buf: memoryview, pos: int) -> tuple[Any, int]:
+    if pos + 16 > len(buf):
+        raise wire.short("uuid", pos, 16, len(buf) - pos)
+    return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
+
+
+def _primitive_reader(t: Primitive, name: str, nullable: bool, flex: bool) -> Reader:
+    if t.name in FIXED_SIZE:
+        return _fixed_reader(t)
+    if t is UUID:
+        return _read_uuid
+
+    def not_null(pos: int) -> Exception:
+        return wire.MalformedError(f"null {t.name} {name!r} at {pos} is not nullable")
+
+    if t is STRING:
+
+        def read_str(buf: memoryview, pos: int) -> tuple[Any, int]:
+            v, end = wire.read_string(buf, pos, flex)
+            if v is None and not nullable:
+                raise not_null(pos)
+            return v, end
+
+        return read_str
+
+    copy = t is BYTES
+
+    def read_bytes(buf: memoryview, pos: int) -> tuple[Any, int]:
+        v, end = wire.read_bytes(buf, pos, flex)
+        if v is None:
+            if not nullable:
+                raise not_null(pos)
+            return None, end
+        return (bytes(v) if copy else v), end
+
+    return read_bytes
+
+
+def _array_reader(t: Array, name: str, version: int, nullable: bool, flex: bool) -> Reader:
+    elem = t.element
+    if isinstance(elem, Primitive) and elem.name in FIXED_SIZE:
+        code, size = elem.code, elem.size
+
+        def read_fixed(buf: memoryview, pos: int) -> tuple[Any, int]:
+            n, pos = wire.read_length(buf, pos, flex, wide=True)
+            if n < 0:
+                if not nullable:
+                    raise wire.MalformedError(f"null array {name!r} at {pos}")
+                return None, pos
+            end = pos + n * size
+            if end > len(buf):
+                raise wire.short(f"array {name!r}", pos, n * size, len(buf) - pos)
+            return list(struct.unpack_from(f">{n}{code}", buf, pos)), end
+
+        return read_fixed
+
+    if isinstance(elem, Primitive):
+        er = _primitive_reader(elem, name, False, flex)
+    else:
+        er = _struct_reader(elem.fields, version, flex)
+    min_size = max(1, _min_size(elem, version, flex))
+
+    def read_array(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n, pos = wire.read_length(buf, pos, flex, wide=True)
+        if n < 0:
+            if not nullable:
+                raise wire.MalformedError(f"null array {name!r} at {pos}")
+            return None, pos
+        if n * min_size > len(buf) - pos:
+            raise wire.short(f"array {name!r} of {n}", pos, n * min_size, len(buf) - pos)
+        out = []
+        for _ in range(n):
+            v, pos = er(buf, pos)
+            out.append(v)
+        return out, pos
+
+    return read_array
+
+
+def field_reader(fld: Field, version: int, flex: bool) -> Reader:
+    t = fld.type
+    nullable = version in fld.nullable
+    if isinstance(t, Primitive):
+        return _primitive_reader(t, fld.name, nullable, flex)
+    if isinstance(t, Array):
+        return _array_reader(t, fld.name, version, nullable, flex)
+    return _struct_reader(t.fields, version, flex)
+
+
+def _fixed_group_op(group: list[Field]) -> _Op:
+    codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
+    st = struct.Struct(">" + codes)
+    names = tuple(fl.name for fl in group)
+    size = st.size
+
+    def op(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
+        if pos + size > len(buf):
+            raise wire.short(f"fields {names}", pos, size, len(buf) - pos)
+        d.update(zip(names, st.unpack_from(buf, pos), strict=True))
+        return pos + size
+
+    return op
+
+
+def _var_op(name: str, rd: Reader) -> _Op:
+    def op(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
+        d[name], pos = rd(buf, pos)
+        return pos
+
+    return op
+
+
+def _is_fixed(fld: Field) -> bool:
+    return isinstance(fld.type, Primitive) and fld.type.name in FIXED_SIZE
+
+
+def _on_wire(fld: Field, version: int) -> bool:
+    """On the wire outside the tagged section (tagged fields exist only in flexible versions)."""
+    return version in fld.versions and fld.tag is None
+
+
+def _struct_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reader:
+    ops: list[_Op] = []
+    group: list[Field] = []
+    for fld in fields:
+        if not _on_wire(fld, version):
+            continue
+        if _is_fixed(fld):
+            group.append(fld)
+            continue
+        if group:
+            ops.append(_fixed_group_op(group))
+            group = []
+        ops.append(_var_op(fld.name, field_reader(fld, version, flex)))
+    if group:
+        ops.append(_fixed_group_op(group))
+    absent = [fld for fld in fields if not _on_wire(fld, version)]
+    constant = {fld.name: fld.default_at(version) for fld in absent if not fld.fresh_default()}
+    fresh = [fld for fld in absent if fld.fresh_default()]
+    tagged: dict[int, tuple[str, Reader]] = {
+        fld.tag: (fld.name, field_reader(fld, version, flex))
+        for fld in fields
+        if flex and fld.tag is not None and version in fld.versions
+    }
+
+    def read_tags(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
+        count, pos = wire.read_uvarint(buf, pos)
+        for _ in range(count):
+            tag, pos = wire.read_uvarint(buf, pos)
+            size, pos = wire.read_uvarint(buf, pos)
+            end = pos + size
+            if end > len(buf):
+                raise wire.short("tagged field", pos, size, len(buf) - pos)
+            entry = tagged.get(tag)
+            if entry is not None:
+                d[entry[0]], _ = entry[1](buf[:end], pos)
+            pos = end
+        return pos
+
+    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
+        d = dict(constant)
+        for fld in fresh:
+            d[fld.name] = fld.default_at(version)
+        for op in ops:
+            pos = op(buf, pos, d)
+        if flex:
+            pos = read_tags(buf, pos, d)
+        return d, pos
+
+    return read
+
+
+def message_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reader:
+    return _struct_reader(fields, version, flex)
