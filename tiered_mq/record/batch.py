@@ -173,3 +173,21 @@ def assign_offset_and_epoch(
     """Rewrite baseOffset and partitionLeaderEpoch in place; both lie outside the CRC."""
     _BASE_OFFSET.pack_into(buf, pos, base_offset)
     _LEADER_EPOCH.pack_into(buf, pos + 12, leader_epoch)
+
+
+_ATTRIBUTES = struct.Struct(">h")
+_TIMESTAMP = struct.Struct(">q")
+_CRC = struct.Struct(">I")
+
+
+def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -> None:
+    """Stamp the batch at ``pos`` with LogAppendTime ``timestamp`` (``message.timestamp.type``).
+
+    Sets attribute bit 3 and maxTimestamp, then recomputes the CRC-32C; records are untouched
+    (readers report maxTimestamp for every record of such a batch). The batch must be validated.
+    """
+    header = read_header(buf, pos)
+    _ATTRIBUTES.pack_into(buf, pos + 21, header.attributes | TIMESTAMP_TYPE_MASK)
+    _TIMESTAMP.pack_into(buf, pos + 35, timestamp)
+    crc = crc32c.crc32c(memoryview(buf)[pos + CRC_START : pos + header.size])
+    _CRC.pack_into(buf, pos + 17, crc)
