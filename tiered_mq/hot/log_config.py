@@ -1,0 +1,224 @@
+"""LogConfig: every topic-level config by its Kafka name, with Kafka's defaults.
+
+``LogConfig.from_properties({"segment.bytes": "1048576"}, base=None)`` parses Kafka's string
+form, checks types and ranges, and raises ``errors.InvalidConfigError`` naming the key for an
+unknown key or a bad value. ``to_properties()`` returns every config as strings (for
+DescribeConfigs), and ``DEFAULTS`` holds the default string of each key.
+
+Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` keep forever;
+``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes"; ``flush.messages`` and
+``flush.ms`` default to Long.MAX_VALUE, i.e. leave flushing to the OS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tiered_mq.errors import InvalidConfigError
+
+LONG_MAX: Final = 2**63 - 1
+INT_MAX: Final = 2**31 - 1
+
+COMPACT: Final = "compact"
+DELETE: Final = "delete"
+CREATE_TIME: Final = "CreateTime"
+LOG_APPEND_TIME: Final = "LogAppendTime"
+COMPRESSION_TYPES: Final = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+@dataclass(frozen=True)
+class _Key:
+    name: str  # Kafka's name
+    field: str  # attribute of LogConfig
+    kind: str  # "int" | "bool" | "float" | "enum" | "list"
+    default: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+_KEYS: Final = (
+    _Key("segment.bytes", "segment_bytes", "int", "1073741824", 14, INT_MAX),
+    _Key("segment.ms", "segment_ms", "int", "604800000", 1, LONG_MAX),
+    _Key("segment.jitter.ms", "segment_jitter_ms", "int", "0", 0, LONG_MAX),
+    _Key("segment.index.bytes", "segment_index_bytes", "int", "10485760", 4, INT_MAX),
+    _Key("index.interval.bytes", "index_interval_bytes", "int", "4096", 0, INT_MAX),
+    _Key("retention.ms", "retention_ms", "int", "604800000", -1, LONG_MAX),
+    _Key("retention.bytes", "retention_bytes", "int", "-1", -1, LONG_MAX),
+    _Key("local.retention.ms", "local_retention_ms", "int", "-2", -2, LONG_MAX),
+    _Key("local.retention.bytes", "local_retention_bytes", "int", "-2", -2, LONG_MAX),
+    _Key("flush.messages", "flush_messages", "int", str(LONG_MAX), 1, LONG_MAX),
+    _Key("flush.ms", "flush_ms", "int", str(LONG_MAX), 0, LONG_MAX),
+    _Key("remote.storage.enable", "remote_storage_enable", "bool", "false"),
+    _Key("cleanup.policy", "cleanup_policy", "list", DELETE, choices=(DELETE, COMPACT)),
+    _Key("max.message.bytes", "max_message_bytes", "int", "1048588", 0, INT_MAX),
+    _Key(
+        "message.timestamp.type",
+        "message_timestamp_type",
+        "enum",
+        CREATE_TIME,
+        choices=(CREATE_TIME, LOG_APPEND_TIME),
+    ),
+    _Key(
+        "message.timestamp.before.max.ms",
+        "message_timestamp_before_max_ms",
+        "int",
+        str(LONG_MAX),
+        0,
+        LONG_MAX,
+    ),
+    _Key(
+        "message.timestamp.after.max.ms",
+        "message_timestamp_after_max_ms",
+        "int",
+        str(LONG_MAX),
+        0,
+        LONG_MAX,
+    ),
+    _Key("min.insync.replicas", "min_insync_replicas", "int", "1", 1, INT_MAX),
+    _Key("file.delete.delay.ms", "file_delete_delay_ms", "int", "60000", 0, LONG_MAX),
+    _Key("compression.type", "compression_type", "enum", "producer", choices=COMPRESSION_TYPES),
+    _Key("delete.retention.ms", "delete_retention_ms", "int", "86400000", 0, LONG_MAX),
+    _Key("min.compaction.lag.ms", "min_compaction_lag_ms", "int", "0", 0, LONG_MAX),
+    _Key("max.compaction.lag.ms", "max_compaction_lag_ms", "int", str(LONG_MAX), 1, LONG_MAX),
+    _Key("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", "float", "0.5", 0.0, 1.0),
+    _Key("unclean.leader.election.enable", "unclean_leader_election_enable", "bool", "false"),
+    _Key("preallocate", "preallocate", "bool", "false"),
+)
+_BY_NAME: Final = {k.name: k for k in _KEYS}
+
+DEFAULTS: Final[dict[str, str]] = {k.name: k.default for k in _KEYS}
+
+
+def _parse(key: _Key, raw: str) -> Any:
+    text = raw.strip()
+    if key.kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise InvalidConfigError(f"{key.name}: {raw!r} is not a boolean")
+        return text.lower() == "true"
+    if key.kind == "enum":
+        if text not in key.choices:
+            raise InvalidConfigError(f"{key.name}: {raw!r} not one of {', '.join(key.choices)}")
+        return text
+    if key.kind == "list":
+        items = tuple(sorted({p.strip() for p in text.split(",") if p.strip()}))
+        if not items or any(p not in key.choices for p in items):
+            raise InvalidConfigError(f"{key.name}: {raw!r} not a list of {', '.join(key.choices)}")
+        return items
+    convert: Callable[[str], float] = int if key.kind == "int" else float
+    try:
+        value = convert(text)
+    except ValueError:
+        kind = "an int" if key.kind == "int" else "a number"
+        raise InvalidConfigError(f"{key.name}: {raw!r} is not {kind}") from None
+    if (key.low is not None and value < key.low) or (key.high is not None and value > key.high):
+        raise InvalidConfigError(f"{key.name}: {raw!r} out of range [{key.low}, {key.high}]")
+    return value
+
+
+def _format(key: _Key, value: Any) -> str:
+    if key.kind == "bool":
+        return "true" if value else "false"
+    if key.kind == "list":
+        return ",".join(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """Topic configs of one log (immutable; build a new one with ``from_properties(.., base=)``)."""
+
+    segment_bytes: int = 1073741824
+    segment_ms: int = 604800000
+    segment_jitter_ms: int = 0
+    segment_index_bytes: int = 10485760
+    index_interval_bytes: int = 4096
+    retention_ms: int = 604800000
+    retention_bytes: int = -1
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    flush_messages: int = LONG_MAX
+    flush_ms: int = LONG_MAX
+    remote_storage_enable: bool = False
+    cleanup_policy: tuple[str, ...] = (DELETE,)
+    max_message_bytes: int = 1048588
+    message_timestamp_type: str = CREATE_TIME
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
+    min_insync_replicas: int = 1
+    file_delete_delay_ms: int = 60000
+    compression_type: str = "producer"
+    delete_retention_ms: int = 86400000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
+    unclean_leader_election_enable: bool = False
+    preallocate: bool = False
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str], base: LogConfig | None = None) -> LogConfig:
+        """``base`` (or the defaults) overridden by ``props``; raises InvalidConfigError."""
+        changes: dict[str, Any] = {}
+        for name, raw in props.items():
+            key = _BY_NAME.get(name)
+            if key is None:
+                raise InvalidConfigError(f"{name}: unknown topic config")
+            if not isinstance(raw, str):
+                raise InvalidConfigError(f"{name}: value must be a string, got {raw!r}")
+            changes[key.field] = _parse(key, raw)
+        config = dataclasses.replace(base or cls(), **changes)
+        config._check()
+        return config
+
+    def _check(self) -> None:
+        if self.retention_ms >= 0 and self.local_retention_ms > self.retention_ms:
+            raise InvalidConfigError(
+                f"local.retention.ms: {self.local_retention_ms} exceeds retention.ms "
+                f"{self.retention_ms}"
+            )
+        if self.retention_bytes >= 0 and self.local_retention_bytes > self.retention_bytes:
+            raise InvalidConfigError(
+                f"local.retention.bytes: {self.local_retention_bytes} exceeds retention.bytes "
+                f"{self.retention_bytes}"
+            )
+
+    def to_properties(self) -> dict[str, str]:
+        return {k.name: _format(k, getattr(self, k.field)) for k in _KEYS}
+
+    def value(self, name: str) -> str:
+        """One config as a string by its Kafka name."""
+        key = _BY_NAME.get(name)
+        if key is None:
+            raise InvalidConfigError(f"{name}: unknown topic config")
+        return _format(key, getattr(self, key.field))
+
+    @property
+    def compact(self) -> bool:
+        return COMPACT in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return DELETE in self.cleanup_policy
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == LOG_APPEND_TIME
+
+    @property
+    def effective_local_retention_ms(self) -> int:
+        """local.retention.ms, where -2 means retention.ms."""
+        return self.retention_ms if self.local_retention_ms == -2 else self.local_retention_ms
+
+    @property
+    def effective_local_retention_bytes(self) -> int:
+        """local.retention.bytes, where -2 means retention.bytes."""
+        if self.local_retention_bytes == -2:
+            return self.retention_bytes
+        return self.local_retention_bytes
+
+
+def is_known(name: str) -> bool:
+    return name in _BY_NAME

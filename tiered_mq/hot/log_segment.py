@@ -1,0 +1,386 @@
+"""LogSegment: one ``.log`` file with its ``.index`` and ``.timeindex``; not thread-safe.
+
+The .log holds record batches v2 back to back, exactly as appended (see record/batch.py);
+byte 0 is the batch holding the segment's base offset (the file name). The segment tracks the
+size of its valid bytes, its next offset, the greatest batch max timestamp and the offset of
+that batch's last record (Kafka's "shallow" offset of the max timestamp).
+
+Appends are one ``pwrite`` of whole batches at ``size``; index entries are computed per batch
+header (never per record) and appended after the data. A failed write (ENOSPC, EIO) truncates
+the .log and both indexes back to their previous sizes and raises KafkaStorageError, so the
+segment stays readable.
+
+Reads never copy data: ``read`` finds the batch holding an offset (offset index floor lookup,
+then a short scan of 61-byte headers with ``os.pread``) and returns a FileRegion over the open
+file for sendfile.
+
+Crash behaviour: data written but not fsynced may be lost or torn; indexes may hold entries
+for lost data or a torn last entry. ``recover(validate_from)`` scans the batch headers from
+byte 0, checks every batch with base offset >= ``validate_from`` with its CRC-32C, truncates
+the file at the first torn or invalid batch, and rebuilds both indexes. A segment below the
+recovery point is trusted; its indexes are sanity-checked on first use and rebuilt from the
+headers if they fail.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from tiered_mq.errors import CorruptRecordError, KafkaStorageError, LogCorruptionError
+from tiered_mq.hot import log_files
+from tiered_mq.hot.offset_index import OffsetIndex
+from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
+from tiered_mq.record.batch import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    BatchHeader,
+    read_header,
+    validate_batch,
+)
+from tiered_mq.record.file_records import FileRegion
+
+_LENGTH = struct.Struct(">qi")
+_SCAN_CHUNK = 64 * 1024
+_NO_VALIDATION = 2**63 - 1
+
+
+class LogSegment:
+    """A segment of a partition's log. Create with :meth:`create` or :meth:`open`."""
+
+    def __init__(
+        self, dir: Path, base_offset: int, file: io.FileIO, index_interval_bytes: int, now_ms: int
+    ) -> None:
+        self.dir = dir
+        self.base_offset = base_offset
+        self.file = file
+        self._fd = file.fileno()
+        self.size = os.fstat(self._fd).st_size
+        self.index_interval_bytes = index_interval_bytes
+        self.offset_index = OffsetIndex(log_files.offset_index_file(dir, base_offset), base_offset)
+        self.time_index = TimeIndex(log_files.time_index_file(dir, base_offset), base_offset)
+        self.created_ms = now_ms
+        # Tail state, computed lazily for segments opened from disk.
+        self._tail_known = False
+        self._indexes_checked = False
+        self._next_offset = base_offset
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max_timestamp = base_offset
+        self._bytes_since_last_index_entry = 0
+
+    @classmethod
+    def create(
+        cls, dir: Path, base_offset: int, index_interval_bytes: int, now_ms: int
+    ) -> LogSegment:
+        """A new empty segment (empty files, replacing leftovers of the same name)."""
+        fd = os.open(
+            log_files.log_file(dir, base_offset), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644
+        )
+        for path in (
+            log_files.offset_index_file(dir, base_offset),
+            log_files.time_index_file(dir, base_offset),
+        ):
+            with open(path, "wb"):
+                pass
+        file = open(fd, "r+b", buffering=0)  # noqa: SIM115 (owned by the segment)
+        segment = cls(dir, base_offset, file, index_interval_bytes, now_ms)
+        segment._tail_known = segment._indexes_checked = True
+        return segment
+
+    @classmethod
+    def open(
+        cls, dir: Path, base_offset: int, index_interval_bytes: int, now_ms: int
+    ) -> LogSegment:
+        """An existing segment; its indexes are loaded and checked lazily."""
+        fd = os.open(log_files.log_file(dir, base_offset), os.O_RDWR)
+        return cls(dir, base_offset, open(fd, "r+b", buffering=0), index_interval_bytes, now_ms)
+
+    @property
+    def log_path(self) -> Path:
+        return log_files.log_file(self.dir, self.base_offset)
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base_offset={self.base_offset}, size={self.size})"
+
+    # ---- tail state -------------------------------------------------------------------------
+
+    def _check_indexes(self) -> None:
+        if self._indexes_checked:
+            return
+        self._indexes_checked = True
+        if not (self.offset_index.is_sane(self.size) and self.time_index.is_sane()):
+            self.recover(_NO_VALIDATION)
+
+    def _ensure_tail(self) -> None:
+        """Next offset, max timestamp and bytes since the last index entry, from the last index
+        point onwards (batches before it are summarised by the time index's last entry)."""
+        if self._tail_known:
+            return
+        self._check_indexes()
+        if self._tail_known:  # recover() ran
+            return
+        _, position = self.offset_index.last_entry()
+        max_ts, max_ts_offset = self.time_index.last_entry()
+        next_offset = self.base_offset
+        for _, header in self.iter_headers(position):
+            if header.max_timestamp > max_ts:
+                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+            next_offset = header.next_offset
+        self._next_offset = next_offset
+        self._max_timestamp, self._offset_of_max_timestamp = max_ts, max_ts_offset
+        self._bytes_since_last_index_entry = self.size - position
+        self._tail_known = True
+
+    def next_offset(self) -> int:
+        """One past the last offset in the segment (the base offset when empty)."""
+        self._ensure_tail()
+        return self._next_offset
+
+    def max_timestamp(self) -> int:
+        """Greatest batch max timestamp in the segment, -1 when empty."""
+        self._ensure_tail()
+        return self._max_timestamp
+
+    def offset_of_max_timestamp(self) -> int:
+        self._ensure_tail()
+        return self._offset_of_max_timestamp
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def read_header_at(self, position: int) -> BatchHeader:
+        data = os.pread(self._fd, HEADER_SIZE, position)
+        if len(data) < HEADER_SIZE:
+            raise LogCorruptionError(str(self.log_path), position, "truncated batch header")
+        return read_header(data)
+
+    def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of every batch from ``position`` (a batch boundary) to the end."""
+        while position < self.size:
+            header = self.read_header_at(position)
+            yield position, header
+            position += header.size
+
+    def translate_offset(
+        self, offset: int, start_position: int = 0
+    ) -> tuple[int, BatchHeader] | None:
+        """Position and header of the first batch whose last offset is >= ``offset``."""
+        self._check_indexes()
+        _, position = self.offset_index.lookup(offset)
+        for pos, header in self.iter_headers(max(position, start_position)):
+            if header.last_offset >= offset:
+                return pos, header
+        return None
+
+    def _boundary_at_or_below(self, limit: int, known: int) -> int:
+        """The greatest batch boundary <= ``limit``, scanning from the boundary ``known``."""
+        if limit >= self.size:
+            return self.size
+        _, position = self.offset_index.lookup_by_position(limit)
+        position = max(position, known)
+        while True:
+            data = os.pread(self._fd, LOG_OVERHEAD, position)
+            if len(data) < LOG_OVERHEAD:
+                return position
+            _, length = _LENGTH.unpack(data)
+            end = position + length + LOG_OVERHEAD
+            if end > limit:
+                return position
+            position = end
+
+    def read(
+        self, start_offset: int, max_bytes: int, max_position: int, min_one_batch: bool
+    ) -> tuple[int, FileRegion] | None:
+        """Whole batches from the one holding ``start_offset``, at most ``max_bytes`` and ending at
+        or before ``max_position`` (a batch boundary); the first batch whole if it alone exceeds
+        ``max_bytes`` and ``min_one_batch``. Returns (base offset of the first batch, region)."""
+        found = self.translate_offset(start_offset)
+        if found is None:
+            return None
+        position, header = found
+        if position >= max_position:
+            return None
+        first_end = position + header.size
+        limit = min(max_position, position + max_bytes)
+        if first_end > limit:
+            if not min_one_batch:
+                return None
+            end = first_end
+        else:
+            end = self._boundary_at_or_below(limit, first_end)
+        return header.base_offset, FileRegion(self.file, position, end - position)  # type: ignore[arg-type]
+
+    def find_by_timestamp(self, timestamp: int) -> tuple[int, BatchHeader] | None:
+        """Position and header of the first batch whose max timestamp is >= ``timestamp``."""
+        self._check_indexes()
+        found_ts, offset = self.time_index.lookup(timestamp)
+        start = offset + 1 if found_ts != NO_TIMESTAMP else self.base_offset
+        found = self.translate_offset(start)
+        if found is None:
+            return None
+        for position, header in self.iter_headers(found[0]):
+            if header.max_timestamp >= timestamp:
+                return position, header
+        return None
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def append(
+        self, buf: bytes | bytearray | memoryview, batches: Sequence[tuple[int, BatchHeader]]
+    ) -> None:
+        """Append ``batches`` (positions in ``buf``, back to back, offsets already assigned)."""
+        if not batches:
+            return
+        self._ensure_tail()
+        start = self.size
+        max_ts, max_ts_offset = self._max_timestamp, self._offset_of_max_timestamp
+        since = self._bytes_since_last_index_entry
+        index_entries: list[tuple[int, int]] = []
+        time_entries: list[tuple[int, int]] = []
+        position = start
+        for _, header in batches:
+            if header.max_timestamp > max_ts:
+                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+            if since > self.index_interval_bytes:
+                index_entries.append((header.last_offset, position))
+                time_entries.append((max_ts, max_ts_offset))
+                since = 0
+            position += header.size
+            since += header.size
+        first = batches[0][0]
+        data = memoryview(buf)[first : first + position - start]
+        try:
+            written = start
+            while data:
+                n = os.pwrite(self._fd, data, written)
+                written += n
+                data = data[n:]
+            self.offset_index.append(index_entries)
+            self.time_index.maybe_append(time_entries)
+        except (OSError, KafkaStorageError) as exc:
+            self._undo_append(start)
+            if isinstance(exc, KafkaStorageError):
+                raise
+            raise KafkaStorageError(f"{self.log_path}: {exc}") from exc
+        self.size = position
+        self._next_offset = batches[-1][1].next_offset
+        self._max_timestamp, self._offset_of_max_timestamp = max_ts, max_ts_offset
+        self._bytes_since_last_index_entry = since
+
+    def _undo_append(self, size: int) -> None:
+        os.ftruncate(self._fd, size)
+        self.offset_index.truncate_to_position(size)
+        self.time_index.truncate_to(self._next_offset)
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove the batch holding ``offset`` and every later one; returns bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        position, header = found
+        removed = self.size - position
+        os.ftruncate(self._fd, position)
+        self.size = position
+        self.offset_index.truncate_to_position(position)
+        self.time_index.truncate_to(header.base_offset)
+        self._tail_known = False
+        self._ensure_tail()
+        if self._next_offset == self.base_offset and self.size == 0:
+            self._max_timestamp, self._offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
+        return removed
+
+    def recover(self, validate_from: int) -> int:
+        """Rebuild the indexes from the headers, CRC-checking batches with base offset >=
+        ``validate_from``; truncate at the first torn or invalid batch. Returns bytes removed."""
+        file_size = os.fstat(self._fd).st_size
+        buffer, buffer_start = b"", 0
+
+        def get(pos: int, n: int) -> memoryview:
+            nonlocal buffer, buffer_start
+            if pos < buffer_start or pos + n > buffer_start + len(buffer):
+                buffer, buffer_start = os.pread(self._fd, max(n, _SCAN_CHUNK), pos), pos
+            return memoryview(buffer)[pos - buffer_start : pos - buffer_start + n]
+
+        position, since, next_offset = 0, 0, self.base_offset
+        max_ts, max_ts_offset = NO_TIMESTAMP, self.base_offset
+        index_entries: list[tuple[int, int]] = []
+        time_entries: list[tuple[int, int]] = []
+        while position + HEADER_SIZE <= file_size:
+            header = read_header(get(position, HEADER_SIZE))
+            if (
+                header.magic != MAGIC
+                or header.batch_length < HEADER_SIZE - LOG_OVERHEAD
+                or position + header.size > file_size
+                or header.base_offset < next_offset
+                or header.last_offset_delta < 0
+            ):
+                break
+            if header.base_offset >= validate_from:
+                try:
+                    validate_batch(get(position, header.size))
+                except CorruptRecordError:
+                    break
+            if header.max_timestamp > max_ts:
+                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+            if since > self.index_interval_bytes:
+                index_entries.append((header.last_offset, position))
+                time_entries.append((max_ts, max_ts_offset))
+                since = 0
+            position += header.size
+            since += header.size
+            next_offset = header.next_offset
+        if position < file_size:
+            os.ftruncate(self._fd, position)
+        self.size = position
+        self.offset_index.reset([], [])
+        self.offset_index.append(index_entries)
+        self.time_index.reset([], [])
+        self.time_index.maybe_append(time_entries)
+        self._next_offset = next_offset
+        self._max_timestamp, self._offset_of_max_timestamp = max_ts, max_ts_offset
+        self._bytes_since_last_index_entry = since
+        self._tail_known = self._indexes_checked = True
+        return file_size - position
+
+    def on_become_inactive(self) -> None:
+        """On roll: record the final max timestamp in the time index, release write handles."""
+        self._ensure_tail()
+        if self.size:
+            self.time_index.maybe_append([(self._max_timestamp, self._offset_of_max_timestamp)])
+        self.offset_index.close()
+        self.time_index.close()
+
+    def flush(self) -> None:
+        """fsync the .log and both indexes."""
+        try:
+            os.fdatasync(self._fd)
+            self.offset_index.flush()
+            self.time_index.flush()
+        except OSError as exc:
+            raise KafkaStorageError(f"{self.log_path}: flush failed: {exc}") from exc
+
+    def close(self) -> None:
+        self.offset_index.close()
+        self.time_index.close()
+        self.file.close()
+
+    def rename_suffix(self, suffix: str) -> None:
+        """Append ``suffix`` (e.g. ``.deleted``) to every file of the segment."""
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            if path.exists():
+                path.replace(path.with_name(path.name + suffix))
+        self.offset_index.path = self.offset_index.path.with_name(
+            self.offset_index.path.name + suffix
+        )
+        self.time_index.path = self.time_index.path.with_name(self.time_index.path.name + suffix)
+        self.offset_index.close()
+        self.time_index.close()
+
+    def delete_files(self, suffix: str = "") -> None:
+        """Unlink the segment's files (named with ``suffix``) and its sidecar files."""
+        stem = log_files.file_name(self.base_offset)
+        for ext in log_files.SEGMENT_SUFFIXES:
+            (self.dir / (stem + ext + suffix)).unlink(missing_ok=True)

@@ -1,0 +1,148 @@
+"""Recovery on open: turn whatever a crash left in a partition directory into valid segments.
+
+Steps, in order (each is idempotent, so a crash during recovery is recovered by the next one):
+
+1. Delete ``*.cleaned`` files (unfinished compaction output), ``*.deleted`` files (segments
+   already scheduled for deletion) and ``*.tmp`` checkpoint leftovers.
+2. Complete swaps: a ``X.log.swap`` is finished compaction output; every segment whose base
+   offset lies in its offset range is deleted, then it is renamed to ``X.log`` (its indexes are
+   rebuilt; other ``X.*.swap`` files are renamed, index swaps dropped).
+3. Delete index files whose ``.log`` is missing.
+4. Open every segment; those at or beyond the recovery point (the greatest base offset <= it,
+   and every later one) are scanned batch by batch: headers are checked for every batch, the
+   CRC-32C for batches at offsets >= the recovery point, and the file is truncated at the first
+   torn or corrupt batch; their indexes are rebuilt. Segments after a truncated one are deleted
+   (their data cannot follow a hole). Older segments are trusted; their indexes are checked
+   lazily on first use.
+5. An empty directory gets one empty segment at ``start_offset``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from tiered_mq.hot import log_files
+from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.log_segments import LogSegments
+from tiered_mq.record.batch import HEADER_SIZE, read_header
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RecoveryResult:
+    segments: LogSegments
+    truncated_bytes: int = 0
+    deleted_segments: int = 0
+    recovered_segments: int = 0
+
+
+def _remove_transient_files(dir: Path) -> None:
+    for entry in os.scandir(dir):
+        name = entry.name
+        if name.endswith((log_files.CLEANED_SUFFIX, log_files.DELETED_SUFFIX, ".tmp")):
+            log.info("recovery: removing %s", entry.path)
+            Path(entry.path).unlink(missing_ok=True)
+
+
+def _swap_next_offset(path: Path) -> int | None:
+    """One past the last offset of the batches in a swap file (header scan, no CRC)."""
+    next_offset = None
+    with open(path, "rb", buffering=0) as f:
+        fd, size, position = f.fileno(), os.fstat(f.fileno()).st_size, 0
+        while position + HEADER_SIZE <= size:
+            header = read_header(os.pread(fd, HEADER_SIZE, position))
+            if position + header.size > size or header.batch_length <= 0:
+                break
+            next_offset = header.next_offset
+            position += header.size
+    return next_offset
+
+
+def _complete_swaps(dir: Path) -> None:
+    swaps = sorted(p for p in dir.iterdir() if p.name.endswith(log_files.SWAP_SUFFIX))
+    for swap in swaps:
+        name = swap.name[: -len(log_files.SWAP_SUFFIX)]
+        if name.endswith((log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX)):
+            swap.unlink()  # rebuilt from the log
+            continue
+        if not name.endswith(log_files.LOG_SUFFIX):
+            swap.replace(dir / name)
+            continue
+        base = log_files.offset_from_file_name(name)
+        if base is None:
+            continue
+        end = _swap_next_offset(swap)
+        for path in list(dir.iterdir()):
+            other = log_files.offset_from_file_name(path.name)
+            if (
+                log_files.is_log_file(path.name)
+                and other is not None
+                and base <= other
+                and (end is None or other < end)
+            ):
+                stem = log_files.file_name(other)
+                for ext in log_files.SEGMENT_SUFFIXES:
+                    (dir / (stem + ext)).unlink(missing_ok=True)
+        for ext in (log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX):
+            (dir / (log_files.file_name(base) + ext)).unlink(missing_ok=True)
+        log.info("recovery: completing swap %s", swap)
+        swap.replace(dir / name)
+    if swaps:
+        log_files.fsync_dir(dir)
+
+
+def _remove_orphan_indexes(dir: Path) -> None:
+    for path in list(dir.iterdir()):
+        if path.name.endswith((log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX)):
+            base = log_files.offset_from_file_name(path.name)
+            if base is not None and not log_files.log_file(dir, base).exists():
+                path.unlink()
+
+
+def recover_log(
+    dir: Path, recovery_point: int, start_offset: int, index_interval_bytes: int, now_ms: int
+) -> RecoveryResult:
+    """Recover the segments in ``dir`` (see the module docstring)."""
+    dir.mkdir(parents=True, exist_ok=True)
+    _remove_transient_files(dir)
+    _complete_swaps(dir)
+    _remove_orphan_indexes(dir)
+    bases = sorted(
+        b
+        for path in dir.iterdir()
+        if log_files.is_log_file(path.name)
+        and (b := log_files.offset_from_file_name(path.name)) is not None
+    )
+    result = RecoveryResult(LogSegments())
+    if not bases:
+        result.segments.add(LogSegment.create(dir, start_offset, index_interval_bytes, now_ms))
+        log_files.fsync_dir(dir)
+        return result
+    first_to_recover = max((b for b in bases if b <= recovery_point), default=bases[0])
+    for i, base in enumerate(bases):
+        segment = LogSegment.open(dir, base, index_interval_bytes, now_ms)
+        result.segments.add(segment)
+        if base < first_to_recover:
+            continue
+        result.recovered_segments += 1
+        removed = segment.recover(recovery_point)
+        if removed:
+            log.warning(
+                "recovery: truncated %d bytes of %s at position %d",
+                removed,
+                segment.log_path,
+                segment.size,
+            )
+            result.truncated_bytes += removed
+            for later in bases[i + 1 :]:
+                log.warning("recovery: deleting segment %d after a truncated one", later)
+                stem = log_files.file_name(later)
+                for ext in log_files.SEGMENT_SUFFIXES:
+                    (dir / (stem + ext)).unlink(missing_ok=True)
+                result.deleted_segments += 1
+            break
+    return result
