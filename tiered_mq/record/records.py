@@ -98,6 +98,7 @@ def _unsigned_varint(value: int) -> bytes:
 
 
 # Encoded forms of the first 2**14 zigzag values (one or two bytes): the common lengths and deltas.
+_ZIGZAG: Final = [(z >> 1) ^ -(z & 1) for z in range(1 << 14)]
 _SMALL_VARINTS: Final = [_unsigned_varint(z) for z in range(1 << 14)]
 
 
@@ -289,35 +290,50 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
     out: list[Record] = []
     append = out.append
     tail = _varint_tail
+    zz = _ZIGZAG
     end = len(data)
     pos = 0
     for _ in range(count):
         z = data[pos]
         if z < 0x80:
+            length = zz[z]
             pos += 1
         else:
             z2 = data[pos + 1]
             if z2 < 0x80:
-                z = (z & 0x7F) | (z2 << 7)
+                length = zz[(z & 0x7F) | (z2 << 7)]
                 pos += 2
             else:
                 z, pos = tail(data, pos + 1, z)
-        length = (z >> 1) ^ -(z & 1)
+                length = (z >> 1) ^ -(z & 1)
         rec_end = pos + length
         if length < 6 or rec_end > end:
             raise CorruptRecordError(f"record length {length} at {pos} overruns {end} bytes")
         pos += 1  # the attributes byte, unused
         z = data[pos]
         if z < 0x80:
+            ts_delta = zz[z]
             pos += 1
         else:
             z2 = data[pos + 1]
             if z2 < 0x80:
-                z = (z & 0x7F) | (z2 << 7)
+                ts_delta = zz[(z & 0x7F) | (z2 << 7)]
                 pos += 2
             else:
                 z, pos = tail(data, pos + 1, z)
-        ts_delta = (z >> 1) ^ -(z & 1)
+                ts_delta = (z >> 1) ^ -(z & 1)
+        z = data[pos]
+        if z < 0x80:
+            offset_delta = zz[z]
+            pos += 1
+        else:
+            z2 = data[pos + 1]
+            if z2 < 0x80:
+                offset_delta = zz[(z & 0x7F) | (z2 << 7)]
+                pos += 2
+            else:
+                z, pos = tail(data, pos + 1, z)
+                offset_delta = (z >> 1) ^ -(z & 1)
         z = data[pos]
         if z < 0x80:
             pos += 1
@@ -328,24 +344,14 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 pos += 2
             else:
                 z, pos = tail(data, pos + 1, z)
-        offset = base_offset + ((z >> 1) ^ -(z & 1))
-        z = data[pos]
-        if z < 0x80:
-            pos += 1
-        else:
-            z2 = data[pos + 1]
-            if z2 < 0x80:
-                z = (z & 0x7F) | (z2 << 7)
-                pos += 2
-            else:
-                z, pos = tail(data, pos + 1, z)
-        if z == 1:
+        if not z & 1:
+            z = pos + (z >> 1)
+            key = data[pos:z]
+            pos = z
+        elif z == 1:
             key = None
-        elif z & 1:
-            raise CorruptRecordError(f"negative key length at {pos}")
         else:
-            key = data[pos : pos + (z >> 1)]
-            pos += z >> 1
+            raise CorruptRecordError(f"negative key length at {pos}")
         z = data[pos]
         if z < 0x80:
             pos += 1
@@ -356,13 +362,14 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 pos += 2
             else:
                 z, pos = tail(data, pos + 1, z)
-        if z == 1:
+        if not z & 1:
+            z = pos + (z >> 1)
+            value = data[pos:z]
+            pos = z
+        elif z == 1:
             value = None
-        elif z & 1:
-            raise CorruptRecordError(f"negative value length at {pos}")
         else:
-            value = data[pos : pos + (z >> 1)]
-            pos += z >> 1
+            raise CorruptRecordError(f"negative value length at {pos}")
         z = data[pos]
         pos += 1
         if z == 0:
@@ -373,10 +380,10 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
             headers, pos = _parse_headers(data, pos, (z >> 1) ^ -(z & 1), rec_end)
         if pos != rec_end:
             raise CorruptRecordError(
-                f"record at offset {offset} overruns its declared length {length} "
-                f"by {pos - rec_end} bytes"
+                f"record at offset {base_offset + offset_delta} overruns its declared "
+                f"length {length} by {pos - rec_end} bytes"
             )
-        append(Record(offset, base_ts + ts_delta, key, value, headers))
+        append(Record(base_offset + offset_delta, base_ts + ts_delta, key, value, headers))
     if pos != end:
         raise CorruptRecordError(f"{end - pos} bytes left after {count} records")
     return out
