@@ -15,7 +15,7 @@ records, compressed as one payload when attribute bits 0-2 name a codec. One rec
     headers         [headerKeyLength varint, headerKey utf-8,
                      headerValueLength varint (-1 = null), headerValue] ...
 
-Varints are zigzag-encoded base-128 little-endian groups (protobuf's sint32/sint64).
+Varints are zigzag-encoded base-128 groups (see :mod:`tiered_mq.record.varint`).
 
 Decoded records carry absolute offsets (baseOffset + offsetDelta) and timestamps
 (baseTimestamp + timestampDelta, or maxTimestamp for every record when the batch's timestamp
@@ -27,7 +27,8 @@ batch, and the records exactly fill the payload. Any violation raises CorruptRec
 the batch's base offset and what is wrong; no IndexError or struct.error escapes.
 
 Decoding is per batch in one tight loop over a ``bytes`` payload (Spark executors decode
-millions of records with it): single-byte varints are read inline, longer ones by a helper.
+millions of records with it): one- and two-byte varints are read inline and zigzag-decoded
+by table lookup, longer ones by a helper.
 """
 
 from __future__ import annotations
@@ -57,12 +58,12 @@ from tiered_mq.record.batch import (
 )
 from tiered_mq.record.compression import compress as _compress
 from tiered_mq.record.compression import decompress as _decompress
+from tiered_mq.record.varint import ZIGZAG, encode_varint, varint_tail
 
 Header = tuple[str, bytes | None]
 Buffer = bytes | bytearray | memoryview
 
 NO_TIMESTAMP: Final = -1
-_MAX_VARINT_SHIFT: Final = 63
 
 
 @dataclass(slots=True)
@@ -74,75 +75,6 @@ class Record:
     key: bytes | None
     value: bytes | None
     headers: list[Header] = field(default_factory=list)
-
-
-# -- varints -------------------------------------------------------------------------------
-
-
-def zigzag_encode(value: int) -> int:
-    """Map a signed 64-bit integer to an unsigned one (0, -1, 1, -2 ... -> 0, 1, 2, 3 ...)."""
-    return (value << 1) ^ (value >> 63)
-
-
-def zigzag_decode(value: int) -> int:
-    return (value >> 1) ^ -(value & 1)
-
-
-def _unsigned_varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-# Encoded forms of the first 2**14 zigzag values (one or two bytes): the common lengths and deltas.
-_ZIGZAG: Final = [(z >> 1) ^ -(z & 1) for z in range(1 << 14)]
-_SMALL_VARINTS: Final = [_unsigned_varint(z) for z in range(1 << 14)]
-
-
-def encode_varint(value: int) -> bytes:
-    """Zigzag varint (Kafka's varint and varlong) of a signed integer."""
-    z = (value << 1) ^ (value >> 63)
-    if z < 16384:
-        return _SMALL_VARINTS[z]
-    return _unsigned_varint(z)
-
-
-def size_of_varint(value: int) -> int:
-    z = (value << 1) ^ (value >> 63)
-    size = 1
-    while z >= 0x80:
-        z >>= 7
-        size += 1
-    return size
-
-
-def _varint_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
-    """Finish an unsigned varint whose first byte ``first`` (>= 0x80) was read before ``pos``."""
-    result = first & 0x7F
-    shift = 7
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > _MAX_VARINT_SHIFT:
-            raise CorruptRecordError(f"varint longer than 10 bytes at {pos}")
-
-
-def decode_varint(data: Buffer, pos: int = 0) -> tuple[int, int]:
-    """Decode the zigzag varint at ``pos``: ``(value, next position)``."""
-    raw = bytes(data[pos : pos + 10])
-    try:
-        b = raw[0]
-        z, used = (b, 1) if b < 0x80 else _varint_tail(raw, 1, b)
-    except IndexError:
-        raise CorruptRecordError(f"truncated varint at {pos}") from None
-    return (z >> 1) ^ -(z & 1), pos + used
 
 
 # -- encoding ------------------------------------------------------------------------------
@@ -285,12 +217,12 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
     """Parse ``count`` records filling ``data`` exactly (IndexError means an overrun).
 
     Each varint is read inline when it takes one or two bytes (lengths and deltas below 8192),
-    by :func:`_varint_tail` otherwise.
+    by :func:`varint_tail` otherwise.
     """
     out: list[Record] = []
     append = out.append
-    tail = _varint_tail
-    zz = _ZIGZAG
+    tail = varint_tail
+    zz = ZIGZAG
     end = len(data)
     pos = 0
     for _ in range(count):
@@ -415,7 +347,7 @@ def _read_len(data: bytes, pos: int) -> tuple[int, int]:
     z = data[pos]
     pos += 1
     if z >= 0x80:
-        z, pos = _varint_tail(data, pos, z)
+        z, pos = varint_tail(data, pos, z)
     value = (z >> 1) ^ -(z & 1)
     if value < -1:
         raise CorruptRecordError(f"negative length {value} at {pos}")

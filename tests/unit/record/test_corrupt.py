@@ -14,7 +14,8 @@ import pytest
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.record.batch import validate_batch
 from tiered_mq.record.compression import compress
-from tiered_mq.record.records import decode_batch, decode_batches, encode_batch, encode_varint
+from tiered_mq.record.records import decode_batch, decode_batches, encode_batch
+from tiered_mq.record.varint import encode_varint
 
 ROWS = [(b"key", b"value" * 10, [("h", b"v")], 1000 + i) for i in range(5)]
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.unit.record.oracle import kp_decode
 from tiered_mq.errors import CorruptRecordError
-from tiered_mq.record.records import decode_batch, decode_batches, decode_varint, encode_varint
+from tiered_mq.record.records import decode_batch, decode_batches
 from tiered_mq.record.records import encode_batch as encode
 
 blobs = st.one_of(st.none(), st.binary(max_size=300))
@@ -34,12 +34,6 @@ def test_round_trip_and_kafka_python_agree(rows: list, codec: int, base_offset: 
     assert header.last_offset == base_offset + len(rows) - 1
     _, kp_rows = kp_decode(raw)
     assert kp_rows == expected
-
-
-@SETTINGS
-@given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
-def test_varint_round_trip(value: int) -> None:
-    assert decode_varint(encode_varint(value)) == (value, len(encode_varint(value)))
 
 
 @SETTINGS

@@ -12,10 +12,7 @@ from tiered_mq.record.records import (
     Record,
     decode_batch,
     decode_batches,
-    decode_varint,
     encode_batch,
-    encode_varint,
-    size_of_varint,
 )
 
 ROWS: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
@@ -198,18 +195,3 @@ def test_decode_batch_at_position_inside_larger_buffer() -> None:
     second = encode_batch([(None, b"b", [], 2)], base_offset=1)
     header, records = decode_batch(bytearray(first + second), len(first))
     assert header.base_offset == 1 and records[0].value == b"b"
-
-
-@pytest.mark.parametrize(
-    "value", [0, 1, -1, 63, -64, 64, 8191, -8192, 8192, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63)]
-)
-def test_varint_matches_kafka_python(value: int) -> None:
-    from kafka.record.util import decode_varint as kp_decode_varint
-    from kafka.record.util import encode_varint as kp_encode_varint
-
-    expected = bytearray()
-    kp_encode_varint(value, expected.append)
-    assert encode_varint(value) == bytes(expected)
-    assert size_of_varint(value) == len(expected)
-    assert decode_varint(b"\xff" + bytes(expected), 1) == (value, 1 + len(expected))
-    assert kp_decode_varint(bytes(expected), 0) == (value, len(expected))
