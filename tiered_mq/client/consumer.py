@@ -73,6 +73,10 @@ class Consumer:
             [confluent_kafka.TopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()]
         )
 
+    def assignment(self) -> list[TopicPartition]:
+        """The partitions this consumer reads now (empty while a group join is pending)."""
+        return [TopicPartition(tp.topic, tp.partition) for tp in self._consumer.assignment()]
+
     def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
         """Partition ids of ``topic``; raises ``ClientError`` if the topic does not exist."""
         try:

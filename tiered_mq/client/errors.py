@@ -4,8 +4,9 @@
      +-- DeliveryError          one or more produced records were not acknowledged
      +-- TransactionsUnsupportedError   the broker cannot run transactions (exactly-once)
 
-``ClientError.name`` is Kafka's (or librdkafka's, for local errors, which start with ``_``)
-upper-case error name, ``code`` its number (broker codes are >= 0, local ones negative).
+``ClientError.name`` is Kafka's upper-case error name (as in ``tiered_mq.errors``) for broker
+errors, librdkafka's for local ones (which start with ``_``); ``code`` is its number (broker
+codes are >= 0, local ones negative).
 ``str()`` reads ``NAME: message``, which is what the CLI prints.
 """
 
@@ -15,6 +16,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError as _RdKafkaError
 from confluent_kafka import KafkaException
+
+from tiered_mq.errors import for_code
 
 
 class ClientError(Exception):
@@ -31,9 +34,15 @@ class ClientError(Exception):
     def from_kafka_error(cls, err: Any, context: str = "") -> ClientError:
         """Builds from a ``confluent_kafka.KafkaError``; ``context`` prefixes the message."""
         message = err.str() or ""
+        name = err.name()
+        code = err.code()
+        if code >= 0:  # a broker error: use Kafka's name (librdkafka abbreviates some)
+            known = for_code(code)
+            if known.errno == code:
+                name = known.message
         if context:
             message = f"{context}: {message}" if message else context
-        return cls(err.name(), message, err.code(), bool(err.retriable()))
+        return cls(name, message, code, bool(err.retriable()))
 
     @classmethod
     def wrap(cls, exc: BaseException, context: str = "") -> ClientError:

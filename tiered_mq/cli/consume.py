@@ -1,0 +1,162 @@
+"""``tiered-mq consume TOPIC``: print record values, one a line.
+
+Where reading starts:
+
+- ``--group G`` alone: join group G (subscribe); a partition with a committed offset resumes
+  there, one without starts at the log end (``--from-beginning``: at the log start offset).
+- no group, or ``--partition``/``--offset``/``--timestamp``: read the chosen partitions
+  (all by default) from the log end, the log start offset (``--from-beginning``), offset N
+  (``--offset``) or the first record with timestamp >= T ms (``--timestamp``).
+
+With a group, offsets of printed records are committed (at-least-once). Each output line is
+``[partition:offset SEP][key SEP]value``; a null key or value prints as ``null``. The run ends
+after ``--max-messages`` records, after ``--idle-timeout`` seconds without a record (counted
+from the first assignment when joining a group, which takes a few seconds), or on Ctrl-C;
+the count goes to stderr.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import click
+
+from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
+from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
+from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
+from tiered_mq.client.record import ConsumedRecord
+from tiered_mq.topic_partition import TopicPartition
+
+NULL = b"null"
+JOIN_GRACE_S = 30.0
+"""Extra idle time allowed while a subscribing consumer waits for its first assignment."""
+
+
+def format_record(
+    record: ConsumedRecord, print_key: bool, print_offset: bool, separator: bytes
+) -> bytes:
+    parts: list[bytes] = []
+    if print_offset:
+        parts.append(f"{record.partition}:{record.offset}".encode())
+    if print_key:
+        parts.append(NULL if record.key is None else record.key)
+    parts.append(NULL if record.value is None else record.value)
+    return separator.join(parts) + b"\n"
+
+
+def start_offsets(
+    consumer: Consumer,
+    topic: str,
+    partitions: tuple[int, ...],
+    from_beginning: bool,
+    offset: int | None,
+    timestamp: int | None,
+) -> dict[TopicPartition, int]:
+    """Starting offset for each chosen partition (all partitions when none are chosen)."""
+    existing = consumer.partitions_for(topic)
+    chosen = list(partitions) or existing
+    missing = sorted(set(chosen) - set(existing))
+    if missing:
+        raise click.ClickException(
+            f"UNKNOWN_TOPIC_OR_PARTITION: {topic} has no partition {missing[0]}"
+            f" (partitions: 0-{len(existing) - 1})"
+        )
+    tps = [TopicPartition(topic, p) for p in chosen]
+    if timestamp is not None:
+        return consumer.offsets_for_time(tps, timestamp)
+    if offset is not None:
+        return dict.fromkeys(tps, offset)
+    return dict.fromkeys(tps, OFFSET_BEGINNING if from_beginning else OFFSET_END)
+
+
+@click.command("consume")
+@click.argument("topic")
+@bootstrap_option
+@click.option("-g", "--group", default=None, help="Consumer group (offsets are committed).")
+@click.option("--from-beginning", is_flag=True, help="Start at the log start offset.")
+@click.option("-o", "--offset", type=click.IntRange(min=0), default=None, help="Start offset.")
+@click.option(
+    "-t", "--timestamp", type=int, default=None, help="Start at this timestamp (ms since epoch)."
+)
+@click.option(
+    "-p",
+    "--partition",
+    "partitions",
+    type=click.IntRange(min=0),
+    multiple=True,
+    help="Read only this partition (repeatable).",
+)
+@click.option("-n", "--max-messages", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--idle-timeout",
+    type=float,
+    default=None,
+    help="Stop after this many seconds without a record (default: wait forever).",
+)
+@click.option("--print-key", is_flag=True, help="Print the key before the value.")
+@click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
+@click.option("--separator", default="\t", show_default=repr("\t"), help="Field separator.")
+@property_option
+@reports_errors
+def command(
+    topic: str,
+    bootstrap: str,
+    group: str | None,
+    from_beginning: bool,
+    offset: int | None,
+    timestamp: int | None,
+    partitions: tuple[int, ...],
+    max_messages: int | None,
+    idle_timeout: float | None,
+    print_key: bool,
+    print_offset: bool,
+    separator: str,
+    properties: tuple[str, ...],
+) -> None:
+    """Print the records of TOPIC, one value a line."""
+    if sum(x for x in (from_beginning, offset is not None, timestamp is not None)) > 1:
+        raise click.UsageError("give at most one of --from-beginning, --offset, --timestamp")
+    assign = bool(partitions) or offset is not None or timestamp is not None or group is None
+    config = ConsumerConfig(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        semantics=DeliverySemantics.AT_LEAST_ONCE,
+        client_id=f"tiered-mq-cli-consumer-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest" if from_beginning else "latest",
+        extra=parse_kv(properties, "--property"),
+    )
+    out = click.get_binary_stream("stdout")
+    sep = separator.encode()
+    count = 0
+    with Consumer(config) as consumer:
+        if assign:
+            consumer.assign(
+                start_offsets(consumer, topic, partitions, from_beginning, offset, timestamp)
+            )
+        else:
+            consumer.subscribe([topic])
+        last_data = time.monotonic()
+        joined = assign
+        try:
+            while max_messages is None or count < max_messages:
+                want = 500 if max_messages is None else min(500, max_messages - count)
+                records = consumer.consume(want, timeout=0.5)
+                if not joined and consumer.assignment():
+                    joined = True  # the idle clock starts once the group has assigned us
+                    last_data = time.monotonic()
+                if not records:
+                    if idle_timeout is None:
+                        continue
+                    limit = idle_timeout if joined else idle_timeout + JOIN_GRACE_S
+                    if time.monotonic() - last_data >= limit:
+                        break
+                    continue
+                out.write(b"".join(format_record(r, print_key, print_offset, sep) for r in records))
+                out.flush()
+                consumer.ack(*records)
+                count += len(records)
+                last_data = time.monotonic()
+        except KeyboardInterrupt:
+            pass
+    click.echo(f"Processed a total of {count} messages", err=True)

@@ -1,0 +1,145 @@
+"""``tiered-mq topics``: create, list, describe, delete, alter-config.
+
+``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
+latest = log end offset) and the topic configs that are not defaults (``--all-configs``
+for every one).
+"""
+
+from __future__ import annotations
+
+import click
+
+from tiered_mq.cli._common import bootstrap_option, format_table, parse_kv, reports_errors
+from tiered_mq.client.admin import Admin, TopicDescription
+from tiered_mq.client.config import AdminConfig
+
+
+def _admin(bootstrap: str, timeout: float) -> Admin:
+    return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout))
+
+
+timeout_option = click.option(
+    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
+)
+
+
+@click.group("topics")
+def command() -> None:
+    """Create, list, describe, delete and configure topics."""
+
+
+@command.command("create")
+@click.argument("name")
+@click.option("-p", "--partitions", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "-r", "--replication-factor", default=1, show_default=True, type=click.IntRange(min=1)
+)
+@click.option("-c", "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Topic config.")
+@bootstrap_option
+@timeout_option
+@reports_errors
+def create(
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: tuple[str, ...],
+    bootstrap: str,
+    timeout: float,
+) -> None:
+    """Create topic NAME."""
+    config = parse_kv(configs, "--config")
+    _admin(bootstrap, timeout).create_topic(name, partitions, replication_factor, config)
+    click.echo(
+        f"Created topic {name} ({partitions} partitions, replication factor {replication_factor})."
+    )
+
+
+@command.command("list")
+@click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
+@bootstrap_option
+@timeout_option
+@reports_errors
+def list_(internal: bool, bootstrap: str, timeout: float) -> None:
+    """List topic names, one a line."""
+    for name in _admin(bootstrap, timeout).list_topics(include_internal=internal):
+        click.echo(name)
+
+
+def render_description(desc: TopicDescription, all_configs: bool) -> str:
+    rf = len(desc.partitions[0].replicas) if desc.partitions else 0
+    out = [f"Topic: {desc.name}  Partitions: {len(desc.partitions)}  ReplicationFactor: {rf}"]
+    out.append(
+        format_table(
+            ["PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST", "MESSAGES"],
+            [
+                (
+                    p.partition,
+                    p.leader,
+                    p.replicas,
+                    p.isr,
+                    p.earliest_offset,
+                    p.latest_offset,
+                    max(0, p.latest_offset - p.earliest_offset),
+                )
+                for p in desc.partitions
+            ],
+        )
+    )
+    shown = [c for c in desc.configs.values() if all_configs or not c.is_default]
+    out.append("")
+    if shown:
+        out.append("Configs:" if all_configs else "Configs (not defaults):")
+        out.append(
+            format_table(
+                ["NAME", "VALUE", "SOURCE"],
+                [(c.name, "*****" if c.sensitive else c.value, c.source) for c in shown],
+            )
+        )
+    else:
+        out.append("Configs: all defaults (--all-configs to list them)")
+    return "\n".join(out)
+
+
+@command.command("describe")
+@click.argument("name")
+@click.option("--all-configs", is_flag=True, help="Show default configs too.")
+@bootstrap_option
+@timeout_option
+@reports_errors
+def describe(name: str, all_configs: bool, bootstrap: str, timeout: float) -> None:
+    """Partitions, leaders, offsets and configs of topic NAME."""
+    desc = _admin(bootstrap, timeout).describe_topic(name)
+    click.echo(render_description(desc, all_configs))
+
+
+@command.command("delete")
+@click.argument("name")
+@bootstrap_option
+@timeout_option
+@reports_errors
+def delete(name: str, bootstrap: str, timeout: float) -> None:
+    """Delete topic NAME (and, on tiered-mq, its objects in the bucket)."""
+    _admin(bootstrap, timeout).delete_topic(name)
+    click.echo(f"Deleted topic {name}.")
+
+
+@command.command("alter-config")
+@click.argument("name")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config to set.")
+@click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Config to revert.")
+@bootstrap_option
+@timeout_option
+@reports_errors
+def alter_config(
+    name: str, sets: tuple[str, ...], deletes: tuple[str, ...], bootstrap: str, timeout: float
+) -> None:
+    """Set or revert configs of topic NAME, leaving the others as they are."""
+    if not sets and not deletes:
+        raise click.UsageError("nothing to do: give --set KEY=VALUE and/or --delete KEY")
+    to_set = parse_kv(sets, "--set")
+    overlap = sorted(set(to_set) & set(deletes))
+    if overlap:
+        raise click.UsageError(f"both set and deleted: {', '.join(overlap)}")
+    _admin(bootstrap, timeout).alter_topic_config(name, to_set, list(deletes))
+    changes = [f"{k}={v}" for k, v in to_set.items()] + [f"-{k}" for k in deletes]
+    click.echo(f"Altered configs of {name}: {' '.join(changes)}")
