@@ -1,0 +1,342 @@
+"""GroupCoordinator: the broker's entry point for consumer groups and committed offsets.
+
+It joins the two halves of the group subsystem:
+
+- :class:`~tiered_mq.broker.group.membership.Membership`: JoinGroup / SyncGroup / Heartbeat /
+  LeaveGroup and the group state machine (drawn in :mod:`tiered_mq.broker.group.group`);
+- :class:`~tiered_mq.broker.group.offsets.OffsetManager`: committed offsets, cached in memory
+  and stored in ``__consumer_offsets`` (formats in :mod:`tiered_mq.broker.group.log_format`).
+
+Lifecycle: ``start()`` creates ``__consumer_offsets`` if needed, replays every partition into
+the cache, restores the groups it finds (a group with members comes back Stable and its
+members must heartbeat within their session timeout, as in Kafka), and starts the offset
+expiration task; until it returns, requests are answered COORDINATOR_LOAD_IN_PROGRESS.
+``close()`` cancels every timer and task. This broker is the coordinator of every group (one
+coordinator per cluster until the internal topic's partitions get leaders elsewhere).
+
+Offset commits follow Kafka's rules: generation -1 on a group without members is a "simple"
+commit (consumers using assign()); otherwise the member and generation must be current, and
+CompletingRebalance answers REBALANCE_IN_PROGRESS. The answer is sent after the append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.group import log_format as fmt
+from tiered_mq.broker.group.config import GroupConfig
+from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetadata
+from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
+from tiered_mq.broker.group.offsets import OffsetManager
+from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+S = GroupState
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        replica_manager: ReplicaManagerLike,
+        config: Any,
+        scheduler: Scheduler | None = None,
+    ) -> None:
+        self.config = (
+            config if isinstance(config, GroupConfig) else GroupConfig.from_broker_config(config)
+        )
+        self.scheduler: Scheduler = scheduler or LoopScheduler()
+        self.offsets = OffsetManager(replica_manager, self.config)
+        self.membership = Membership(self.config, self.scheduler, self._store_group)
+        self.loaded = False
+        self._expiration_task: asyncio.Task[None] | None = None
+
+    @property
+    def groups(self) -> dict[str, GroupMetadata]:
+        return self.membership.groups
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.offsets.start()
+        for group_id, value in self.offsets.loaded_groups.items():
+            self._restore_group(group_id, value)
+        for group_id in self.offsets.groups():
+            self.groups.setdefault(group_id, GroupMetadata(group_id))
+        self.loaded = True
+        log.info("group coordinator loaded %d groups", len(self.groups))
+        self._expiration_task = asyncio.get_running_loop().create_task(
+            self._offset_expiration_loop(), name="group-offset-expiration"
+        )
+
+    async def close(self) -> None:
+        if self._expiration_task is not None:
+            self._expiration_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._expiration_task
+        await self.membership.close()
+
+    def _restore_group(self, group_id: str, value: fmt.GroupValue) -> None:
+        group = GroupMetadata(
+            group_id,
+            generation_id=value.generation,
+            protocol_type=value.protocol_type or None,
+            state_timestamp_ms=value.current_state_timestamp,
+        )
+        self.groups[group_id] = group
+        if not value.members or value.protocol is None:
+            return
+        for m in value.members:
+            member = MemberMetadata(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                value.protocol_type,
+                [(value.protocol, m.subscription)],
+                assignment=m.assignment,
+                is_new=False,
+            )
+            group.add(member)
+            self.membership.schedule_session_timeout(group, member)
+        group.protocol_name = value.protocol
+        group.leader_id = value.leader if value.leader in group.members else group.leader_id
+        group.state = S.STABLE
+
+    async def _store_group(self, group: GroupMetadata) -> None:
+        protocol = group.protocol_name
+        value = fmt.GroupValue(
+            protocol_type=group.protocol_type or "",
+            generation=group.generation_id,
+            protocol=protocol,
+            leader=group.leader_id,
+            current_state_timestamp=self.scheduler.now_ms(),
+            members=[
+                fmt.MemberValue(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.metadata_for(protocol) if protocol else b"",
+                    m.assignment,
+                )
+                for m in group.members.values()
+            ],
+        )
+        await self.offsets.store_group(group.group_id, value, self.scheduler.now_ms())
+
+    # -- membership ------------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return self.offsets.partition_for(group_id).partition
+
+    async def join_group(self, **kwargs: Any) -> dict[str, Any]:
+        if not self.loaded:
+            return {"error_code": errors.CoordinatorLoadInProgressError.errno, "members": []}
+        return await self.membership.join_group(**kwargs)
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+    ) -> dict[str, Any]:
+        if not self.loaded:
+            return {"error_code": errors.CoordinatorLoadInProgressError.errno}
+        return await self.membership.sync_group(
+            group_id, generation_id, member_id, group_instance_id, assignments
+        )
+
+    def heartbeat(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno
+        return self.membership.heartbeat(group_id, generation_id, member_id, group_instance_id)
+
+    def leave_group(
+        self, group_id: str, leaving: list[tuple[str, str | None]]
+    ) -> tuple[int, list[int]]:
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno, []
+        return self.membership.leave_group(group_id, leaving)
+
+    # -- offsets ---------------------------------------------------------------------------
+
+    def _commit_error(
+        self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
+    ) -> tuple[int, GroupMetadata | None]:
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno, None
+        if not group_id:
+            return errors.InvalidGroupIdError.errno, None
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return errors.IllegalGenerationError.errno, None
+            return NONE, None  # a simple commit creates the group
+        if group.state is S.DEAD:
+            return errors.CoordinatorNotAvailableError.errno, group
+        if generation_id < 0 and group.state is S.EMPTY:
+            return NONE, group
+        if instance_id is not None and group.static_members.get(instance_id, member_id) != (
+            member_id
+        ):
+            return FENCED_INSTANCE_ID, group
+        if group.state is S.COMPLETING_REBALANCE:
+            return errors.RebalanceInProgressError.errno, group
+        if member_id not in group.members:
+            return errors.UnknownMemberIdError.errno, group
+        if generation_id != group.generation_id:
+            return errors.IllegalGenerationError.errno, group
+        return NONE, group
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        offsets: dict[TopicPartition, tuple[int, int, str | None]],
+    ) -> dict[TopicPartition, int]:
+        """Commit ``{tp: (offset, leader_epoch, metadata)}``; returns each partition's error."""
+        error, group = self._commit_error(group_id, generation_id, member_id, group_instance_id)
+        if error:
+            return dict.fromkeys(offsets, error)
+        now = self.scheduler.now_ms()
+        expire = now + retention_time_ms if retention_time_ms >= 0 else -1
+        result: dict[TopicPartition, int] = {}
+        accepted: dict[TopicPartition, fmt.OffsetValue] = {}
+        for tp, (offset, leader_epoch, metadata) in offsets.items():
+            if metadata is not None and len(metadata) > self.config.offset_metadata_max_bytes:
+                result[tp] = errors.OffsetMetadataTooLargeError.errno
+            else:
+                accepted[tp] = fmt.OffsetValue(offset, leader_epoch, metadata or "", now, expire)
+                result[tp] = NONE
+        if group is None:
+            group = self.groups.setdefault(group_id, GroupMetadata(group_id))
+        member = group.members.get(member_id)
+        if member is not None:  # a commit counts as a heartbeat, as in Kafka
+            self.membership.schedule_session_timeout(group, member)
+        if accepted:
+            try:
+                await self.offsets.commit(group_id, accepted, now)
+            except Exception:
+                log.exception("group %s: offset commit append failed", group_id)
+                failed = errors.CoordinatorNotAvailableError.errno
+                return {tp: failed if tp in accepted else code for tp, code in result.items()}
+        return result
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None
+    ) -> tuple[int, dict[TopicPartition, fmt.OffsetValue]]:
+        """Committed offsets (all of the group's when ``partitions`` is None)."""
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno, {}
+        if not group_id:
+            return errors.InvalidGroupIdError.errno, {}
+        return NONE, self.offsets.fetch(group_id, partitions)
+
+    async def _offset_expiration_loop(self) -> None:
+        interval = self.config.offsets_retention_check_interval_ms / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.expire_offsets()
+            except Exception:
+                log.exception("offset expiration failed")
+
+    async def expire_offsets(self) -> None:
+        """Delete expired offsets; groups left with no offsets and no members become Dead."""
+
+        def empty_since(group_id: str) -> int | None:
+            group = self.groups.get(group_id)
+            if group is None:
+                return -1
+            return group.state_timestamp_ms if group.state is S.EMPTY else None
+
+        for group_id in await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since):
+            group = self.groups.get(group_id)
+            if group is not None and group.state is S.EMPTY:
+                group.transition_to(S.DEAD, self.scheduler.now_ms())
+                del self.groups[group_id]
+
+    # -- admin -----------------------------------------------------------------------------
+
+    def list_groups(self) -> tuple[int, list[GroupMetadata]]:
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno, []
+        return NONE, [g for g in self.groups.values() if g.state is not S.DEAD]
+
+    def describe_group(self, group_id: str) -> dict[str, Any]:
+        """One DescribeGroups entry (Kafka: an unknown group is described as Dead, no error)."""
+        if not self.loaded:
+            error = errors.CoordinatorLoadInProgressError.errno
+            return {"error_code": error, "group_id": group_id, "group_state": "", "members": []}
+        group = self.groups.get(group_id)
+        if group is None:
+            return {
+                "error_code": NONE,
+                "group_id": group_id,
+                "group_state": "Dead",
+                "protocol_type": "",
+                "protocol_data": "",
+                "members": [],
+            }
+        protocol = group.protocol_name if group.state is S.STABLE else None
+        members = [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": m.metadata_for(protocol) if protocol else b"",
+                "member_assignment": m.assignment if protocol else b"",
+            }
+            for m in group.members.values()
+        ]
+        return {
+            "error_code": NONE,
+            "group_id": group_id,
+            "group_state": group.state.value,
+            "protocol_type": group.protocol_type or "",
+            "protocol_data": group.protocol_name or "",
+            "members": members,
+        }
+
+    async def delete_groups(self, group_ids: list[str]) -> dict[str, int]:
+        results: dict[str, int] = {}
+        for group_id in group_ids:
+            results[group_id] = await self._delete_group(group_id)
+        return results
+
+    async def _delete_group(self, group_id: str) -> int:
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno
+        if not group_id:
+            return errors.InvalidGroupIdError.errno
+        group = self.groups.get(group_id)
+        if group is None or group.state is S.DEAD:
+            return errors.GroupIdNotFoundError.errno
+        if group.state is not S.EMPTY:
+            return errors.NonEmptyGroupError.errno
+        group.transition_to(S.DEAD, self.scheduler.now_ms())
+        del self.groups[group_id]
+        try:
+            await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+        except Exception:
+            log.exception("group %s: writing tombstones failed", group_id)
+            return errors.CoordinatorNotAvailableError.errno
+        return NONE

@@ -1,0 +1,477 @@
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: the classic rebalance protocol.
+
+A rebalance, as Kafka's GroupCoordinator runs it (state names in :mod:`group`):
+
+1. A member joins, changes its protocols, leaves or misses its session timeout. The group moves
+   to PreparingRebalance; members parked in SyncGroup are answered REBALANCE_IN_PROGRESS and
+   heartbeats answer REBALANCE_IN_PROGRESS so every member rejoins.
+2. The join phase ends when every known member has a JoinGroup parked (and no member answered
+   MEMBER_ID_REQUIRED is still expected) or at the deadline, the largest rebalance timeout of the
+   members. A group that was Empty instead waits ``group.initial.rebalance.delay.ms``, extended
+   by another delay while new members keep arriving, up to the rebalance timeout.
+3. Members that did not rejoin are removed; the generation grows by one; the protocol most
+   members prefer among those all support is chosen; every parked JoinGroup is answered (the
+   leader's answer lists the members and their metadata). The group is CompletingRebalance.
+4. The leader's SyncGroup carries the assignment; it is persisted as a group metadata record,
+   then every member's SyncGroup is answered with its share and the group is Stable.
+
+Session timeouts are ``Scheduler`` timers, one per member, re-armed by every heartbeat, join and
+sync; a member with a JoinGroup or SyncGroup parked is kept alive (the join deadline or the
+leader bounds that wait). When a timer fires the member is removed as if it had left.
+
+Everything here runs on the event loop between awaits; a call never blocks. The only awaits
+are the futures of parked requests and the append of group metadata, which runs as a task of
+its own so that a client closing its connection cannot cancel it halfway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.group.config import GroupConfig
+from tiered_mq.broker.group.group import (
+    GroupMetadata,
+    GroupState,
+    JoinResponse,
+    MemberMetadata,
+    SyncResponse,
+)
+from tiered_mq.broker.group.seams import Scheduler
+
+log = logging.getLogger(__name__)
+
+NONE = 0
+FENCED_INSTANCE_ID = 82  # static member replaced by a newer instance (no exception class)
+S = GroupState
+
+
+def join_error(error_code: int, member_id: str = "") -> JoinResponse:
+    return {
+        "error_code": error_code,
+        "generation_id": -1,
+        "protocol_name": "",
+        "leader": "",
+        "member_id": member_id,
+        "members": [],
+    }
+
+
+def sync_error(error_code: int) -> SyncResponse:
+    return {"error_code": error_code, "assignment": b""}
+
+
+class Membership:
+    def __init__(
+        self,
+        config: GroupConfig,
+        scheduler: Scheduler,
+        store_group: Callable[[GroupMetadata], Awaitable[None]],
+    ) -> None:
+        self.config = config
+        self.scheduler = scheduler
+        self.groups: dict[str, GroupMetadata] = {}
+        self._store_group = store_group
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        for group in self.groups.values():
+            if group.join_timer is not None:
+                group.join_timer.cancel()
+            for member in group.members.values():
+                member.cancel_heartbeat()
+            for handle in group.pending_members.values():
+                if handle is not None:
+                    handle.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- JoinGroup -------------------------------------------------------------------------
+
+    async def join_group(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        require_known_member_id: bool,
+    ) -> JoinResponse:
+        cfg = self.config
+        if not group_id:
+            return join_error(errors.InvalidGroupIdError.errno, member_id)
+        if (
+            not cfg.group_min_session_timeout_ms
+            <= session_timeout_ms
+            <= (cfg.group_max_session_timeout_ms)
+        ):
+            return join_error(errors.InvalidSessionTimeoutError.errno, member_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_id:
+                return join_error(errors.UnknownMemberIdError.errno, member_id)
+            group = GroupMetadata(group_id, state_timestamp_ms=self.scheduler.now_ms())
+            self.groups[group_id] = group
+        if group.state is S.DEAD:
+            return join_error(errors.CoordinatorNotAvailableError.errno, member_id)
+        if not group.supports_protocols(protocol_type, [name for name, _ in protocols]):
+            return join_error(errors.InconsistentGroupProtocolError.errno, member_id)
+        member = MemberMetadata(
+            member_id,
+            group_instance_id,
+            client_id,
+            client_host,
+            rebalance_timeout_ms if rebalance_timeout_ms > 0 else session_timeout_ms,
+            session_timeout_ms,
+            protocol_type,
+            protocols,
+        )
+        if not member_id:
+            result = self._join_new_member(group, member, require_known_member_id)
+        else:
+            result = self._join_known_member(group, member)
+        if isinstance(result, dict):
+            return result
+        return await asyncio.shield(result)
+
+    def _join_new_member(
+        self, group: GroupMetadata, member: MemberMetadata, require_known_member_id: bool
+    ) -> JoinResponse | asyncio.Future[JoinResponse]:
+        prefix = member.group_instance_id or member.client_id
+        member.member_id = f"{prefix}-{uuid.uuid4()}"
+        if member.group_instance_id is not None:
+            old = group.member_by_instance(member.group_instance_id)
+            if old is not None:
+                log.info("group %s: static member %s replaced", group.group_id, old.member_id)
+                self._remove_member(group, old.member_id, FENCED_INSTANCE_ID)
+        elif require_known_member_id:
+            timer = self.scheduler.call_later(
+                member.session_timeout_ms,
+                lambda: self._expire_pending(group, member.member_id),
+            )
+            group.pending_members[member.member_id] = timer
+            return join_error(errors.MemberIdRequiredError.errno, member.member_id)
+        return self._add_member_and_rebalance(group, member)
+
+    def _join_known_member(
+        self, group: GroupMetadata, request: MemberMetadata
+    ) -> JoinResponse | asyncio.Future[JoinResponse]:
+        member_id = request.member_id
+        if member_id in group.pending_members:
+            timer = group.pending_members.pop(member_id)
+            if timer is not None:
+                timer.cancel()
+            return self._add_member_and_rebalance(group, request)
+        if self._fenced(group, request.group_instance_id, member_id):
+            return join_error(FENCED_INSTANCE_ID, member_id)
+        member = group.members.get(member_id)
+        if member is None:
+            return join_error(errors.UnknownMemberIdError.errno, member_id)
+        if group.state is S.COMPLETING_REBALANCE and member.same_protocols(request.protocols):
+            # The member missed our answer (e.g. a retried request): answer it again.
+            self.schedule_session_timeout(group, member)
+            return group.join_response(member_id)
+        if (
+            group.state is S.STABLE
+            and member_id != group.leader_id
+            and member.same_protocols(request.protocols)
+        ):
+            self.schedule_session_timeout(group, member)
+            return group.join_response(member_id)
+        if group.state in (S.EMPTY, S.DEAD):
+            return join_error(errors.UnknownMemberIdError.errno, member_id)
+        member.protocols = request.protocols
+        member.client_id = request.client_id
+        member.client_host = request.client_host
+        member.session_timeout_ms = request.session_timeout_ms
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        return self._park_join(group, member)
+
+    def _add_member_and_rebalance(
+        self, group: GroupMetadata, member: MemberMetadata
+    ) -> asyncio.Future[JoinResponse]:
+        group.add(member)
+        group.new_member_added = True
+        self.schedule_session_timeout(group, member)
+        return self._park_join(group, member)
+
+    def _park_join(self, group: GroupMetadata, member: MemberMetadata) -> asyncio.Future[Any]:
+        if member.awaiting_join is not None and not member.awaiting_join.done():
+            member.awaiting_join.set_result(
+                join_error(errors.RebalanceInProgressError.errno, member.member_id)
+            )
+        future: asyncio.Future[JoinResponse] = asyncio.get_running_loop().create_future()
+        member.awaiting_join = future
+        if group.state in (S.EMPTY, S.STABLE, S.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, f"member {member.member_id} joined")
+        self._maybe_complete_join(group)
+        return future
+
+    @staticmethod
+    def _fenced(group: GroupMetadata, group_instance_id: str | None, member_id: str) -> bool:
+        if group_instance_id is None:
+            return False
+        return group.static_members.get(group_instance_id, member_id) != member_id
+
+    # -- the join phase --------------------------------------------------------------------
+
+    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        if group.state is S.COMPLETING_REBALANCE:
+            for member in group.members.values():
+                self._answer_sync(member, sync_error(errors.RebalanceInProgressError.errno))
+        was_empty = group.state is S.EMPTY
+        group.transition_to(S.PREPARING_REBALANCE, self.scheduler.now_ms())
+        log.info("group %s: preparing rebalance (%s)", group.group_id, reason)
+        if group.join_timer is not None:
+            group.join_timer.cancel()
+        timeout = group.max_rebalance_timeout_ms()
+        if was_empty:
+            delay = min(self.config.group_initial_rebalance_delay_ms, timeout)
+            group.initial_join_phase = True
+            group.new_member_added = False
+            group.initial_delay_remaining_ms = max(timeout - delay, 0)
+            group.join_timer = self.scheduler.call_later(
+                delay, lambda: self._on_initial_join_delay(group)
+            )
+        else:
+            group.initial_join_phase = False
+            group.join_timer = self.scheduler.call_later(
+                timeout, lambda: self._on_join_deadline(group)
+            )
+
+    def _on_initial_join_delay(self, group: GroupMetadata) -> None:
+        if group.state is not S.PREPARING_REBALANCE or not group.initial_join_phase:
+            return
+        remaining = group.initial_delay_remaining_ms
+        if group.new_member_added and remaining > 0:
+            delay = min(self.config.group_initial_rebalance_delay_ms, remaining)
+            group.new_member_added = False
+            group.initial_delay_remaining_ms = max(remaining - delay, 0)
+            group.join_timer = self.scheduler.call_later(
+                delay, lambda: self._on_initial_join_delay(group)
+            )
+            return
+        group.initial_join_phase = False
+        self._complete_join(group)
+
+    def _on_join_deadline(self, group: GroupMetadata) -> None:
+        if group.state is S.PREPARING_REBALANCE:
+            self._complete_join(group)
+
+    def _maybe_complete_join(self, group: GroupMetadata) -> None:
+        if (
+            group.state is S.PREPARING_REBALANCE
+            and not group.initial_join_phase
+            and group.all_members_joined()
+        ):
+            self._complete_join(group)
+
+    def _complete_join(self, group: GroupMetadata) -> None:
+        if group.join_timer is not None:
+            group.join_timer.cancel()
+            group.join_timer = None
+        for member in [m for m in group.members.values() if m.awaiting_join is None]:
+            log.info("group %s: member %s did not rejoin", group.group_id, member.member_id)
+            self._remove_member(group, member.member_id, errors.UnknownMemberIdError.errno)
+        now = self.scheduler.now_ms()
+        group.generation_id += 1
+        if not group.members:
+            group.protocol_name = None
+            group.transition_to(S.EMPTY, now)
+            log.info("group %s: generation %d is empty", group.group_id, group.generation_id)
+            self._spawn(self._store_quietly(group))
+            return
+        group.protocol_name = group.select_protocol()
+        group.transition_to(S.COMPLETING_REBALANCE, now)
+        log.info(
+            "group %s: generation %d, protocol %s, leader %s, %d members",
+            group.group_id,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
+            len(group.members),
+        )
+        for member in group.members.values():
+            future, member.awaiting_join = member.awaiting_join, None
+            if future is not None and not future.done():
+                future.set_result(group.join_response(member.member_id))
+            member.is_new = False
+            self.schedule_session_timeout(group, member)
+
+    async def _store_quietly(self, group: GroupMetadata) -> None:
+        try:
+            await self._store_group(group)
+        except Exception:
+            log.exception("group %s: storing group metadata failed", group.group_id)
+
+    # -- SyncGroup -------------------------------------------------------------------------
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+    ) -> SyncResponse:
+        group = self.groups.get(group_id)
+        if group is None:
+            return sync_error(errors.UnknownMemberIdError.errno)
+        if group.state is S.DEAD:
+            return sync_error(errors.CoordinatorNotAvailableError.errno)
+        if self._fenced(group, group_instance_id, member_id):
+            return sync_error(FENCED_INSTANCE_ID)
+        member = group.members.get(member_id)
+        if member is None:
+            return sync_error(errors.UnknownMemberIdError.errno)
+        if generation_id != group.generation_id:
+            return sync_error(errors.IllegalGenerationError.errno)
+        if group.state is S.PREPARING_REBALANCE:
+            return sync_error(errors.RebalanceInProgressError.errno)
+        self.schedule_session_timeout(group, member)
+        if group.state is S.STABLE:
+            return {"error_code": NONE, "assignment": member.assignment}
+        # CompletingRebalance: park until the leader's assignment is stored.
+        if member.awaiting_sync is not None and not member.awaiting_sync.done():
+            member.awaiting_sync.set_result(sync_error(errors.RebalanceInProgressError.errno))
+        future: asyncio.Future[SyncResponse] = asyncio.get_running_loop().create_future()
+        member.awaiting_sync = future
+        if member_id == group.leader_id:
+            full = {mid: assignments.get(mid, b"") for mid in group.members}
+            self._spawn(self._store_assignment(group, group.generation_id, full))
+        return await asyncio.shield(future)
+
+    async def _store_assignment(
+        self, group: GroupMetadata, generation: int, assignments: dict[str, bytes]
+    ) -> None:
+        previous = {mid: m.assignment for mid, m in group.members.items()}
+        for mid, member in group.members.items():
+            member.assignment = assignments[mid]
+        try:
+            await self._store_group(group)
+            error = NONE
+        except Exception:
+            log.exception("group %s: storing the assignment failed", group.group_id)
+            error = errors.CoordinatorNotAvailableError.errno
+        if group.state is not S.COMPLETING_REBALANCE or group.generation_id != generation:
+            return  # a rebalance started meanwhile; its members were answered already
+        if error:
+            for mid, member in group.members.items():
+                member.assignment = previous.get(mid, b"")
+                self._answer_sync(member, sync_error(error))
+            self._prepare_rebalance(group, "storing the assignment failed")
+            return
+        for member in group.members.values():
+            self._answer_sync(member, {"error_code": NONE, "assignment": member.assignment})
+        group.transition_to(S.STABLE, self.scheduler.now_ms())
+        log.info("group %s: generation %d is stable", group.group_id, generation)
+
+    @staticmethod
+    def _answer_sync(member: MemberMetadata, response: SyncResponse) -> None:
+        future, member.awaiting_sync = member.awaiting_sync, None
+        if future is not None and not future.done():
+            future.set_result(response)
+
+    # -- Heartbeat and session timeouts ----------------------------------------------------
+
+    def heartbeat(
+        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        group = self.groups.get(group_id)
+        if group is None:
+            return errors.UnknownMemberIdError.errno
+        if group.state is S.DEAD:
+            return errors.CoordinatorNotAvailableError.errno
+        if self._fenced(group, group_instance_id, member_id):
+            return FENCED_INSTANCE_ID
+        member = group.members.get(member_id)
+        if member is None or group.state is S.EMPTY:
+            return errors.UnknownMemberIdError.errno
+        if generation_id != group.generation_id:
+            return errors.IllegalGenerationError.errno
+        self.schedule_session_timeout(group, member)
+        if group.state is S.PREPARING_REBALANCE:
+            return errors.RebalanceInProgressError.errno
+        return NONE
+
+    def schedule_session_timeout(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        member.cancel_heartbeat()
+        member.heartbeat_timer = self.scheduler.call_later(
+            member.session_timeout_ms, lambda: self._on_session_timeout(group, member)
+        )
+
+    def _on_session_timeout(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        if group.members.get(member.member_id) is not member:
+            return
+        if member.awaiting_join is not None or member.awaiting_sync is not None:
+            self.schedule_session_timeout(group, member)
+            return
+        log.info("group %s: member %s session timed out", group.group_id, member.member_id)
+        self._remove_member_and_update_group(group, member.member_id)
+
+    def _expire_pending(self, group: GroupMetadata, member_id: str) -> None:
+        if group.pending_members.pop(member_id, "absent") != "absent":
+            self._maybe_complete_join(group)
+
+    # -- LeaveGroup ------------------------------------------------------------------------
+
+    def leave_group(
+        self, group_id: str, leaving: list[tuple[str, str | None]]
+    ) -> tuple[int, list[int]]:
+        """Remove members; returns the top-level error and one error per leaving member."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return NONE, [errors.UnknownMemberIdError.errno] * len(leaving)
+        if group.state is S.DEAD:
+            return errors.CoordinatorNotAvailableError.errno, []
+        return NONE, [self._leave_one(group, mid, iid) for mid, iid in leaving]
+
+    def _leave_one(self, group: GroupMetadata, member_id: str, instance_id: str | None) -> int:
+        if instance_id is not None:
+            member = group.member_by_instance(instance_id)
+            if member is None:
+                return errors.UnknownMemberIdError.errno
+            if member_id and member_id != member.member_id:
+                return FENCED_INSTANCE_ID
+            member_id = member.member_id
+        if member_id in group.pending_members:
+            self._expire_pending(group, member_id)
+            return NONE
+        if member_id not in group.members:
+            return errors.UnknownMemberIdError.errno
+        log.info("group %s: member %s left", group.group_id, member_id)
+        self._remove_member_and_update_group(group, member_id)
+        return NONE
+
+    # -- removal ---------------------------------------------------------------------------
+
+    def _remove_member(self, group: GroupMetadata, member_id: str, error_code: int) -> None:
+        member = group.remove(member_id)
+        if member is None:
+            return
+        future, member.awaiting_join = member.awaiting_join, None
+        if future is not None and not future.done():
+            future.set_result(join_error(error_code, member_id))
+        self._answer_sync(member, sync_error(error_code))
+
+    def _remove_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None:
+        self._remove_member(group, member_id, errors.UnknownMemberIdError.errno)
+        if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, f"member {member_id} removed")
+        else:
+            self._maybe_complete_join(group)
