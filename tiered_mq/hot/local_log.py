@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import crc32c
-
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidTimestampError,
@@ -45,12 +43,11 @@ from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.log_segments import LogSegments
 from tiered_mq.hot.recovery import recover_log
 from tiered_mq.record.batch import (
-    CRC_START,
-    HEADER,
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
     assign_offset_and_epoch,
     iter_batches,
+    set_log_append_time,
 )
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.record.records import decode_batch
@@ -209,7 +206,9 @@ class LocalLog:
                 "partition_leader_epoch": leader_epoch,
             }
             if append_time >= 0:
-                changes.update(self._set_log_append_time(records, position, header, append_time))
+                set_log_append_time(records, position, append_time)
+                changes["attributes"] = header.attributes | TIMESTAMP_TYPE_MASK
+                changes["max_timestamp"] = append_time
             else:
                 self._check_timestamp(header, now)
             assigned.append((position, dataclasses.replace(header, **changes)))
@@ -255,19 +254,6 @@ class LocalLog:
             and header.max_timestamp > now + config.message_timestamp_after_max_ms
         ):
             raise InvalidTimestampError(f"batch timestamps out of range at {now}")
-
-    @staticmethod
-    def _set_log_append_time(
-        records: bytearray | memoryview, position: int, header: BatchHeader, now: int
-    ) -> dict[str, int]:
-        attributes = header.attributes | TIMESTAMP_TYPE_MASK
-        fields = list(HEADER.unpack_from(records, position))
-        fields[5], fields[10] = attributes, now  # attributes, maxTimestamp
-        HEADER.pack_into(records, position, *fields)
-        crc = crc32c.crc32c(memoryview(records)[position + CRC_START : position + header.size])
-        fields[4] = crc
-        HEADER.pack_into(records, position, *fields)
-        return {"attributes": attributes, "max_timestamp": now, "crc": crc}
 
     def _append(
         self, records: bytes | bytearray | memoryview, batches: Batches, now: int, append_time: int

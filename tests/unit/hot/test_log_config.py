@@ -1,0 +1,81 @@
+import pytest
+
+from tiered_mq.errors import InvalidConfigError
+from tiered_mq.hot.log_config import DEFAULTS, LogConfig
+
+
+def test_defaults_match_kafka() -> None:
+    config = LogConfig()
+    assert config.segment_bytes == 1 << 30
+    assert config.segment_ms == 7 * 24 * 3600 * 1000
+    assert config.retention_ms == 7 * 24 * 3600 * 1000
+    assert config.retention_bytes == -1
+    assert config.index_interval_bytes == 4096
+    assert config.segment_index_bytes == 10 * 1024 * 1024
+    assert config.max_message_bytes == 1048588
+    assert config.flush_messages == 2**63 - 1
+    assert not config.remote_storage_enable
+    assert config.cleanup_policy == ("delete",)
+    assert config.to_properties() == DEFAULTS
+    assert LogConfig.from_properties({}) == config
+
+
+def test_from_properties_parses_every_kind() -> None:
+    config = LogConfig.from_properties(
+        {
+            "segment.bytes": "1048576",
+            "remote.storage.enable": "TRUE",
+            "cleanup.policy": "compact,delete",
+            "message.timestamp.type": "LogAppendTime",
+            "min.cleanable.dirty.ratio": "0.25",
+            "retention.ms": "-1",
+            "local.retention.ms": "1000",
+        }
+    )
+    assert config.segment_bytes == 1 << 20
+    assert config.remote_storage_enable
+    assert config.compact and config.delete
+    assert config.log_append_time
+    assert config.min_cleanable_dirty_ratio == 0.25
+    assert config.effective_local_retention_ms == 1000
+    props = config.to_properties()
+    assert props["cleanup.policy"] == "compact,delete"
+    assert props["remote.storage.enable"] == "true"
+    assert LogConfig.from_properties(props) == config
+    assert config.value("segment.bytes") == "1048576"
+
+
+def test_base_is_overridden_not_reset() -> None:
+    base = LogConfig.from_properties({"segment.bytes": "2048"})
+    config = LogConfig.from_properties({"retention.bytes": "100"}, base=base)
+    assert (config.segment_bytes, config.retention_bytes) == (2048, 100)
+    assert LogConfig().effective_local_retention_bytes == -1
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("segment.bytes", "abc"),
+        ("segment.bytes", "13"),
+        ("segment.bytes", str(2**31)),
+        ("retention.ms", "-3"),
+        ("remote.storage.enable", "yes"),
+        ("cleanup.policy", "archive"),
+        ("cleanup.policy", ""),
+        ("message.timestamp.type", "createtime"),
+        ("min.cleanable.dirty.ratio", "1.5"),
+        ("no.such.config", "1"),
+    ],
+)
+def test_bad_values_name_the_key(key: str, value: str) -> None:
+    with pytest.raises(InvalidConfigError, match=key.replace(".", r"\.")):
+        LogConfig.from_properties({key: value})
+
+
+def test_local_retention_cannot_exceed_total() -> None:
+    with pytest.raises(InvalidConfigError, match=r"local\.retention\.ms"):
+        LogConfig.from_properties({"retention.ms": "1000", "local.retention.ms": "2000"})
+    with pytest.raises(InvalidConfigError, match=r"local\.retention\.bytes"):
+        LogConfig.from_properties({"retention.bytes": "10", "local.retention.bytes": "20"})
+    with pytest.raises(InvalidConfigError, match="unknown"):
+        LogConfig().value("nope")
