@@ -6,8 +6,9 @@
   gathers consumers that start together. Set it to 3000 for Kafka's behaviour.
 
 :meth:`GroupConfig.from_broker_config` reads a mapping keyed by Kafka names (``"offsets.topic
-.num.partitions"``) or an object with snake_case attributes (``offsets_topic_num_partitions``),
-so it works with whatever shape the broker's config takes; missing keys take the defaults.
+.num.partitions"``), an object with snake_case attributes (``offsets_topic_num_partitions``)
+or the broker's ``BrokerConfig`` (``get(name)``; a key its ``is_default(name)`` reports as not
+overridden takes the default here, so the 300 ms delay holds unless set explicitly).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class GroupConfig:
             if isinstance(config, Mapping):
                 raw = config.get(kafka_name, config.get(f.name))
             elif config is not None:
+                is_default = getattr(config, "is_default", None)
+                if callable(is_default) and is_default(kafka_name):
+                    continue  # the broker's table holds Kafka's default; ours applies
                 getter = getattr(config, "get", None)
                 raw = getattr(config, f.name, None)
                 if raw is None and callable(getter):

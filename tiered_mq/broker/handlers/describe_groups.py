@@ -1,0 +1,26 @@
+"""DescribeGroups (15), v0-4: state, protocol and members of each group.
+
+Member metadata and assignment bytes are filled only while the group is Stable (Kafka's rule);
+an unknown group is described as Dead with no error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.context import RequestContext
+
+API_KEY = 15
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    coordinator = ctx.broker.group_coordinator
+    described = []
+    for group_id in request.get("groups") or []:
+        if coordinator is None:
+            code = errors.CoordinatorNotAvailableError.errno
+            described.append({"error_code": code, "group_id": group_id, "members": []})
+        else:
+            described.append(coordinator.describe_group(group_id))
+    return {"throttle_time_ms": 0, "groups": described}

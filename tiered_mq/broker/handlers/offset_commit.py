@@ -1,0 +1,49 @@
+"""OffsetCommit (8), v2-7: store committed offsets; answered once they are on the log.
+
+Generation -1 with a group that has no members is a simple commit (``assign()`` consumers).
+``retention_time_ms`` (v2-4; -1 = the broker's ``offsets.retention.minutes``) sets an explicit
+expiry; v5+ has none. ``committed_leader_epoch`` exists from v6 (-1 before).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = 8
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    coordinator = ctx.broker.group_coordinator
+    offsets: dict[TopicPartition, tuple[int, int, str | None]] = {}
+    for topic in request.get("topics") or []:
+        for p in topic["partitions"]:
+            offsets[TopicPartition(topic["name"], p["partition_index"])] = (
+                p["committed_offset"],
+                p.get("committed_leader_epoch", -1),
+                p.get("committed_metadata"),
+            )
+    if coordinator is None:
+        codes = dict.fromkeys(offsets, errors.CoordinatorNotAvailableError.errno)
+    else:
+        generation = request.get("generation_id_or_member_epoch", request.get("generation_id", -1))
+        codes = await coordinator.commit_offsets(
+            request["group_id"],
+            generation,
+            request.get("member_id") or "",
+            request.get("group_instance_id"),
+            request.get("retention_time_ms", -1),
+            offsets,
+        )
+    by_topic: dict[str, list[dict[str, int]]] = {}
+    for tp, code in codes.items():
+        by_topic.setdefault(tp.topic, []).append(
+            {"partition_index": tp.partition, "error_code": code}
+        )
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+    }

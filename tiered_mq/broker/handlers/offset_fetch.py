@@ -1,0 +1,54 @@
+"""OffsetFetch (9), v1-5: committed offsets of a group.
+
+A null topic list (v2+) asks for every partition the group has committed. A partition with no
+committed offset answers offset -1, metadata "" and no error, as Kafka does. The committed
+leader epoch is reported as -1 until replication assigns real epochs (KAFKA_PROTOCOL.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = 9
+
+
+def _partition(index: int, offset: int, metadata: str, code: int = 0) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "committed_offset": offset,
+        "committed_leader_epoch": -1,
+        "metadata": metadata,
+        "error_code": code,
+    }
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    coordinator = ctx.broker.group_coordinator
+    topics = request.get("topics")
+    wanted = (
+        None
+        if topics is None
+        else [TopicPartition(t["name"], p) for t in topics for p in t["partition_indexes"]]
+    )
+    if coordinator is None:
+        code, committed = errors.CoordinatorNotAvailableError.errno, {}
+    else:
+        code, committed = coordinator.fetch_offsets(request["group_id"], wanted)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp in wanted if wanted is not None else sorted(committed):
+        value = committed.get(tp)
+        entry = (
+            _partition(tp.partition, value.offset, value.metadata)
+            if value is not None
+            else _partition(tp.partition, -1, "", code if ctx.header.api_version < 2 else 0)
+        )
+        by_topic.setdefault(tp.topic, []).append(entry)
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+        "error_code": code,
+    }
