@@ -112,8 +112,16 @@ def decode_request(header: RequestHeader, body: memoryview) -> dict[str, Any]:
 
 
 def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
-    """Chunks of the whole response frame: int32 size, response header, body."""
-    wr = _writer(header.api_key, header.api_version, False)
+    """Chunks of the whole response frame: int32 size, response header, body.
+
+    An ApiVersions response with a non-zero error_code is encoded with the v0 body whatever
+    the request version: clients (librdkafka, Kafka's Java client, kafka-python) parse an
+    erroneous ApiVersions response as v0.
+    """
+    version = header.api_version
+    if header.api_key == ApiKey.API_VERSIONS and body.get("error_code", 0) != 0:
+        version = 0
+    wr = _writer(header.api_key, version, False)
     w = Writer()
     w.buf += b"\x00\x00\x00\x00"
     w.buf += encode_response_header(header.api_key, header.api_version, header.correlation_id)
@@ -144,12 +152,14 @@ def encode_request(
 def decode_response(api_key: int, version: int, payload: bytes | memoryview) -> dict[str, Any]:
     """Decode a response payload (after the size prefix, starting at the correlation id)."""
     buf = memoryview(payload)
-    rd = _reader(api_key, version, False)
+    _reader(api_key, version, False)  # unknown api/version -> UnsupportedVersionError
     try:
         _corr, pos = decode_response_header(api_key, version, buf)
+        if api_key == ApiKey.API_VERSIONS and wire.I16.unpack_from(buf, pos)[0] != 0:
+            version = 0  # an erroneous ApiVersions response is always v0 (see encode_response)
     except _DECODE_ERRORS as e:
         raise InvalidRequestError(f"malformed response header: {e!r}") from e
-    return _decode(rd, buf[pos:], f"response {api_key} v{version}")
+    return _decode(_reader(api_key, version, False), buf[pos:], f"response {api_key} v{version}")
 
 
 def response_correlation_id(payload: bytes | memoryview) -> int:
