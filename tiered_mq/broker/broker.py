@@ -1,0 +1,122 @@
+"""Broker: wires the services of one broker process together and runs them.
+
+Start order: data dir lock -> coordinator -> replica manager (opens and recovers every
+partition) -> TCP server (binds; port 0 picks a free one) -> broker registration ->
+group coordinator -> metrics endpoint. ``close()`` runs it backwards: stop accepting and drop
+connections, close the group coordinator, then flush every log, snapshot producer state and
+close the logs, then the coordinator. A second broker on the same data dir fails at start
+(``<data_dir>/.lock``, flock).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import importlib.util
+import logging
+import os
+from typing import Any
+
+from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.handlers import Handler, discover
+from tiered_mq.broker.metrics import BrokerMetrics
+from tiered_mq.broker.producer_ids import ProducerIdManager
+from tiered_mq.broker.replica_manager import ReplicaManager
+from tiered_mq.broker.server import KafkaServer
+from tiered_mq.broker.topic_registry import TopicRegistry
+from tiered_mq.coordination.base import BrokerInfo, Coordinator
+from tiered_mq.coordination.embedded import EmbeddedCoordinator
+from tiered_mq.hot.log_config import LogConfig
+
+log = logging.getLogger(__name__)
+
+GROUP_COORDINATOR_MODULE = "tiered_mq.broker.group.coordinator"
+
+
+def _load_group_coordinator(replica_manager: ReplicaManager, config: BrokerConfig) -> Any:
+    try:
+        if importlib.util.find_spec(GROUP_COORDINATOR_MODULE) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    module = importlib.import_module(GROUP_COORDINATOR_MODULE)
+    return module.GroupCoordinator(replica_manager, config)
+
+
+class Broker:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        coordinator: Coordinator | None = None,
+        metrics_port: int = 0,
+    ) -> None:
+        self.config = config
+        self.metrics_port = metrics_port
+        self.coordinator: Coordinator = coordinator or EmbeddedCoordinator(
+            config.data_dir, config.node_id
+        )
+        self.metrics = BrokerMetrics()
+        self.replica_manager = ReplicaManager(config, self.coordinator)
+        self.topic_registry = TopicRegistry(config, self.coordinator, self.replica_manager)
+        self.replica_manager.topic_registry = self.topic_registry
+        self.producer_id_manager = ProducerIdManager(
+            self.coordinator, config.get_int("producer.id.block.size")
+        )
+        self.remote_log_manager: Any = None
+        self.group_coordinator: Any = None
+        self.handlers: dict[int, Handler] = discover()
+        self.server = KafkaServer(self, self.handlers)
+        self.metrics_bound_port: int | None = None
+        self._lock_fd: int | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def advertised_host(self) -> str:
+        host = self.config.get("advertised.host.name") or self.config.host
+        return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+
+    @property
+    def cluster_id(self) -> str:
+        return str(getattr(self.coordinator, "cluster_id", "tiered-mq"))
+
+    def _lock_data_dir(self) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.config.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RuntimeError(f"{self.config.data_dir} is in use by another broker") from None
+        self._lock_fd = fd
+
+    async def start(self) -> None:
+        LogConfig.from_properties(self.config.topic_defaults)  # fail fast on bad defaults
+        self._lock_data_dir()
+        await self.coordinator.start()
+        await self.replica_manager.start()
+        await self.server.start(self.config.host, self.config.port)
+        await self.coordinator.register_broker(
+            BrokerInfo(self.config.node_id, self.advertised_host, self.port)
+        )
+        self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)
+        if self.group_coordinator is not None:
+            await self.group_coordinator.start()
+        self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
+        log.info("broker %d listening on %s:%d", self.config.node_id, self.config.host, self.port)
+
+    async def close(self) -> None:
+        await self.server.stop()
+        if self.group_coordinator is not None:
+            try:
+                await self.group_coordinator.close()
+            except Exception:
+                log.exception("group coordinator close failed")
+        await self.replica_manager.close()
+        await self.coordinator.close()
+        self.metrics.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

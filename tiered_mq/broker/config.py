@@ -1,0 +1,130 @@
+"""Broker configuration by Kafka's names.
+
+``BrokerConfig`` holds the broker-level settings (``BROKER_DEFAULTS`` overridden by
+``--config key=value``) and the broker's defaults for topic configs. A ``--config`` key is read as:
+
+- a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
+  (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``);
+- a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
+  (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
+  ``LogConfig.from_properties`` when the broker starts.
+
+Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+BROKER_DEFAULTS: Final[dict[str, str]] = {
+    "broker.id": "0",
+    "auto.create.topics.enable": "true",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "delete.topic.enable": "true",
+    "message.max.bytes": "1048588",
+    "socket.request.max.bytes": "104857600",
+    "socket.send.buffer.bytes": "102400",
+    "socket.receive.buffer.bytes": "102400",
+    "queued.max.request.bytes": "-1",
+    "offsets.topic.num.partitions": "50",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.segment.bytes": "104857600",
+    "offsets.retention.minutes": "10080",
+    "group.min.session.timeout.ms": "6000",
+    "group.max.session.timeout.ms": "1800000",
+    "group.initial.rebalance.delay.ms": "3000",
+    "transaction.state.log.num.partitions": "50",
+    "log.flush.interval.messages": "9223372036854775807",
+    "log.flush.scheduler.interval.ms": "9223372036854775807",
+    "log.retention.check.interval.ms": "300000",
+    "producer.id.block.size": "1000",
+    "fetch.max.bytes": "57671680",
+}
+
+#: broker config name -> the topic config it defaults (Kafka's synonyms)
+TOPIC_SYNONYMS: Final[dict[str, str]] = {
+    "log.segment.bytes": "segment.bytes",
+    "log.roll.ms": "segment.ms",
+    "log.retention.ms": "retention.ms",
+    "log.retention.bytes": "retention.bytes",
+    "log.cleanup.policy": "cleanup.policy",
+    "log.index.interval.bytes": "index.interval.bytes",
+    "log.index.size.max.bytes": "segment.index.bytes",
+    "log.message.timestamp.type": "message.timestamp.type",
+    "log.flush.interval.messages": "flush.messages",
+    "log.flush.interval.ms": "flush.ms",
+    "log.local.retention.ms": "local.retention.ms",
+    "log.local.retention.bytes": "local.retention.bytes",
+    "log.segment.delete.delay.ms": "file.delete.delay.ms",
+    "message.max.bytes": "max.message.bytes",
+    "compression.type": "compression.type",
+    "min.insync.replicas": "min.insync.replicas",
+}
+
+_BROKER_PREFIXES: Final = ("group.", "offsets.", "transaction.", "socket.", "metrics.")
+
+
+class BrokerConfig:
+    """Settings of one broker; ``props`` are broker configs, ``topic_defaults`` topic configs."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        port: int = 9092,
+        overrides: dict[str, str] | None = None,
+        cold_url: str | None = None,
+        s3_endpoint: str | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.port = port
+        self.cold_url = cold_url
+        self.s3_endpoint = s3_endpoint
+        self.props: dict[str, str] = dict(BROKER_DEFAULTS)
+        self.overridden: set[str] = set()
+        self.topic_defaults: dict[str, str] = {}
+        for key, value in (overrides or {}).items():
+            self.set(key, value)
+        self.props["log.dirs"] = str(self.data_dir)
+
+    def set(self, key: str, value: str) -> None:
+        if key in TOPIC_SYNONYMS:
+            self.topic_defaults[TOPIC_SYNONYMS[key]] = value
+        if key in BROKER_DEFAULTS or key in TOPIC_SYNONYMS or key.startswith(_BROKER_PREFIXES):
+            self.props[key] = value
+            self.overridden.add(key)
+        else:
+            self.topic_defaults[key] = value
+
+    @property
+    def node_id(self) -> int:
+        return self.get_int("broker.id")
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.props.get(key, default)
+
+    def get_int(self, key: str, default: int | None = None) -> int:
+        value = self.props.get(key)
+        if value is None:
+            if default is None:
+                raise KeyError(key)
+            return default
+        return int(value)
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        value = self.props.get(key)
+        if value is None:
+            return default
+        return value.strip().lower() == "true"
+
+    def is_default(self, key: str) -> bool:
+        return key not in self.overridden
+
+    def __getitem__(self, key: str) -> str:
+        return self.props[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.props

@@ -1,0 +1,57 @@
+"""Delayed-fetch purgatory: fetches that wait for data park a future here; appends wake them.
+
+A fetch that found fewer than ``min_bytes`` registers one future under every partition it reads
+(:meth:`FetchPurgatory.watch`), then awaits it with its remaining ``max_wait_ms``. A leader append
+that moves a partition's high watermark calls :meth:`FetchPurgatory.notify`, which completes every
+future watching that partition; the fetch then reads again. Nothing here blocks the event loop,
+and a cancelled fetch (client gone) unregisters itself in ``unwatch``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from tiered_mq.topic_partition import TopicPartition
+
+
+class FetchPurgatory:
+    def __init__(self) -> None:
+        self._watchers: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+
+    def watch(self, tps: Iterable[TopicPartition]) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        for tp in tps:
+            self._watchers.setdefault(tp, set()).add(fut)
+        return fut
+
+    def unwatch(self, fut: asyncio.Future[None], tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            waiters = self._watchers.get(tp)
+            if waiters is not None:
+                waiters.discard(fut)
+                if not waiters:
+                    del self._watchers[tp]
+
+    def notify(self, tp: TopicPartition) -> None:
+        waiters = self._watchers.pop(tp, None)
+        if waiters:
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+
+    def __len__(self) -> int:
+        return sum(len(w) for w in self._watchers.values())
+
+    async def wait(self, tps: list[TopicPartition], timeout_s: float) -> bool:
+        """Wait until one of ``tps`` gets data or ``timeout_s`` passes; True if woken."""
+        if timeout_s <= 0:
+            return False
+        fut = self.watch(tps)
+        try:
+            done, _ = await asyncio.wait({fut}, timeout=timeout_s)
+            return bool(done)
+        finally:
+            self.unwatch(fut, tps)
+            if not fut.done():
+                fut.cancel()

@@ -1,0 +1,33 @@
+"""CreatePartitions (37), v0-1: raises a topic's partition count (never lowers it).
+
+Explicit assignments must name live brokers; ``validate_only`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.errors import InvalidRequestError
+from tiered_mq.protocol.api_versions import ApiKey
+
+API_KEY = ApiKey.CREATE_PARTITIONS
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    validate_only = bool(request.get("validate_only", False))
+    live = {b.node_id for b in ctx.broker.coordinator.brokers()}
+    results = []
+    for t in request["topics"]:
+        result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
+        try:
+            for a in t.get("assignments") or []:
+                if any(b not in live for b in a["broker_ids"]):
+                    raise InvalidRequestError(f"assignment {a['broker_ids']} names unknown brokers")
+            await ctx.broker.topic_registry.create_partitions(t["name"], t["count"], validate_only)
+        except Exception as e:
+            result["error_code"] = error_code(e)
+            result["error_message"] = error_message(e)
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}

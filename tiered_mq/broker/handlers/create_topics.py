@@ -1,0 +1,62 @@
+"""CreateTopics (19), v2-4.
+
+Per topic: name rules, partitions (-1 = ``num.partitions``), replication factor (-1 =
+default; at most the live brokers), explicit ``assignments`` (accepted when they name only
+live brokers; their count sets the partitions) and configs validated through
+``LogConfig.from_properties``. Errors carry a message naming the problem (INVALID_CONFIG names
+the key). ``validate_only`` checks everything and creates nothing. A topic named twice in one
+request answers INVALID_REQUEST for each occurrence, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.errors import InvalidRequestError
+from tiered_mq.protocol.api_versions import ApiKey
+
+API_KEY = ApiKey.CREATE_TOPICS
+
+
+async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> None:
+    partitions = t["num_partitions"]
+    replication = t["replication_factor"]
+    assignments = t.get("assignments") or []
+    if assignments:
+        if partitions != -1 or replication != -1:
+            raise InvalidRequestError(
+                "both assignments and num_partitions/replication_factor were given"
+            )
+        live = {b.node_id for b in ctx.broker.coordinator.brokers()}
+        for a in assignments:
+            if not a["broker_ids"] or any(b not in live for b in a["broker_ids"]):
+                raise InvalidRequestError(
+                    f"partition {a['partition_index']}: brokers {a['broker_ids']} not all live"
+                )
+        partitions = len(assignments)
+        replication = len(assignments[0]["broker_ids"])
+    configs = {c["name"]: c["value"] for c in t.get("configs") or []}
+    await ctx.broker.topic_registry.create_topic(
+        t["name"], partitions, configs, replication, validate_only=validate_only
+    )
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    counts = Counter(t["name"] for t in request["topics"])
+    validate_only = bool(request.get("validate_only", False))
+    results = []
+    for t in request["topics"]:
+        name = t["name"]
+        result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
+        try:
+            if counts[name] > 1:
+                raise InvalidRequestError(f"topic '{name}' appears more than once in the request")
+            await _create(ctx, t, validate_only)
+        except Exception as e:
+            result["error_code"] = error_code(e)
+            result["error_message"] = error_message(e)
+        results.append(result)
+    return {"throttle_time_ms": 0, "topics": results}

@@ -1,0 +1,49 @@
+"""DeleteRecords (21), v0-1: advance a partition's log start offset.
+
+``offset`` -1 means the high watermark. An offset above the high watermark or below 0 answers
+OFFSET_OUT_OF_RANGE. Segments wholly below the new log start offset are deleted by local
+retention; reads below it answer OFFSET_OUT_OF_RANGE at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.errors import OffsetOutOfRangeError
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.DELETE_RECORDS
+
+
+async def _delete(ctx: RequestContext, tp: TopicPartition, offset: int) -> int:
+    partition = ctx.broker.replica_manager.get_partition(tp)
+    hwm = partition.high_watermark
+    if offset == -1:
+        offset = hwm
+    if offset < 0 or offset > hwm:
+        raise OffsetOutOfRangeError(f"offset {offset} outside [0, {hwm}]")
+    async with partition.lock:
+        if offset > partition.log_start_offset:
+            partition.log.set_log_start_offset(offset)
+    return partition.log_start_offset
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    topics = []
+    for t in request["topics"]:
+        parts = []
+        for p in t["partitions"]:
+            entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
+            try:
+                low = await _delete(
+                    ctx, TopicPartition(t["name"], p["partition_index"]), p["offset"]
+                )
+                entry["low_watermark"] = low
+            except Exception as e:
+                entry.update(error_code=error_code(e), low_watermark=-1)
+            parts.append(entry)
+        topics.append({"name": t["name"], "partitions": parts})
+    return {"throttle_time_ms": 0, "topics": topics}

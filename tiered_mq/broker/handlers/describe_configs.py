@@ -1,0 +1,123 @@
+"""DescribeConfigs (32), v1-3: topic (resource type 2) and broker (4) configs by Kafka name.
+
+Topic configs resolve as Kafka's do: the topic's own override (source DYNAMIC_TOPIC_CONFIG 1),
+else the broker's default for it from ``--config`` (STATIC_BROKER_CONFIG 4), else Kafka's
+default (DEFAULT_CONFIG 5). Broker configs are STATIC_BROKER_CONFIG when set on the command
+line, else DEFAULT_CONFIG, and read-only. ``configuration_keys`` (null = all) filters the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
+from tiered_mq.protocol.api_versions import ApiKey
+
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+
+TOPIC = 2
+BROKER = 4
+DYNAMIC_TOPIC_CONFIG = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+# config_type (v3)
+BOOLEAN, STRING, LONG, DOUBLE, LIST = 1, 2, 5, 6, 7
+_LISTS = frozenset({"cleanup.policy", "listeners", "log.dirs", "log.cleanup.policy"})
+
+
+def _type_of(name: str, value: str | None) -> int:
+    if name in _LISTS:
+        return LIST
+    if value in ("true", "false"):
+        return BOOLEAN
+    if value is None:
+        return STRING
+    try:
+        int(value)
+        return LONG
+    except ValueError:
+        pass
+    try:
+        float(value)
+        return DOUBLE
+    except ValueError:
+        return STRING
+
+
+def _entry(
+    name: str, value: str | None, source: int, read_only: bool, synonyms: bool
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "value": value,
+        "read_only": read_only,
+        "config_source": source,
+        "is_default": source == DEFAULT_CONFIG,
+        "is_sensitive": False,
+        "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
+        "config_type": _type_of(name, value),
+        "documentation": None,
+    }
+
+
+def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
+    broker = ctx.broker
+    meta = broker.topic_registry.get_topic(name)
+    if meta is None:
+        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+    effective = broker.replica_manager.log_config(meta.configs).to_properties()
+    out = []
+    for key, value in effective.items():
+        if key in meta.configs:
+            source = DYNAMIC_TOPIC_CONFIG
+        elif key in broker.config.topic_defaults:
+            source = STATIC_BROKER_CONFIG
+        else:
+            source = DEFAULT_CONFIG
+        out.append(_entry(key, value, source, False, synonyms))
+    return out
+
+
+def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
+    config = ctx.broker.config
+    if name not in ("", str(config.node_id)):
+        raise InvalidRequestError(f"broker '{name}' is not this broker ({config.node_id})")
+    out = []
+    for key, value in sorted(config.props.items()):
+        source = DEFAULT_CONFIG if config.is_default(key) else STATIC_BROKER_CONFIG
+        out.append(_entry(key, value, source, True, synonyms))
+    out.append(_entry("listeners", f"PLAINTEXT://{config.host}:{ctx.broker.port}", 4, True, False))
+    return out
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    synonyms = bool(request.get("include_synonyms", False))
+    results = []
+    for r in request["resources"]:
+        rtype, rname = r["resource_type"], r["resource_name"]
+        result: dict[str, Any] = {
+            "error_code": 0,
+            "error_message": None,
+            "resource_type": rtype,
+            "resource_name": rname,
+            "configs": [],
+        }
+        try:
+            if rtype == TOPIC:
+                configs = topic_configs(ctx, rname, synonyms)
+            elif rtype == BROKER:
+                configs = broker_configs(ctx, rname, synonyms)
+            else:
+                raise InvalidRequestError(f"unsupported resource type {rtype}")
+            keys = r.get("configuration_keys")
+            if keys is not None:
+                wanted = set(keys)
+                configs = [c for c in configs if c["name"] in wanted]
+            result["configs"] = configs
+        except Exception as e:
+            result["error_code"] = error_code(e)
+            result["error_message"] = error_message(e)
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,127 @@
+"""Fetch (1), v4-11, for consumers (replica fetches come with replication).
+
+Per requested partition, in request order, whole batches from the batch holding
+``fetch_offset`` up to the high watermark (the last stable offset for read_committed, equal to
+it until transactions exist), as FileRegions the server sends with sendfile. Byte limits: each
+partition gets at most ``partition_max_bytes`` and the response at most ``max_bytes``, except
+that the first partition with data always returns at least one whole batch (KIP-74), so a batch
+larger than the limits never stalls a consumer.
+
+Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
+parks in the purgatory (no blocking) until an append to one of its partitions or
+``max_wait_ms``. Fetch sessions are declined (session_id 0): every requested partition is in
+every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
+An offset below the local log start offset but above the log start offset is read from the
+cold tier when one is wired (``remote_log_manager.read``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.errors import OffsetOutOfRangeError
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.FETCH
+READ_COMMITTED = 1
+
+
+async def _read_partition(
+    ctx: RequestContext,
+    tp: TopicPartition,
+    req: dict[str, Any],
+    budget: int,
+    min_one: bool,
+    read_committed: bool,
+) -> tuple[dict[str, Any], int]:
+    rm = ctx.broker.replica_manager
+    entry: dict[str, Any] = {
+        "partition_index": tp.partition,
+        "error_code": 0,
+        "high_watermark": -1,
+        "last_stable_offset": -1,
+        "log_start_offset": -1,
+        "aborted_transactions": [] if read_committed else None,
+        "preferred_read_replica": -1,
+        "records": b"",
+    }
+    try:
+        partition = rm.get_partition(tp)
+        hwm = partition.high_watermark
+        lso = partition.last_stable_offset
+        entry["high_watermark"] = hwm
+        entry["last_stable_offset"] = lso
+        entry["log_start_offset"] = partition.log_start_offset
+        limit = min(req["partition_max_bytes"], budget)
+        if limit <= 0 and not min_one:
+            return entry, 0
+        offset = req["fetch_offset"]
+        max_offset = lso if read_committed else hwm
+        rlm = ctx.broker.remote_log_manager
+        if (
+            rlm is not None
+            and partition.log_start_offset <= offset < partition.log.local_log_start_offset
+        ):
+            data = await rlm.read(tp, offset, max(limit, 1))
+            entry["records"] = data
+            return entry, len(data)
+        if offset < partition.log_start_offset or offset > partition.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"fetch offset {offset} outside [{partition.log_start_offset}, "
+                f"{partition.log_end_offset}] of {tp}"
+            )
+        info = partition.read(offset, max(limit, 0), max_offset, min_one)
+        if info is None or not info.regions:
+            return entry, 0
+        entry["records"] = list(info.regions)
+        return entry, int(info.size)
+    except Exception as e:
+        entry["error_code"] = error_code(e)
+        entry["records"] = b""
+        return entry, 0
+
+
+async def _read_all(
+    ctx: RequestContext, request: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int, bool]:
+    budget = request["max_bytes"]
+    read_committed = request["isolation_level"] == READ_COMMITTED
+    total = 0
+    errored = False
+    responses = []
+    for topic in request["topics"]:
+        name = topic["topic"]
+        parts = []
+        for req in topic["partitions"]:
+            entry, size = await _read_partition(
+                ctx, TopicPartition(name, req["partition"]), req, budget, total == 0, read_committed
+            )
+            parts.append(entry)
+            total += size
+            budget -= size
+            errored = errored or entry["error_code"] != 0
+        responses.append({"topic": name, "partitions": parts})
+    return responses, total, errored
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    deadline = time.monotonic() + max(request["max_wait_ms"], 0) / 1000.0
+    min_bytes = request["min_bytes"]
+    tps = [
+        TopicPartition(t["topic"], p["partition"])
+        for t in request["topics"]
+        for p in t["partitions"]
+    ]
+    purgatory = ctx.broker.replica_manager.purgatory
+    while True:
+        responses, total, errored = await _read_all(ctx, request)
+        if total >= min_bytes or errored or not tps:
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not await purgatory.wait(tps, remaining):
+            break
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

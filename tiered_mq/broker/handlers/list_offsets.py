@@ -1,0 +1,65 @@
+"""ListOffsets (2), v1-5: earliest (-2), latest (-1) and by timestamp.
+
+- ``-2``: the log start offset; ``-1``: the high watermark (the last stable offset for
+  read_committed); both answer timestamp -1.
+- ``t >= 0``: the first offset whose batch max timestamp is >= t, through the time index
+  (``LocalLog.offset_for_timestamp``); none -> offset -1 and timestamp -1, as Kafka does.
+  Offsets at or above the high watermark are never returned.
+The cold tier, when wired, adds -4/-5 and timestamp lookups below the local log start offset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.LIST_OFFSETS
+LATEST = -1
+EARLIEST = -2
+
+
+async def _lookup(
+    ctx: RequestContext, tp: TopicPartition, timestamp: int, read_committed: bool
+) -> tuple[int, int]:
+    partition = ctx.broker.replica_manager.get_partition(tp)
+    upper = partition.last_stable_offset if read_committed else partition.high_watermark
+    if timestamp == LATEST:
+        return -1, upper
+    if timestamp == EARLIEST:
+        return -1, partition.log_start_offset
+    rlm = ctx.broker.remote_log_manager
+    found = None
+    if rlm is not None and partition.log_start_offset < partition.log.local_log_start_offset:
+        found = await rlm.offset_for_timestamp(tp, timestamp)
+    if found is None:
+        found = partition.log.offset_for_timestamp(timestamp)
+    if found is None:
+        return -1, -1
+    offset, ts = int(found[0]), int(found[1])
+    if offset >= upper:
+        return -1, -1
+    return ts, offset
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    read_committed = request.get("isolation_level", 0) == 1
+    topics = []
+    for topic in request["topics"]:
+        name = topic["name"]
+        parts = []
+        for p in topic["partitions"]:
+            entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
+            try:
+                ts, offset = await _lookup(
+                    ctx, TopicPartition(name, p["partition_index"]), p["timestamp"], read_committed
+                )
+                entry.update(timestamp=ts, offset=offset, leader_epoch=0)
+            except Exception as e:
+                entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
+            parts.append(entry)
+        topics.append({"name": name, "partitions": parts})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,108 @@
+"""Metadata (3): brokers, controller and topic/partition leadership.
+
+A null topic list (or an empty one at v0) means every topic. A requested topic that does not
+exist is created when the broker's ``auto.create.topics.enable`` is true and the request allows
+it (v4+ ``allow_auto_topic_creation``), with ``num.partitions`` partitions; its entry then
+answers LEADER_NOT_AVAILABLE-free metadata at once (the partitions open before we answer).
+Invalid names answer INVALID_TOPIC_EXCEPTION. Leader epoch comes from the partition state (0
+until replication assigns epochs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.topic_names import is_internal, validate_topic_name
+from tiered_mq.errors import (
+    InvalidTopicError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.METADATA
+
+
+def _topic_entry(ctx: RequestContext, name: str) -> dict[str, Any]:
+    broker = ctx.broker
+    meta = broker.topic_registry.get_topic(name)
+    if meta is None:
+        return {"error_code": UnknownTopicOrPartitionError.errno, "name": name, "partitions": []}
+    partitions = []
+    for p in range(meta.partitions):
+        state = broker.coordinator.partition_state(TopicPartition(name, p))
+        if state is None:
+            leader, epoch, replicas, isr = broker.config.node_id, 0, [broker.config.node_id], []
+            isr = replicas
+        else:
+            leader, epoch = state.leader, state.leader_epoch
+            replicas, isr = list(state.replicas), list(state.isr)
+        partitions.append(
+            {
+                "error_code": 0,
+                "partition_index": p,
+                "leader_id": leader,
+                "leader_epoch": epoch,
+                "replica_nodes": replicas,
+                "isr_nodes": isr,
+                "offline_replicas": [],
+            }
+        )
+    return {
+        "error_code": 0,
+        "name": name,
+        "is_internal": is_internal(name),
+        "partitions": partitions,
+    }
+
+
+async def _maybe_create(ctx: RequestContext, name: str, allow: bool) -> int:
+    """0 if the topic exists (or was just created), else the error code for its entry."""
+    registry = ctx.broker.topic_registry
+    if registry.get_topic(name) is not None:
+        return 0
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return InvalidTopicError.errno
+    if not (allow and ctx.broker.config.get_bool("auto.create.topics.enable", True)):
+        return UnknownTopicOrPartitionError.errno
+    try:
+        await registry.create_topic(name)
+    except TopicAlreadyExistsError:
+        pass
+    except Exception as e:
+        return error_code(e)
+    return 0
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    broker = ctx.broker
+    requested = request.get("topics")
+    if requested is None or (ctx.api_version == 0 and not requested):
+        names = broker.topic_registry.list_topics()
+        topics = [_topic_entry(ctx, n) for n in names]
+    else:
+        allow = bool(request.get("allow_auto_topic_creation", True))
+        topics = []
+        for t in requested:
+            name = t["name"]
+            code = await _maybe_create(ctx, name, allow)
+            if code:
+                topics.append({"error_code": code, "name": name, "partitions": []})
+            else:
+                topics.append(_topic_entry(ctx, name))
+    brokers = [
+        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+        for b in broker.coordinator.brokers()
+    ]
+    return {
+        "throttle_time_ms": 0,
+        "brokers": brokers,
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.coordinator.controller_id(),
+        "topics": topics,
+    }

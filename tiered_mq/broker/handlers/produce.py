@@ -1,0 +1,98 @@
+"""Produce (0), served for v3-8 (v0-2 answer UNSUPPORTED_VERSION per partition).
+
+Per partition, in request order: batch-level validation only (CRC-32C, magic, size against
+``max.message.bytes``, codec; zstd needs v7+), then the leader append, which rewrites base
+offsets in the request's own buffer and writes it to the active segment (zero copy from the
+socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
+the batch is in the log (single node: the ISR is this broker, so the high watermark moved with
+the append). A duplicate idempotent batch answers its original base offset and appends nothing.
+Transactional produce is not supported yet and answers UNSUPPORTED_VERSION.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.partition import validate_records
+from tiered_mq.errors import (
+    CorruptRecordError,
+    InvalidRequiredAcksError,
+    UnsupportedCompressionTypeError,
+    UnsupportedVersionError,
+)
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.PRODUCE
+ZSTD = 4
+MIN_VERSION = 3
+ZSTD_MIN_VERSION = 7
+
+
+def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "error_code": code,
+        "base_offset": -1,
+        "log_append_time_ms": -1,
+        "log_start_offset": -1,
+        "record_errors": [],
+        "error_message": message,
+    }
+
+
+async def _append(ctx: RequestContext, tp: TopicPartition, records: Any) -> dict[str, Any]:
+    broker = ctx.broker
+    if records is None:
+        raise CorruptRecordError("null records")
+    partition = broker.replica_manager.get_partition(tp)
+    batches = validate_records(records, partition.max_message_bytes)
+    if ctx.api_version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
+        raise UnsupportedCompressionTypeError(
+            f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
+        )
+    if any(h.is_transactional for _, h in batches):
+        raise UnsupportedVersionError("transactional produce is not supported")
+    result = await partition.append_as_leader(records, batches)
+    if not result.duplicate:
+        broker.metrics.bytes_in.inc(len(records))
+        broker.metrics.messages_in.inc(sum(h.records_count for _, h in batches))
+    return {
+        "index": tp.partition,
+        "error_code": 0,
+        "base_offset": result.base_offset,
+        "log_append_time_ms": result.log_append_time,
+        "log_start_offset": result.log_start_offset,
+        "record_errors": [],
+        "error_message": None,
+    }
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any] | None:
+    acks = request["acks"]
+    fixed_error: tuple[int, str] | None = None
+    if ctx.api_version < MIN_VERSION:
+        fixed_error = (UnsupportedVersionError.errno, "produce v0-2 is not supported")
+    elif acks not in (0, 1, -1):
+        fixed_error = (InvalidRequiredAcksError.errno, f"acks={acks}")
+    elif request.get("transactional_id") is not None:
+        fixed_error = (UnsupportedVersionError.errno, "transactions are not supported")
+    responses = []
+    for topic in request["topic_data"]:
+        name = topic["name"]
+        parts = []
+        for pd in topic["partition_data"]:
+            index = pd["index"]
+            if fixed_error is not None:
+                parts.append(_error(index, *fixed_error))
+                continue
+            try:
+                parts.append(await _append(ctx, TopicPartition(name, index), pd["records"]))
+            except Exception as e:
+                parts.append(_error(index, error_code(e), error_message(e)))
+        responses.append({"name": name, "partition_responses": parts})
+    if acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}

@@ -1,0 +1,25 @@
+"""TxnOffsetCommit (28), v0-2: transactions are not supported (see _txn.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._txn import UNSUPPORTED
+from tiered_mq.protocol.api_versions import ApiKey
+
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    topics = [
+        {
+            "name": t["name"],
+            "partitions": [
+                {"partition_index": p["partition_index"], "error_code": UNSUPPORTED}
+                for p in t["partitions"]
+            ],
+        }
+        for t in request.get("topics") or []
+    ]
+    return {"throttle_time_ms": 0, "topics": topics}

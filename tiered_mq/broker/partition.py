@@ -1,0 +1,185 @@
+"""One partition replica on this broker: its LocalLog, producer state and high watermark.
+
+Invariants (single node today, ISR-ready):
+
+- every mutation of ``log`` and ``producer_state`` happens with ``lock`` held; the log is
+  synchronous and appends run on the event loop (a page-cache write); with ``flush.messages``
+  set, LocalLog fsyncs inside the append, so the producer waits for the flush;
+- ``high_watermark`` <= ``log.log_end_offset``; with no followers the ISR is this broker alone, so
+  ``maybe_advance_high_watermark`` sets it to the log end offset right after each append;
+- the last stable offset equals the high watermark (no transactions yet);
+- the producer-state map covers exactly the log below ``log_end_offset`` (it is snapshotted on
+  every roll, at clean shutdown, and rebuilt from the newest snapshot plus a header replay on open).
+
+Append path (leader, per batch, never per record): ``validate_records`` (CRC-32C, magic, size,
+codec) -> producer-state check (duplicates answered with their original offsets) ->
+``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place) -> producer-state
+update -> high watermark -> waiters woken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tiered_mq.broker.producer_state import ProducerStateManager
+from tiered_mq.errors import (
+    CorruptRecordError,
+    MessageTooLargeError,
+    UnsupportedCompressionTypeError,
+)
+from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.record.batch import BatchHeader, iter_batches
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    log_start_offset: int
+    duplicate: bool = False
+    log_append_time: int = -1
+
+
+def validate_records(
+    records: bytes | bytearray | memoryview, max_message_bytes: int
+) -> list[tuple[int, BatchHeader]]:
+    """Batch-level checks of produced records; raises the Kafka error the client must see."""
+    if len(records) == 0:
+        raise CorruptRecordError("no record batch in produce request")
+    batches = iter_batches(records, validate=True)
+    for _, h in batches:
+        if h.size > max_message_bytes:
+            raise MessageTooLargeError(
+                f"batch of {h.size} bytes exceeds max.message.bytes {max_message_bytes}"
+            )
+        if h.compression > 4:
+            raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
+        if h.is_control:
+            raise CorruptRecordError("clients may not produce control batches")
+    return batches
+
+
+class Partition:
+    """A leader replica; create with :meth:`open` (blocking: call it in a worker thread)."""
+
+    def __init__(self, tp: TopicPartition, log: LocalLog, leader_epoch: int = 0) -> None:
+        self.tp = tp
+        self.log = log
+        self.leader_epoch = leader_epoch
+        self.lock = asyncio.Lock()
+        self.producer_state = ProducerStateManager(log.dir)
+        self.high_watermark = log.log_end_offset
+        self.isr: tuple[int, ...] = ()
+        self.on_append: Callable[[TopicPartition], None] | None = None
+        self.configure(log.config)
+
+    def configure(self, config: LogConfig) -> None:
+        self.max_message_bytes = config.max_message_bytes
+
+    @classmethod
+    def open(
+        cls, tp: TopicPartition, dir: Path, config: LogConfig, leader_epoch: int = 0
+    ) -> Partition:
+        holder: list[Partition] = []
+
+        def on_roll(new_base_offset: int) -> None:
+            if holder:
+                holder[0]._snapshot_on_roll(new_base_offset)
+
+        local_log = LocalLog.open(dir, config, on_roll=on_roll)
+        partition = cls(tp, local_log, leader_epoch)
+        holder.append(partition)
+        partition._recover_producer_state()
+        return partition
+
+    # producer state ----------------------------------------------------------------------------
+    def _recover_producer_state(self) -> None:
+        ps = self.producer_state
+        leo = self.log.log_end_offset
+        start = ps.load_latest_snapshot(leo)
+        start = max(start, self.log.local_log_start_offset)
+        if start < leo:
+            ps.replay(self.log.iter_batch_headers(start))
+        ps.map_end_offset = leo
+
+    def _snapshot_on_roll(self, new_base_offset: int) -> None:
+        # Called by LocalLog inside append_as_leader/roll, before the new batch is recorded in
+        # the producer state: the state then covers exactly [0, new_base_offset).
+        try:
+            self.producer_state.take_snapshot(new_base_offset)
+            self.producer_state.delete_snapshots_before(self.log.local_log_start_offset)
+        except OSError:
+            log.exception("%s: producer state snapshot at %d failed", self.tp, new_base_offset)
+
+    # leader append -----------------------------------------------------------------------------
+    async def append_as_leader(
+        self, records: memoryview | bytearray, batches: list[tuple[int, BatchHeader]]
+    ) -> AppendResult:
+        """Append records checked by :func:`validate_records`; they are rewritten in place."""
+        async with self.lock:
+            ps = self.producer_state
+            if any(h.producer_id >= 0 for _, h in batches):
+                for _, h in batches:
+                    dup = ps.check(h)
+                    if dup is not None:
+                        return AppendResult(
+                            dup.first_offset, dup.last_offset, self.log.log_start_offset, True
+                        )
+            info = self.log.append_as_leader(records, self.leader_epoch, batches)  # type: ignore[arg-type]
+            offset = info.first_offset
+            for _, h in batches:
+                ps.update(h, offset)
+                offset += h.last_offset_delta + 1
+            self.maybe_advance_high_watermark()
+            return AppendResult(
+                info.first_offset,
+                info.last_offset,
+                self.log.log_start_offset,
+                log_append_time=info.log_append_time_ms,
+            )
+
+    def maybe_advance_high_watermark(self) -> None:
+        leo = self.log.log_end_offset
+        if leo > self.high_watermark:
+            self.high_watermark = leo
+            if self.on_append is not None:
+                self.on_append(self.tp)
+
+    # reads ------------------------------------------------------------------------------------
+    @property
+    def last_stable_offset(self) -> int:
+        return self.high_watermark
+
+    @property
+    def log_start_offset(self) -> int:
+        return int(self.log.log_start_offset)
+
+    @property
+    def log_end_offset(self) -> int:
+        return int(self.log.log_end_offset)
+
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int, min_one: bool) -> Any:
+        """Whole batches from ``fetch_offset`` below ``max_offset``: a FetchDataInfo of FileRegions.
+
+        Raises OffsetOutOfRangeError outside [local log start offset, log end offset].
+        """
+        if max_offset <= fetch_offset <= self.log.log_end_offset:
+            return None
+        return self.log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
+
+    # lifecycle --------------------------------------------------------------------------------
+    def close(self, snapshot: bool = True) -> None:
+        """Flush, snapshot the producer state at the log end offset and close (blocking)."""
+        self.log.flush()
+        if snapshot:
+            self.producer_state.take_snapshot(self.log.log_end_offset)
+        self.log.close()

@@ -1,0 +1,259 @@
+"""Idempotent-producer state of one partition (Kafka's ProducerStateManager).
+
+Per producer id the broker remembers the producer epoch and the metadata of the last
+:data:`MAX_CACHED_BATCHES` batches appended (first/last sequence, first/last offset). On a leader
+append, :meth:`ProducerStateManager.check` decides per batch, with Kafka's rules:
+
+- epoch lower than the known one            -> INVALID_PRODUCER_EPOCH
+- same epoch, same (first seq, last seq) as a cached batch -> duplicate: answer the original
+  offsets, append nothing
+- a new epoch must start at sequence 0       -> else OUT_OF_ORDER_SEQUENCE_NUMBER
+- same epoch: first seq must be last seq + 1 (wrapping at 2**31-1)
+  -> else OUT_OF_ORDER_SEQUENCE_NUMBER
+- an unknown producer id is accepted at any sequence (its state may have been removed with old
+  segments, as in Kafka since KIP-360)
+
+After the append :meth:`update` records the batch with its assigned offsets; recovery replays
+batch headers through the same :meth:`update` (the log is trusted, nothing is checked).
+
+Snapshot file ``{offset:020d}.snapshot`` in the partition dir holds the state of every batch below
+``offset`` (the log end offset when it was taken). Format, Kafka's version 1, big-endian::
+
+    version                 i16  = 1
+    crc                     u32  CRC-32C of everything after this field
+    count                   i32
+    count x entry:
+      producer_id           i64
+      producer_epoch        i16
+      last_sequence         i32
+      last_offset           i64
+      offset_delta          i32  last_offset - first offset of the producer's last batch
+      timestamp             i64  max timestamp of that batch
+      coordinator_epoch     i32  (-1: no transactions yet)
+      current_txn_first_offset i64 (-1)
+
+A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
+is truncated is ignored (and the next older one tried): the log is replayed from further back.
+Snapshots are written to ``.tmp`` then renamed, so a crash never leaves a half-written one.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import crc32c
+
+from tiered_mq.errors import (
+    InvalidProducerEpochError,
+    OutOfOrderSequenceNumberError,
+)
+from tiered_mq.record.batch import NO_PRODUCER_ID, NO_SEQUENCE, BatchHeader
+
+MAX_CACHED_BATCHES: Final = 5
+SNAPSHOT_SUFFIX: Final = ".snapshot"
+SNAPSHOT_VERSION: Final = 1
+_INT32_MAX: Final = 0x7FFFFFFF
+_HEAD = struct.Struct(">hIi")
+_ENTRY = struct.Struct(">qhiqiqiq")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    producer_id: int
+    epoch: int
+    batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    def find_duplicate(self, header: BatchHeader) -> BatchMetadata | None:
+        if header.producer_epoch != self.epoch:
+            return None
+        last = header.last_sequence
+        for b in self.batches:
+            if b.first_seq == header.base_sequence and b.last_seq == last:
+                return b
+        return None
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == _INT32_MAX)
+
+
+def snapshot_path(dir: Path, offset: int) -> Path:
+    return dir / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+
+def list_snapshots(dir: Path) -> list[int]:
+    """Offsets of the snapshot files in ``dir``, ascending."""
+    out = []
+    for p in dir.glob(f"*{SNAPSHOT_SUFFIX}"):
+        stem = p.name[: -len(SNAPSHOT_SUFFIX)]
+        if len(stem) == 20 and stem.isdigit():
+            out.append(int(stem))
+    return sorted(out)
+
+
+class ProducerStateManager:
+    """Producer id -> :class:`ProducerEntry` of one partition; not thread-safe (partition lock)."""
+
+    def __init__(self, dir: Path) -> None:
+        self.dir = dir
+        self.producers: dict[int, ProducerEntry] = {}
+        #: offset up to which the state reflects the log (exclusive)
+        self.map_end_offset = 0
+
+    # leader path ----------------------------------------------------------------------------
+    def check(self, header: BatchHeader) -> BatchMetadata | None:
+        """Validate one batch before append; return the original metadata if it is a duplicate.
+
+        Raises InvalidProducerEpochError or OutOfOrderSequenceNumberError.
+        """
+        pid = header.producer_id
+        if pid == NO_PRODUCER_ID:
+            return None
+        entry = self.producers.get(pid)
+        if entry is None:
+            return None
+        epoch = header.producer_epoch
+        if epoch < entry.epoch:
+            raise InvalidProducerEpochError(
+                f"producer {pid}: epoch {epoch} is older than the current epoch {entry.epoch}"
+            )
+        dup = entry.find_duplicate(header)
+        if dup is not None:
+            return dup
+        seq = header.base_sequence
+        if epoch > entry.epoch:
+            if seq != 0:
+                raise OutOfOrderSequenceNumberError(
+                    f"producer {pid}: new epoch {epoch} must start at sequence 0, got {seq}"
+                )
+        elif entry.last_seq != NO_SEQUENCE and not _in_sequence(entry.last_seq, seq):
+            raise OutOfOrderSequenceNumberError(
+                f"producer {pid}: sequence {seq} does not follow {entry.last_seq}"
+            )
+        return None
+
+    def update(self, header: BatchHeader, first_offset: int) -> None:
+        """Record an appended (or recovered) batch whose base offset is ``first_offset``."""
+        last_offset = first_offset + header.last_offset_delta
+        self.map_end_offset = last_offset + 1
+        pid = header.producer_id
+        if pid == NO_PRODUCER_ID:
+            return
+        entry = self.producers.get(pid)
+        if entry is None or header.producer_epoch != entry.epoch:
+            entry = ProducerEntry(pid, header.producer_epoch)
+            self.producers[pid] = entry
+        if header.base_sequence != NO_SEQUENCE and not header.is_control:
+            entry.batches.append(
+                BatchMetadata(
+                    header.base_sequence,
+                    header.last_sequence,
+                    first_offset,
+                    last_offset,
+                    header.max_timestamp,
+                )
+            )
+
+    def replay(self, headers: Iterable[BatchHeader]) -> None:
+        """Rebuild state from batch headers read back from the log (recovery)."""
+        for h in headers:
+            self.update(h, h.base_offset)
+
+    # snapshots ------------------------------------------------------------------------------
+    def encode_snapshot(self) -> bytes:
+        body = bytearray(struct.pack(">i", 0))
+        count = 0
+        for e in self.producers.values():
+            if not e.batches:
+                continue
+            b = e.batches[-1]
+            body += _ENTRY.pack(
+                e.producer_id,
+                e.epoch,
+                b.last_seq,
+                b.last_offset,
+                b.last_offset - b.first_offset,
+                b.timestamp,
+                -1,
+                -1,
+            )
+            count += 1
+        struct.pack_into(">i", body, 0, count)
+        crc = crc32c.crc32c(bytes(body))
+        return struct.pack(">hI", SNAPSHOT_VERSION, crc) + bytes(body)
+
+    def decode_snapshot(self, data: bytes) -> dict[int, ProducerEntry] | None:
+        """Entries of a snapshot; None if truncated, of another version or failing its CRC."""
+        if len(data) < _HEAD.size:
+            return None
+        version, crc, count = _HEAD.unpack_from(data, 0)
+        if version != SNAPSHOT_VERSION or crc32c.crc32c(data[6:]) != crc:
+            return None
+        if len(data) != _HEAD.size + count * _ENTRY.size:
+            return None
+        out: dict[int, ProducerEntry] = {}
+        for i in range(count):
+            pid, epoch, last_seq, last_off, delta, ts, _, _ = _ENTRY.unpack_from(
+                data, _HEAD.size + i * _ENTRY.size
+            )
+            entry = ProducerEntry(pid, epoch)
+            first_seq = (last_seq - delta) & _INT32_MAX
+            entry.batches.append(BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts))
+            out[pid] = entry
+        return out
+
+    def take_snapshot(self, offset: int | None = None) -> Path:
+        """Write the state as ``{offset:020d}.snapshot`` (default: the map end offset)."""
+        offset = self.map_end_offset if offset is None else offset
+        path = snapshot_path(self.dir, offset)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(self.encode_snapshot())
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+        return path
+
+    def load_latest_snapshot(self, log_end_offset: int) -> int:
+        """Load the newest valid snapshot not beyond ``log_end_offset``; return its offset (or 0).
+
+        Snapshots above the log end offset (the log was truncated) are deleted.
+        """
+        for off in reversed(list_snapshots(self.dir)):
+            path = snapshot_path(self.dir, off)
+            if off > log_end_offset:
+                path.unlink(missing_ok=True)
+                continue
+            entries = self.decode_snapshot(path.read_bytes())
+            if entries is not None:
+                self.producers = entries
+                self.map_end_offset = off
+                return off
+        self.producers = {}
+        self.map_end_offset = 0
+        return 0
+
+    def delete_snapshots_before(self, offset: int) -> None:
+        """Remove snapshot files below ``offset`` but the newest of them (kept as a replay base)."""
+        old = [o for o in list_snapshots(self.dir) if o < offset]
+        for o in old[:-1]:
+            snapshot_path(self.dir, o).unlink(missing_ok=True)

@@ -1,0 +1,213 @@
+"""ReplicaManager: the partitions this broker hosts, keyed by TopicPartition.
+
+Partition folders live in ``<data_dir>/{topic}-{partition}`` (Kafka's layout). The manager opens
+every assigned partition at start (recovery runs in worker threads), creates and deletes them as
+topics change, routes appends and reads, and wakes delayed fetches when a high watermark moves.
+
+Seams for other parts of the broker:
+
+- the group coordinator: ``ensure_internal_topic``, ``append_internal``, ``local_log``;
+- the cold tier (``remote_log_manager``, when wired): ``on_become_leader(tp, partition)`` after
+  a partition opens, ``on_stop(tp)`` before it closes.
+
+A background task (``_log_maintenance_routine``) rolls segments past ``segment.ms``, flushes
+logs past ``flush.ms`` and, every ``log.retention.check.interval.ms``, applies retention to
+topics without remote storage (the cold tier owns local retention of tiered topics).
+
+Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
+producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.delayed_fetch import FetchPurgatory
+from tiered_mq.broker.partition import AppendResult, Partition, validate_records
+from tiered_mq.coordination.base import Coordinator
+from tiered_mq.errors import (
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.hot.log_config import LONG_MAX, LogConfig
+from tiered_mq.record.batch import iter_batches
+from tiered_mq.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from tiered_mq.broker.topic_registry import TopicRegistry
+
+log = logging.getLogger(__name__)
+
+MAINTENANCE_INTERVAL_S = 1.0
+
+
+class ReplicaManager:
+    def __init__(self, config: BrokerConfig, coordinator: Coordinator) -> None:
+        self.config = config
+        self.coordinator = coordinator
+        self.partitions: dict[TopicPartition, Partition] = {}
+        self.purgatory = FetchPurgatory()
+        self.topic_registry: TopicRegistry | None = None
+        self.remote_log_manager: Any = None
+        self._closed = False
+        self._maintenance: asyncio.Task[None] | None = None
+
+    # configuration ------------------------------------------------------------------------------
+    def log_config(self, overrides: dict[str, str] | None = None) -> LogConfig:
+        """Effective topic config: broker topic defaults, then the topic's own overrides."""
+        props = dict(self.config.topic_defaults)
+        props.update(overrides or {})
+        return LogConfig.from_properties(props)
+
+    def partition_dir(self, tp: TopicPartition) -> Path:
+        return self.config.data_dir / f"{tp.topic}-{tp.partition}"
+
+    # lifecycle ----------------------------------------------------------------------------------
+    async def start(self) -> None:
+        for name in self.coordinator.list_topics():
+            meta = self.coordinator.get_topic(name)
+            if meta is not None:
+                await self.open_partitions(name, range(meta.partitions), meta.configs)
+        self._maintenance = asyncio.get_running_loop().create_task(
+            self._log_maintenance_routine(), name="log-maintenance"
+        )
+
+    async def _log_maintenance_routine(self) -> None:
+        """Every second: time-based roll and flush; every retention check interval: retention."""
+        interval_ms = self.config.get_int("log.retention.check.interval.ms")
+        last_retention = time.monotonic()
+        while True:
+            await asyncio.sleep(MAINTENANCE_INTERVAL_S)
+            now = int(time.time() * 1000)
+            retention_due = (time.monotonic() - last_retention) * 1000 >= interval_ms
+            if retention_due:
+                last_retention = time.monotonic()
+            for tp, partition in list(self.partitions.items()):
+                try:
+                    await self._maintain(partition, now, retention_due)
+                except Exception:
+                    log.exception("%s: log maintenance failed", tp)
+
+    async def _maintain(self, partition: Partition, now: int, retention_due: bool) -> None:
+        async with partition.lock:
+            if partition.tp not in self.partitions:
+                return
+            log_ = partition.log
+            log_.maybe_roll(now)
+            if log_.config.flush_ms < LONG_MAX:
+                log_.maybe_flush(now)
+            remote = log_.config.remote_storage_enable
+            if retention_due and not remote and log_.apply_retention(now):
+                partition.producer_state.delete_snapshots_before(log_.local_log_start_offset)
+
+    async def open_partitions(
+        self, topic: str, indexes: range, overrides: dict[str, str]
+    ) -> list[Partition]:
+        config = self.log_config(overrides)
+        opened = []
+        for i in indexes:
+            tp = TopicPartition(topic, i)
+            if tp in self.partitions:
+                continue
+            state = self.coordinator.partition_state(tp)
+            epoch = state.leader_epoch if state is not None else 0
+            partition = await asyncio.to_thread(
+                Partition.open, tp, self.partition_dir(tp), config, epoch
+            )
+            partition.on_append = self.purgatory.notify
+            self.partitions[tp] = partition
+            opened.append(partition)
+            if self.remote_log_manager is not None:
+                self.remote_log_manager.on_become_leader(tp, partition)
+        return opened
+
+    async def delete_partitions(self, topic: str) -> None:
+        doomed = [tp for tp in self.partitions if tp.topic == topic]
+        for tp in doomed:
+            partition = self.partitions.pop(tp)
+            if self.remote_log_manager is not None:
+                self.remote_log_manager.on_stop(tp)
+            async with partition.lock:
+                await asyncio.to_thread(_delete_partition, partition)
+            self.purgatory.notify(tp)
+
+    def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
+        config = self.log_config(overrides)
+        for tp, partition in self.partitions.items():
+            if tp.topic == topic:
+                partition.log.update_config(config)
+                partition.configure(config)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintenance
+        for tp, partition in list(self.partitions.items()):
+            if self.remote_log_manager is not None:
+                self.remote_log_manager.on_stop(tp)
+            async with partition.lock:
+                try:
+                    await asyncio.to_thread(partition.close)
+                except Exception:
+                    log.exception("%s: close failed", tp)
+        self.partitions.clear()
+
+    # lookups ------------------------------------------------------------------------------------
+    def get_partition(self, tp: TopicPartition) -> Partition:
+        partition = self.partitions.get(tp)
+        if partition is None:
+            raise UnknownTopicOrPartitionError(f"{tp} is not hosted on this broker")
+        return partition
+
+    def local_log(self, tp: TopicPartition) -> LocalLog:
+        return self.get_partition(tp).log
+
+    # appends ------------------------------------------------------------------------------------
+    async def append_records(
+        self, tp: TopicPartition, records: memoryview | bytearray
+    ) -> AppendResult:
+        partition = self.get_partition(tp)
+        batches = validate_records(records, partition.max_message_bytes)
+        return await partition.append_as_leader(records, batches)
+
+    async def ensure_internal_topic(
+        self, name: str, partitions: int, configs: dict[str, str]
+    ) -> None:
+        """Create the internal topic ``name`` unless it exists (idempotent, race-safe)."""
+        if self.coordinator.get_topic(name) is not None:
+            return
+        assert self.topic_registry is not None, "topic registry not wired"
+        try:
+            await self.topic_registry.create_topic(name, partitions, configs, internal=True)
+        except TopicAlreadyExistsError:
+            pass
+
+    async def append_internal(self, tp: TopicPartition, records: bytes) -> int:
+        """Append a batch built by the broker itself (group metadata); returns its base offset."""
+        partition = self.get_partition(tp)
+        buf = bytearray(records)
+        batches = iter_batches(buf, validate=True)
+        result = await partition.append_as_leader(buf, batches)
+        return result.base_offset
+
+
+def _delete_partition(partition: Partition) -> None:
+    log_dir = partition.log.dir
+    try:
+        partition.log.close()
+        partition.log.delete()
+    finally:
+        if Path(log_dir).exists():
+            shutil.rmtree(log_dir, ignore_errors=True)

@@ -1,0 +1,47 @@
+"""Topic name rules (Kafka's ``Topic.validate``).
+
+A legal name is 1 to 249 characters from ``[a-zA-Z0-9._-]`` and is neither ``.`` nor ``..``.
+Names that differ only by ``.`` versus ``_`` collide in metric names; like Kafka, creating a
+topic whose name collides with an existing one that way is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from tiered_mq.errors import InvalidTopicError
+
+MAX_NAME_LENGTH: Final = 249
+_LEGAL: Final = re.compile(r"[a-zA-Z0-9._-]+")
+INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_name(name: str | None) -> None:
+    """Raise InvalidTopicError with the reason if ``name`` is not a legal topic name."""
+    if not name:
+        raise InvalidTopicError("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopicError(f"topic name cannot be '{name}'")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidTopicError(
+            f"topic name is {len(name)} characters long, the limit is {MAX_NAME_LENGTH}"
+        )
+    if not _LEGAL.fullmatch(name):
+        raise InvalidTopicError(
+            f"topic name '{name}' is illegal: only ASCII letters, digits, '.', '_' and '-'"
+        )
+
+
+def colliding_topic(name: str, existing: Iterable[str]) -> str | None:
+    """An existing topic whose name equals ``name`` once '.' is read as '_', if any."""
+    key = name.replace(".", "_")
+    for other in existing:
+        if other != name and other.replace(".", "_") == key:
+            return other
+    return None
+
+
+def is_internal(name: str) -> bool:
+    return name in INTERNAL_TOPICS

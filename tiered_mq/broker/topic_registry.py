@@ -1,0 +1,157 @@
+"""TopicRegistry: topic administration on top of the Coordinator and the ReplicaManager.
+
+Every admin API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs, Metadata's
+auto-creation) goes through here so that the checks are the same everywhere:
+
+- names: Kafka's legal characters, length <= 249, not '.'/'..', no '.'/'_' collision;
+- partitions: -1 means ``num.partitions``; otherwise >= 1;
+- replication factor: -1 means ``default.replication.factor``; at most the live brokers;
+- configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
+  naming the key).
+
+Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
+between leaves a topic whose partitions are created empty at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.replica_manager import ReplicaManager
+from tiered_mq.broker.topic_names import colliding_topic, validate_topic_name
+from tiered_mq.coordination.base import Coordinator, TopicMetadata
+from tiered_mq.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    KafkaError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+
+
+class TopicRegistry:
+    def __init__(
+        self, config: BrokerConfig, coordinator: Coordinator, replica_manager: ReplicaManager
+    ) -> None:
+        self.config = config
+        self.coordinator = coordinator
+        self.replica_manager = replica_manager
+        self._lock = asyncio.Lock()
+
+    # reads --------------------------------------------------------------------------------------
+    def list_topics(self) -> list[str]:
+        return self.coordinator.list_topics()
+
+    def get_topic(self, name: str) -> TopicMetadata | None:
+        return self.coordinator.get_topic(name)
+
+    def effective_configs(self, name: str) -> dict[str, str]:
+        meta = self.coordinator.get_topic(name)
+        if meta is None:
+            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+        return dict(self.replica_manager.log_config(meta.configs).to_properties())
+
+    # validation ---------------------------------------------------------------------------------
+    def validate_configs(self, configs: dict[str, str]) -> None:
+        for key, value in configs.items():
+            if value is None:
+                raise InvalidConfigError(f"config '{key}' has a null value")
+        try:
+            self.replica_manager.log_config(configs)
+        except KafkaError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise InvalidConfigError(str(e)) from e
+
+    def _replicas(self, partitions: int, replication_factor: int) -> list[list[int]]:
+        if replication_factor == -1:
+            replication_factor = self.config.get_int("default.replication.factor")
+        nodes = [b.node_id for b in self.coordinator.brokers()] or [self.config.node_id]
+        if replication_factor <= 0:
+            raise InvalidReplicationFactorError("replication factor must be larger than 0")
+        if replication_factor > len(nodes):
+            raise InvalidReplicationFactorError(
+                f"replication factor: {replication_factor} larger than available brokers: "
+                f"{len(nodes)}"
+            )
+        return [
+            [nodes[(p + r) % len(nodes)] for r in range(replication_factor)]
+            for p in range(partitions)
+        ]
+
+    # writes -------------------------------------------------------------------------------------
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        configs: dict[str, str] | None = None,
+        replication_factor: int = -1,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> TopicMetadata | None:
+        configs = dict(configs or {})
+        validate_topic_name(name)
+        if partitions == -1:
+            partitions = self.config.get_int("num.partitions")
+        if partitions <= 0:
+            raise InvalidPartitionsError("number of partitions must be larger than 0")
+        replicas = self._replicas(partitions, replication_factor)
+        self.validate_configs(configs)
+        async with self._lock:
+            existing = self.coordinator.list_topics()
+            if name in existing:
+                raise TopicAlreadyExistsError(f"topic '{name}' already exists")
+            other = colliding_topic(name, existing)
+            if other is not None:
+                raise InvalidTopicError(
+                    f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
+                )
+            if validate_only:
+                return None
+            meta = await self.coordinator.create_topic(name, partitions, configs, replicas)
+            await self.replica_manager.open_partitions(name, range(partitions), configs)
+            return meta
+
+    async def delete_topic(self, name: str) -> None:
+        async with self._lock:
+            if self.coordinator.get_topic(name) is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            await self.coordinator.delete_topic(name)
+            await self.replica_manager.delete_partitions(name)
+            rlm = self.replica_manager.remote_log_manager
+            if rlm is not None and hasattr(rlm, "delete_topic"):
+                await rlm.delete_topic(name)
+
+    async def create_partitions(self, name: str, total: int, validate_only: bool = False) -> None:
+        async with self._lock:
+            meta = self.coordinator.get_topic(name)
+            if meta is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            if total < meta.partitions:
+                raise InvalidPartitionsError(
+                    f"topic currently has {meta.partitions} partitions, which is higher than the "
+                    f"requested {total}"
+                )
+            if total == meta.partitions:
+                raise InvalidPartitionsError(f"topic already has {total} partitions")
+            replicas = self._replicas(total - meta.partitions, -1)
+            if validate_only:
+                return
+            await self.coordinator.add_partitions(name, total, replicas)
+            await self.replica_manager.open_partitions(
+                name, range(meta.partitions, total), meta.configs
+            )
+
+    async def set_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
+        """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
+        self.validate_configs(configs)
+        async with self._lock:
+            if self.coordinator.get_topic(name) is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            if validate_only:
+                return
+            await self.coordinator.set_topic_configs(name, configs)
+            self.replica_manager.reconfigure_topic(name, configs)

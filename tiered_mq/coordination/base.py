@@ -1,0 +1,88 @@
+"""The coordination seam: topics, brokers, partition state and producer id blocks.
+
+A :class:`Coordinator` is the single source of truth for cluster metadata. Two implementations
+share this interface: :mod:`tiered_mq.coordination.embedded` (one process, a JSON file in the
+data dir; ``tiered-mq dev``) and, later, a ZooKeeper one through kazoo.
+
+Reads are synchronous and served from an in-memory view (the ZooKeeper implementation keeps it
+fresh with watches); writes are coroutines that return once the change is durable.
+
+Errors: ``create_topic`` raises TopicAlreadyExistsError; every write naming a missing topic
+raises UnknownTopicOrPartitionError; ``add_partitions`` below the current count raises
+InvalidPartitionsError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tiered_mq.topic_partition import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """A topic as the cluster knows it: ``configs`` holds only the per-topic overrides."""
+
+    name: str
+    topic_id: str  # 32 hex digits (a UUID), stable for the topic's lifetime
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """Leadership of one partition: who leads, in which leader epoch, and the in-sync replicas."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+
+
+class Coordinator(Protocol):
+    """Cluster metadata store; see the module docstring for the read/write contract."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    # topics
+    def list_topics(self) -> list[str]: ...
+
+    def get_topic(self, name: str) -> TopicMetadata | None: ...
+
+    async def create_topic(
+        self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
+    ) -> TopicMetadata: ...
+
+    async def delete_topic(self, name: str) -> None: ...
+
+    async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None: ...
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
+
+    # brokers
+    async def register_broker(self, info: BrokerInfo) -> None: ...
+
+    def brokers(self) -> list[BrokerInfo]: ...
+
+    def controller_id(self) -> int: ...
+
+    # partition state
+    def partition_state(self, tp: TopicPartition) -> PartitionState | None: ...
+
+    async def set_partition_state(self, tp: TopicPartition, state: PartitionState) -> None: ...
+
+    # producer ids
+    async def allocate_producer_id_block(self, size: int) -> tuple[int, int]:
+        """Reserve ``[start, end)`` durably: no later call, in any process, returns an id in it."""
+        ...

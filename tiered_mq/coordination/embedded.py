@@ -1,0 +1,234 @@
+"""Embedded coordinator: cluster metadata of a single-node cluster in one JSON file.
+
+File ``<data_dir>/cluster.json``::
+
+    {"version": 1,
+     "cluster_id": "...",                      # 22 chars, fixed at first start
+     "next_producer_id": 0,                    # first producer id not yet reserved
+     "brokers": {"0": {"host": ..., "port": ..., "rack": null}},
+     "topics": {"name": {"topic_id": hex, "partitions": n, "configs": {k: v}}},
+     "partitions": {"topic-0": {"leader": 0, "leader_epoch": 0, "isr": [0], "replicas": [0]}}}
+
+Every write rewrites the whole file atomically: write ``cluster.json.tmp``, fsync it, rename over
+``cluster.json``, fsync the directory. A crash leaves either the old or the new file, never a
+mix; a stray ``.tmp`` is ignored on open. Writes are serialized by an asyncio lock and run in a
+worker thread so that the fsync never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.errors import (
+    InvalidPartitionsError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.topic_partition import TopicPartition
+
+FILE_NAME = "cluster.json"
+VERSION = 1
+
+
+def _new_state() -> dict[str, Any]:
+    cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    return {
+        "version": VERSION,
+        "cluster_id": cid,
+        "next_producer_id": 0,
+        "brokers": {},
+        "topics": {},
+        "partitions": {},
+    }
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class EmbeddedCoordinator:
+    """The :class:`~tiered_mq.coordination.base.Coordinator` of ``tiered-mq dev``."""
+
+    def __init__(self, data_dir: Path, node_id: int = 0) -> None:
+        self._path = Path(data_dir) / FILE_NAME
+        self._node_id = node_id
+        self._lock = asyncio.Lock()
+        self._state = self._load()
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            state: dict[str, Any] = json.loads(self._path.read_bytes())
+        except FileNotFoundError:
+            return _new_state()
+        if state.get("version") != VERSION:
+            raise ValueError(f"{self._path}: unsupported version {state.get('version')}")
+        return state
+
+    @property
+    def cluster_id(self) -> str:
+        return str(self._state["cluster_id"])
+
+    async def start(self) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        async with self._lock:
+            await self._persist(self._state)
+
+    async def close(self) -> None:
+        async with self._lock:
+            pass
+
+    async def _persist(self, state: dict[str, Any]) -> None:
+        data = json.dumps(state, indent=1, sort_keys=True).encode()
+        await asyncio.to_thread(_write_atomically, self._path, data)
+        self._state = state
+
+    async def _update(self, change: Any) -> Any:
+        """Apply ``change(state_copy)`` and persist; the in-memory view changes only on success."""
+        async with self._lock:
+            state = copy.deepcopy(self._state)
+            result = change(state)
+            await self._persist(state)
+            return result
+
+    # topics ---------------------------------------------------------------------------------
+    def list_topics(self) -> list[str]:
+        return sorted(self._state["topics"])
+
+    def get_topic(self, name: str) -> TopicMetadata | None:
+        t = self._state["topics"].get(name)
+        if t is None:
+            return None
+        return TopicMetadata(name, t["topic_id"], t["partitions"], dict(t["configs"]))
+
+    async def create_topic(
+        self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
+    ) -> TopicMetadata:
+        def change(state: dict[str, Any]) -> None:
+            if name in state["topics"]:
+                raise TopicAlreadyExistsError(f"topic '{name}' already exists")
+            state["topics"][name] = {
+                "topic_id": uuid.uuid4().hex,
+                "partitions": partitions,
+                "configs": dict(configs),
+            }
+            for p in range(partitions):
+                _set_partition(state, name, p, replicas[p] if p < len(replicas) else [])
+
+        await self._update(change)
+        meta = self.get_topic(name)
+        assert meta is not None
+        return meta
+
+    async def delete_topic(self, name: str) -> None:
+        def change(state: dict[str, Any]) -> None:
+            t = state["topics"].pop(name, None)
+            if t is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            for p in range(t["partitions"]):
+                state["partitions"].pop(f"{name}-{p}", None)
+
+        await self._update(change)
+
+    async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None:
+        def change(state: dict[str, Any]) -> None:
+            t = state["topics"].get(name)
+            if t is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            if total <= t["partitions"]:
+                raise InvalidPartitionsError(
+                    f"topic has {t['partitions']} partitions, cannot change to {total}"
+                )
+            for i, p in enumerate(range(t["partitions"], total)):
+                _set_partition(state, name, p, replicas[i] if i < len(replicas) else [])
+            t["partitions"] = total
+
+        await self._update(change)
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        def change(state: dict[str, Any]) -> None:
+            t = state["topics"].get(name)
+            if t is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            t["configs"] = dict(configs)
+
+        await self._update(change)
+
+    # brokers --------------------------------------------------------------------------------
+    async def register_broker(self, info: BrokerInfo) -> None:
+        def change(state: dict[str, Any]) -> None:
+            state["brokers"][str(info.node_id)] = {
+                "host": info.host,
+                "port": info.port,
+                "rack": info.rack,
+            }
+
+        await self._update(change)
+
+    def brokers(self) -> list[BrokerInfo]:
+        return [
+            BrokerInfo(int(k), v["host"], v["port"], v["rack"])
+            for k, v in sorted(self._state["brokers"].items(), key=lambda kv: int(kv[0]))
+        ]
+
+    def controller_id(self) -> int:
+        return self._node_id
+
+    # partition state ------------------------------------------------------------------------
+    def partition_state(self, tp: TopicPartition) -> PartitionState | None:
+        s = self._state["partitions"].get(str(tp))
+        if s is None:
+            return None
+        return PartitionState(s["leader"], s["leader_epoch"], tuple(s["isr"]), tuple(s["replicas"]))
+
+    async def set_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        def change(st: dict[str, Any]) -> None:
+            if tp.topic not in st["topics"]:
+                raise UnknownTopicOrPartitionError(f"topic '{tp.topic}' does not exist")
+            st["partitions"][str(tp)] = {
+                "leader": state.leader,
+                "leader_epoch": state.leader_epoch,
+                "isr": list(state.isr),
+                "replicas": list(state.replicas),
+            }
+
+        await self._update(change)
+
+    # producer ids ---------------------------------------------------------------------------
+    async def allocate_producer_id_block(self, size: int) -> tuple[int, int]:
+        def change(state: dict[str, Any]) -> tuple[int, int]:
+            start = int(state["next_producer_id"])
+            state["next_producer_id"] = start + size
+            return start, start + size
+
+        result: tuple[int, int] = await self._update(change)
+        return result
+
+
+def _set_partition(state: dict[str, Any], topic: str, partition: int, replicas: list[int]) -> None:
+    nodes = replicas or [int(min(state["brokers"], key=int, default="0"))]
+    state["partitions"][f"{topic}-{partition}"] = {
+        "leader": nodes[0],
+        "leader_epoch": 0,
+        "isr": list(nodes),
+        "replicas": list(nodes),
+    }
