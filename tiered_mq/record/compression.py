@@ -22,13 +22,15 @@ librdkafka may write a single raw snappy block. :func:`decompress` accepts both;
 writes xerial framing, which Java, librdkafka, kafka-python, aiokafka and sarama all read.
 
 Any failure to decode a payload raises CorruptRecordError naming the codec; an id outside 0-4
-raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe.
+raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe (zstd contexts
+are per thread).
 """
 
 from __future__ import annotations
 
 import gzip
 import struct
+import threading
 import zlib
 from typing import Final
 
@@ -58,8 +60,18 @@ _XERIAL_HEADER_SIZE: Final = 16
 _XERIAL_BLOCK: Final = 32 * 1024
 _I32: Final = struct.Struct(">i")
 
-_ZSTD_COMPRESSOR: Final = zstandard.ZstdCompressor(level=3)
-_ZSTD_DECOMPRESSOR: Final = zstandard.ZstdDecompressor()
+_ZSTD_LEVEL: Final = 3
+
+
+class _ZstdContexts(threading.local):
+    """zstandard contexts are not safe to share between threads: one pair per thread."""
+
+    def __init__(self) -> None:
+        self.compressor = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_ZSTD: Final = _ZstdContexts()
 
 Buffer = bytes | bytearray | memoryview
 
@@ -91,7 +103,7 @@ def compress(codec: int, data: Buffer) -> bytes:
     if codec == LZ4:
         return bytes(lz4.frame.compress(data, block_linked=False, store_size=False))
     if codec == ZSTD:
-        return _ZSTD_COMPRESSOR.compress(data)
+        return _ZSTD.compressor.compress(data)
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
@@ -176,7 +188,7 @@ def _zstd_decompress(data: Buffer) -> bytes:
     out: list[bytes] = []
     rest = bytes(data)
     while rest:
-        d = _ZSTD_DECOMPRESSOR.decompressobj()
+        d = _ZSTD.decompressor.decompressobj()
         out.append(d.decompress(rest))
         if not d.eof:
             raise CorruptRecordError("truncated zstd payload")

@@ -145,3 +145,16 @@ def test_codec_names() -> None:
 
 def _flip(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+
+
+@pytest.mark.parametrize("codec_id_", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
+def test_concurrent_threads(codec_id_: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    payloads = [os.urandom(2000) * (i + 1) for i in range(8)]
+
+    def work(data: bytes) -> bool:
+        return all(decompress(codec_id_, compress(codec_id_, data)) == data for _ in range(20))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, payloads))
