@@ -172,9 +172,10 @@ def encode_batch(
         last_offset_delta = max(prev_delta, 0)
     elif last_offset_delta < prev_delta:
         raise ValueError(f"last_offset_delta {last_offset_delta} below last record's {prev_delta}")
-    attributes = compression & COMPRESSION_MASK
-    if compression != attributes:
+    if compression & COMPRESSION_MASK != compression:
         raise ValueError(f"compression codec {compression} out of range")
+    # An empty batch (all records compacted away) is written uncompressed, as Kafka does.
+    attributes = compression if encoded else 0
     if log_append_time:
         attributes |= TIMESTAMP_TYPE_MASK
         max_ts = _now_ms() if append_time is None else append_time
@@ -183,7 +184,7 @@ def encode_batch(
     if is_control:
         attributes |= CONTROL_FLAG
     payload = b"".join(encoded)
-    if compression and encoded:
+    if attributes & COMPRESSION_MASK:
         payload = _compress(compression, payload)
     try:
         head = HEADER.pack(

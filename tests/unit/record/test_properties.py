@@ -64,3 +64,22 @@ def test_truncated_streams_decode_the_complete_prefix(rows: list, codec: int, cu
     blob = one + one
     kept = list(decode_batches(blob[: cut % (len(blob) + 1)]))
     assert len(kept) == (cut % (len(blob) + 1)) // len(one)
+
+
+@SETTINGS
+@given(records, codecs, st.data())
+def test_compaction_reencode_keeps_offsets(rows: list, codec: int, data: st.DataObject) -> None:
+    raw = encode(rows, compression=codec, base_offset=1000)
+    header, decoded = decode_batch(raw)
+    kept = [r for r in decoded if data.draw(st.booleans())]
+    again = encode(
+        kept,
+        compression=codec,
+        base_offset=header.base_offset,
+        keep_offsets=True,
+        last_offset_delta=header.last_offset_delta,
+    )
+    new_header, redecoded = decode_batch(again)
+    assert redecoded == kept
+    assert new_header.last_offset == header.last_offset
+    assert kp_decode(again)[1] == [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in kept]

@@ -195,3 +195,11 @@ def test_decode_batch_at_position_inside_larger_buffer() -> None:
     second = encode_batch([(None, b"b", [], 2)], base_offset=1)
     header, records = decode_batch(bytearray(first + second), len(first))
     assert header.base_offset == 1 and records[0].value == b"b"
+
+
+def test_empty_batch_is_written_uncompressed(codec: int) -> None:
+    raw = encode_batch([], compression=codec, base_offset=3, last_offset_delta=2)
+    header, records = decode_batch(raw)
+    assert header.compression == 0 and records == [] and header.last_offset == 5
+    batch, rows = kp_decode(raw)
+    assert rows == [] and batch.last_offset_delta == 2
