@@ -8,8 +8,9 @@ holds exactly one record, uncompressed, whose key and value are::
 
 Consumers never see control records; they use them to end a producer's open transaction
 (read_committed drops the records of aborted transactions). Decoding accepts key versions
-above 0 with trailing bytes (forward compatibility, as Kafka does) but raises
-CorruptRecordError for a short key or value or an unknown type.
+above 0 with trailing bytes (forward compatibility, as Kafka does), maps a type other
+than ABORT or COMMIT to UNKNOWN (its value unread; callers skip it, as Kafka's consumers do),
+and raises CorruptRecordError for a short key, a negative version or a short marker value.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ CONTROL_VERSION: Final = 0
 
 
 class ControlType(IntEnum):
+    UNKNOWN = -1  # a type this broker does not know (e.g. KRaft's LEADER_CHANGE): ignored
     ABORT = 0
     COMMIT = 1
 
@@ -84,10 +86,9 @@ def decode_control_record(record: Record | tuple[bytes | None, bytes | None]) ->
         raise CorruptRecordError(f"control record key version {version}")
     if version == CONTROL_VERSION and len(key) != _KEY.size:
         raise CorruptRecordError(f"control record key v0 of {len(key)} bytes")
-    try:
-        control_type = ControlType(type_id)
-    except ValueError:
-        raise CorruptRecordError(f"unknown control record type {type_id}") from None
+    if type_id not in (ControlType.ABORT, ControlType.COMMIT):
+        return ControlRecord(ControlType.UNKNOWN, -1, version)
+    control_type = ControlType(type_id)
     if value is None or len(value) < _VALUE.size:
         raise CorruptRecordError(
             f"control record value of {0 if value is None else len(value)} bytes"

@@ -72,7 +72,6 @@ def test_decode_accepts_key_value_tuple_and_newer_versions() -> None:
         (b"\x00\x00\x00", b"\x00\x00\x00\x00\x00\x00", "key of 3"),
         (b"\x00\x00\x00\x01\x00", b"\x00\x00\x00\x00\x00\x00", "v0 of 5"),
         (b"\xff\xff\x00\x01", b"\x00\x00\x00\x00\x00\x00", "version -1"),
-        (b"\x00\x00\x00\x07", b"\x00\x00\x00\x00\x00\x00", "unknown control record type 7"),
         (b"\x00\x00\x00\x01", None, "value of 0"),
         (b"\x00\x00\x00\x01", b"\x00\x00\x00", "value of 3"),
     ],
@@ -80,3 +79,9 @@ def test_decode_accepts_key_value_tuple_and_newer_versions() -> None:
 def test_malformed_markers(key: bytes | None, value: bytes | None, match: str) -> None:
     with pytest.raises(CorruptRecordError, match=match):
         decode_control_record(Record(0, 0, key, value, []))
+
+
+def test_unknown_control_type_is_skipped_not_corrupt() -> None:
+    leader_change = decode_control_record((struct.pack(">hh", 0, 2), b"\x00\x00whatever"))
+    assert leader_change == ControlRecord(ControlType.UNKNOWN, -1, 0)
+    assert not leader_change.is_commit
