@@ -260,13 +260,27 @@ class Admin:
 
     # -- consumer groups ---------------------------------------------------------------
     def list_groups(self) -> list[GroupListing]:
+        """Every consumer group, with its state.
+
+        ListGroups reports states only from v4; for a group listed without one, the state
+        comes from one DescribeGroups request for all such groups.
+        """
         future = self._admin.list_consumer_groups(request_timeout=self._timeout)
         result = _result(future, "list groups", self._timeout)
         if result.errors:
             raise ClientError.wrap(result.errors[0], "list groups")
+        states = {g.group_id: _enum_name(g.state) for g in result.valid}
+        unknown = [gid for gid, state in states.items() if state == "UNKNOWN"]
+        if unknown:
+            futures = self._admin.describe_consumer_groups(unknown, request_timeout=self._timeout)
+            for gid, fut in futures.items():
+                try:
+                    states[gid] = _enum_name(fut.result(self._timeout).state)
+                except (confluent_kafka.KafkaException, TimeoutError):
+                    pass  # keep UNKNOWN: listing must not fail because one group is busy
         return sorted(
             (
-                GroupListing(g.group_id, _enum_name(g.state), bool(g.is_simple_consumer_group))
+                GroupListing(g.group_id, states[g.group_id], bool(g.is_simple_consumer_group))
                 for g in result.valid
             ),
             key=lambda g: g.group_id,

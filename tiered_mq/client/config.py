@@ -62,6 +62,12 @@ class AdminConfig:
 
     def to_librdkafka(self) -> dict[str, Any]:
         conf = _base(self.bootstrap_servers, self.client_id)
+        # librdkafka logs an info line ("Purging unserved events") when an admin handle is
+        # freed; warnings and errors still show.
+        conf["log_level"] = 4
+        # An admin handle is a producer to librdkafka, whose metadata requests would create a
+        # topic on a broker with auto creation on: describing a topic must not create it.
+        conf["allow.auto.create.topics"] = False
         conf.update(self.extra)
         return conf
 

@@ -1,0 +1,156 @@
+"""The client commands against a real ``tiered-mq dev`` broker (in-process CliRunner)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.integration.cli_dev_broker import DevBroker
+from tiered_mq.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def bootstrap() -> Iterator[str]:
+    broker = DevBroker().start()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.stop()
+
+
+def run(bootstrap: str, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), input=input, env={"TIERED_MQ_BOOTSTRAP": bootstrap})
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def fresh(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def test_topic_lifecycle(bootstrap: str) -> None:
+    topic = fresh("life")
+    ok(run(bootstrap, "topics", "create", topic, "-p", "3", "-c", "retention.ms=3600000"))
+    again = run(bootstrap, "topics", "create", topic)
+    assert again.exit_code == 1
+    assert "TOPIC_ALREADY_EXISTS" in again.output
+    assert topic in ok(run(bootstrap, "topics", "list")).output.splitlines()
+
+    out = ok(run(bootstrap, "topics", "describe", topic)).output.splitlines()
+    assert out[0] == f"Topic: {topic}  Partitions: 3  ReplicationFactor: 1"
+    assert [line.split()[0] for line in out[2:5]] == ["0", "1", "2"]
+    assert any(line.split()[:2] == ["retention.ms", "3600000"] for line in out)
+
+    ok(
+        run(
+            bootstrap,
+            "topics",
+            "alter-config",
+            topic,
+            "--set",
+            "segment.bytes=1048576",
+            "--delete",
+            "retention.ms",
+        )
+    )
+    out = ok(run(bootstrap, "topics", "describe", topic)).output
+    assert "segment.bytes  1048576" in out
+    assert "retention.ms" not in out  # reverted to the default, no longer listed
+
+    bad = run(bootstrap, "topics", "alter-config", topic, "--set", "cleanup.policy=bogus")
+    assert bad.exit_code == 1 and "INVALID_CONFIG" in bad.output
+
+    ok(run(bootstrap, "topics", "delete", topic))
+    gone = run(bootstrap, "topics", "describe", topic)
+    assert gone.exit_code == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in gone.output
+    assert run(bootstrap, "topics", "delete", topic).exit_code == 1
+
+
+def test_produce_consume_round_trip(bootstrap: str, tmp_path: Path) -> None:
+    topic = fresh("rt")
+    ok(run(bootstrap, "topics", "create", topic, "-p", "2"))
+    r = ok(run(bootstrap, "produce", topic, "-K", ":", "-p", "0", input="k1:a\nk2:b\nk3:c\n"))
+    assert "Produced 3 records" in r.output
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"line-{i}\n" for i in range(1000)))
+    ok(run(bootstrap, "produce", topic, "--file", str(lines), "-z", "zstd", "-p", "1"))
+
+    r = ok(
+        run(
+            bootstrap,
+            "consume",
+            topic,
+            "-p",
+            "0",
+            "--from-beginning",
+            "-n",
+            "3",
+            "--print-key",
+            "--print-offset",
+        )
+    )
+    assert r.stdout.splitlines() == ["0:0\tk1\ta", "0:1\tk2\tb", "0:2\tk3\tc"]
+    r = ok(run(bootstrap, "consume", topic, "-p", "1", "-o", "995", "--idle-timeout", "2"))
+    assert r.stdout.splitlines() == [f"line-{i}" for i in range(995, 1000)]
+    r = ok(run(bootstrap, "consume", topic, "--from-beginning", "-n", "1003"))
+    assert len(r.stdout.splitlines()) == 1003
+    assert "Processed a total of 1003 messages" in r.stderr
+
+    desc = ok(run(bootstrap, "topics", "describe", topic)).output.splitlines()
+    assert desc[2].split()[4:] == ["0", "3", "3"]
+    assert desc[3].split()[4:] == ["0", "1000", "1000"]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4"])
+def test_compressed_produce(bootstrap: str, codec: str) -> None:
+    topic = fresh(codec)
+    ok(run(bootstrap, "topics", "create", topic))
+    values = [f"{codec}-{i}-" + "x" * i for i in range(50)]
+    ok(run(bootstrap, "produce", topic, "-z", codec, "--acks", "1", input="\n".join(values) + "\n"))
+    r = ok(run(bootstrap, "consume", topic, "--from-beginning", "-n", "50"))
+    assert r.stdout.splitlines() == values
+
+
+def test_consume_from_timestamp(bootstrap: str) -> None:
+    topic = fresh("ts")
+    ok(run(bootstrap, "topics", "create", topic))
+    ok(run(bootstrap, "produce", topic, input="old\n"))
+    time.sleep(0.05)
+    cut = int(time.time() * 1000)
+    time.sleep(0.05)
+    ok(run(bootstrap, "produce", topic, input="new1\nnew2\n"))
+    r = ok(run(bootstrap, "consume", topic, "-t", str(cut), "-n", "2"))
+    assert r.stdout.splitlines() == ["new1", "new2"]
+
+
+def test_group_offsets_and_lag(bootstrap: str) -> None:
+    topic, group = fresh("lag"), fresh("grp")
+    ok(run(bootstrap, "topics", "create", topic))
+    ok(run(bootstrap, "produce", topic, input="".join(f"m{i}\n" for i in range(10))))
+    r = ok(run(bootstrap, "consume", topic, "-g", group, "--from-beginning", "-n", "10"))
+    assert len(r.stdout.splitlines()) == 10
+    ok(run(bootstrap, "produce", topic, input="m10\nm11\nm12\n"))
+
+    listing = ok(run(bootstrap, "groups", "list")).output
+    assert any(line.split()[0] == group for line in listing.splitlines()[1:])
+    out = ok(run(bootstrap, "groups", "describe", group)).output.splitlines()
+    assert out[0].startswith(f"Group: {group}  State: EMPTY")
+    row = next(line.split() for line in out if line.startswith(topic))
+    assert row[:5] == [topic, "0", "10", "13", "3"]
+    assert "Total lag: 3" in out
+
+    # the group resumes at its committed offset
+    r = ok(run(bootstrap, "consume", topic, "-g", group, "-n", "3"))
+    assert r.stdout.splitlines() == ["m10", "m11", "m12"]
+    out = ok(run(bootstrap, "groups", "describe", group)).output
+    assert "Total lag: 0" in out
