@@ -34,7 +34,7 @@ by table lookup, longer ones by a helper.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -89,8 +89,11 @@ def _now_ms() -> int:
 def _fields(item: RecordInput) -> tuple[bytes | None, bytes | None, Sequence[Any], int | None]:
     if isinstance(item, tuple):
         key, value, headers, timestamp = item
-        return key, value, headers or (), timestamp
-    return item.key, item.value, item.headers or (), item.timestamp
+    else:
+        key, value, headers, timestamp = item.key, item.value, item.headers, item.timestamp
+    if isinstance(headers, Mapping):
+        headers = list(headers.items())
+    return key, value, headers or (), timestamp
 
 
 def _encode_bytes(data: bytes | bytearray | memoryview | str | None) -> list[bytes]:
@@ -138,9 +141,10 @@ def encode_batch(
 ) -> bytes:
     """Encode one v2 batch (CRC-32C included).
 
-    ``records`` are Record-like objects or ``(key, value, headers, timestamp)`` tuples; a None
-    timestamp means now. Offset deltas are 0, 1, 2 ... unless ``keep_offsets`` (compaction),
-    which takes ``record.offset - base_offset`` (strictly increasing, tuples not allowed).
+    ``records`` are Record-like objects or ``(key, value, headers, timestamp)`` tuples; headers
+    are ``(str, bytes | None)`` pairs or a mapping (None = none); a None timestamp means now.
+    Offset deltas are 0, 1, 2 ... unless ``keep_offsets`` (compaction), which takes
+    ``record.offset - base_offset`` (strictly increasing, tuples not allowed).
     ``base_timestamp`` defaults to the first record's timestamp. With ``log_append_time`` the
     batch's maxTimestamp is ``append_time`` (default now) and readers report it for every record.
     ``last_offset_delta`` defaults to the last record's delta; compaction keeps the original.

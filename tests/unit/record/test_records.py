@@ -203,3 +203,9 @@ def test_empty_batch_is_written_uncompressed(codec: int) -> None:
     assert header.compression == 0 and records == [] and header.last_offset == 5
     batch, rows = kp_decode(raw)
     assert rows == [] and batch.last_offset_delta == 2
+
+
+def test_headers_as_mapping_or_none() -> None:
+    raw = encode_batch([(b"k", b"v", {"a": b"1", "b": None}, 1), (b"k", b"v", None, 2)])
+    _, records = decode_batch(raw)
+    assert records[0].headers == [("a", b"1"), ("b", None)] and records[1].headers == []
