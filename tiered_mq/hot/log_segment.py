@@ -67,6 +67,7 @@ class LogSegment:
         # Tail state, computed lazily for segments opened from disk.
         self._tail_known = False
         self._indexes_checked = False
+        self._indexes_missing = False
         self._next_offset = base_offset
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = base_offset
@@ -97,7 +98,12 @@ class LogSegment:
     ) -> LogSegment:
         """An existing segment; its indexes are loaded and checked lazily."""
         fd = os.open(log_files.log_file(dir, base_offset), os.O_RDWR)
-        return cls(dir, base_offset, open(fd, "r+b", buffering=0), index_interval_bytes, now_ms)
+        file = open(fd, "r+b", buffering=0)  # noqa: SIM115 (owned by the segment)
+        segment = cls(dir, base_offset, file, index_interval_bytes, now_ms)
+        segment._indexes_missing = segment.size > 0 and not (
+            segment.offset_index.path.exists() and segment.time_index.path.exists()
+        )
+        return segment
 
     @property
     def log_path(self) -> Path:
@@ -112,7 +118,9 @@ class LogSegment:
         if self._indexes_checked:
             return
         self._indexes_checked = True
-        if not (self.offset_index.is_sane(self.size) and self.time_index.is_sane()):
+        if self._indexes_missing or not (
+            self.offset_index.is_sane(self.size) and self.time_index.is_sane()
+        ):
             self.recover(_NO_VALIDATION)
 
     def _ensure_tail(self) -> None:
