@@ -162,6 +162,8 @@ def encode_batch(
         if base_timestamp is None:
             base_timestamp = ts
         if keep_offsets:
+            if isinstance(item, tuple):
+                raise ValueError("keep_offsets needs Record-like inputs with an offset")
             delta = item.offset - base_offset
             if delta <= prev_delta:
                 raise ValueError(f"offset {item.offset} not above the previous record's")

@@ -98,6 +98,8 @@ def test_keep_offsets_preserves_gaps_and_last_offset_delta() -> None:
 def test_keep_offsets_rejects_unordered_offsets() -> None:
     with pytest.raises(ValueError, match="not above"):
         encode_batch([Record(5, 1, None, b"", []), Record(5, 1, None, b"", [])], keep_offsets=True)
+    with pytest.raises(ValueError, match="Record-like"):
+        encode_batch([(None, b"", [], 1)], keep_offsets=True)
     with pytest.raises(ValueError, match="below last"):
         encode_batch([Record(5, 1, None, b"", [])], keep_offsets=True, last_offset_delta=2)
 
