@@ -111,6 +111,8 @@ class GroupCoordinator:
         group.state = S.STABLE
 
     async def _store_group(self, group: GroupMetadata) -> None:
+        if group.state is S.DEAD or self.groups.get(group.group_id) is not group:
+            return  # deleted after this write was scheduled: its tombstone must stay last
         protocol = group.protocol_name
         value = fmt.GroupValue(
             protocol_type=group.protocol_type or "",

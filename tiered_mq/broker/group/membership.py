@@ -473,5 +473,4 @@ class Membership:
         self._remove_member(group, member_id, errors.UnknownMemberIdError.errno)
         if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
             self._prepare_rebalance(group, f"member {member_id} removed")
-        else:
-            self._maybe_complete_join(group)
+        self._maybe_complete_join(group)  # e.g. the last member left: Empty at once

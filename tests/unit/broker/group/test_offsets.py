@@ -113,8 +113,6 @@ async def test_delete_group_writes_tombstones(h: Harness) -> None:
         "": errors.InvalidGroupIdError.errno,
     }
     assert h.coord.leave_group("g", [(me, None)]) == (0, [0])
-    h.clock.advance(1)
-    await settle()
     assert await h.coord.delete_groups(["g"]) == {"g": 0}
     assert offsets_of(h) == {}
     assert h.coord.describe_group("g")["group_state"] == "Dead"
