@@ -19,6 +19,7 @@ from typing import Final
 
 BROKER_DEFAULTS: Final[dict[str, str]] = {
     "broker.id": "0",
+    "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
     "auto.create.topics.enable": "true",
     "num.partitions": "1",
     "default.replication.factor": "1",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiered_mq.broker.producer_state import ProducerStateManager
+from tiered_mq.broker.producer_state import ProducerStateManager, snapshot_path
 from tiered_mq.errors import (
     CorruptRecordError,
     MessageTooLargeError,
@@ -179,7 +179,7 @@ class Partition:
     # lifecycle --------------------------------------------------------------------------------
     def close(self, snapshot: bool = True) -> None:
         """Flush, snapshot the producer state at the log end offset and close (blocking)."""
-        self.log.flush()
-        if snapshot:
-            self.producer_state.take_snapshot(self.log.log_end_offset)
+        leo = self.log.log_end_offset
+        if snapshot and leo > 0 and not snapshot_path(self.log.dir, leo).exists():
+            self.producer_state.take_snapshot(leo)
         self.log.close()

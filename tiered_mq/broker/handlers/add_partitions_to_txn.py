@@ -15,8 +15,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     results = [
         {
             "name": t["name"],
-            "results": [{"partition_index": p, "error_code": UNSUPPORTED} for p in t["partitions"]],
+            "results_by_partition": [
+                {"partition_index": p, "partition_error_code": UNSUPPORTED} for p in t["partitions"]
+            ],
         }
-        for t in request.get("topics") or []
+        for t in request.get("v3_and_below_topics") or []
     ]
-    return {"throttle_time_ms": 0, "results": results}
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}

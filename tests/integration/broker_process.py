@@ -1,0 +1,190 @@
+"""A `tiered-mq dev` broker in a subprocess, for integration tests.
+
+    with BrokerProcess(tmp_path / "data") as broker:      # free port, waits until ready
+        producer = Producer({"bootstrap.servers": broker.bootstrap})
+        broker.restart()                                   # SIGTERM, then start again
+        broker.kill()                                      # SIGKILL (no clean shutdown)
+        broker.start()
+
+Ready means: the process accepts TCP connections on its port and answers a Metadata request
+(decoded with the project's codec). The broker's stdout/stderr go to ``<data_dir>.log``
+(appended across restarts) and the tail is shown when it fails to start. ``stop`` sends a
+signal and waits; if the process does not exit in time it is killed. The context manager (and
+the ``broker``/``broker_factory`` fixtures in conftest.py) always leave no process behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from tiered_mq.protocol.codec import decode_response, encode_request
+
+METADATA = 3
+_LAUNCH = "import sys; from tiered_mq.cli import main; sys.exit(main())"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def request(
+    port: int, api_key: int, version: int, body: dict[str, Any], timeout: float = 5.0
+) -> dict[str, Any]:
+    """Send one request on a fresh connection and decode the answer (a tiny test client)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(encode_request(api_key, version, 1, "broker-process", body))
+        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
+        return decode_response(api_key, version, _recv_exact(sock, size))
+
+
+class BrokerProcess:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.extra_args = list(extra_args)
+        self.env = env
+        self.startup_timeout = startup_timeout
+        self.log_path = self.data_dir.with_name(self.data_dir.name + ".log")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def command(self) -> list[str]:
+        args = ["dev", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        if "--metrics-port" not in self.extra_args:
+            args += ["--metrics-port", "0"]
+        return [sys.executable, "-c", _LAUNCH, *args, *self.extra_args]
+
+    def start(self) -> BrokerProcess:
+        if self.running:
+            raise RuntimeError("broker already running")
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env.update(self.env or {})
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n==== start {' '.join(self.command())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"broker exited with {self.proc.returncode} during start:\n{self.log_tail()}"
+                )
+            try:
+                answer = request(self.port, METADATA, 1, {"topics": []}, timeout=2.0)
+                if answer["brokers"]:
+                    return
+            except (OSError, ValueError) as e:
+                last_error = e
+            time.sleep(0.05)
+        raise TimeoutError(
+            f"broker on port {self.port} not ready in {self.startup_timeout} s "
+            f"({last_error!r}):\n{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
+        """Send ``sig`` and wait for the exit (killed after ``timeout``); returns the exit code."""
+        proc = self.proc
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(sig)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait(10)
+        self.proc = None
+        return proc.returncode
+
+    def kill(self) -> int | None:
+        return self.stop(signal.SIGKILL)
+
+    def restart(self, sig: int = signal.SIGTERM) -> BrokerProcess:
+        """Stop with ``sig`` and start again on the same port and data dir."""
+        self.stop(sig)
+        deadline = time.monotonic() + 10
+        while True:  # the old socket may linger a moment
+            try:
+                return self.start()
+            except RuntimeError:
+                if time.monotonic() > deadline or "address already in use" not in self.log_tail():
+                    raise
+                time.sleep(0.2)
+
+    def __enter__(self) -> BrokerProcess:
+        if not self.running:
+            self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,49 @@
+"""Integration fixtures: brokers started as `tiered-mq dev` subprocesses.
+
+- ``broker_factory(**kwargs)``: start a BrokerProcess (data dir under the test's tmp_path;
+  kwargs as BrokerProcess: ``port``, ``extra_args``, ``env``); every one is stopped at teardown.
+- ``broker``: one started broker for the test.
+- ``shared_broker``: one broker for a whole test module (for tests that only add topics).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.broker_process import BrokerProcess
+
+BrokerFactory = Callable[..., BrokerProcess]
+
+
+@pytest.fixture
+def broker_factory(tmp_path: Path) -> Iterator[BrokerFactory]:
+    started: list[BrokerProcess] = []
+    counter = itertools.count()
+
+    def make(**kwargs: Any) -> BrokerProcess:
+        data_dir = kwargs.pop("data_dir", None) or tmp_path / f"broker-{next(counter)}"
+        broker = BrokerProcess(data_dir, **kwargs)
+        started.append(broker)
+        return broker.start()
+
+    try:
+        yield make
+    finally:
+        for b in started:
+            b.stop()
+
+
+@pytest.fixture
+def broker(broker_factory: BrokerFactory) -> BrokerProcess:
+    return broker_factory()
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    with BrokerProcess(tmp_path_factory.mktemp("shared") / "data") as b:
+        yield b

@@ -1,0 +1,33 @@
+"""BrokerConfig: broker settings vs topic defaults from --config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tiered_mq.broker.config import BrokerConfig
+
+
+def test_keys_are_classified(tmp_path: Path) -> None:
+    c = BrokerConfig(
+        tmp_path,
+        overrides={
+            "num.partitions": "3",
+            "segment.bytes": "1048576",
+            "log.retention.ms": "1000",
+            "group.initial.rebalance.delay.ms": "0",
+        },
+    )
+    assert c.get_int("num.partitions") == 3
+    assert not c.is_default("num.partitions")
+    assert c.is_default("auto.create.topics.enable")
+    assert c.get_bool("auto.create.topics.enable") is True
+    assert c.topic_defaults == {"segment.bytes": "1048576", "retention.ms": "1000"}
+    assert c.get_int("group.initial.rebalance.delay.ms") == 0
+    assert c["log.dirs"] == str(tmp_path)
+    assert c.get_int("socket.request.max.bytes") == 104857600
+
+
+def test_message_max_bytes_is_both_broker_and_topic_default(tmp_path: Path) -> None:
+    c = BrokerConfig(tmp_path, overrides={"message.max.bytes": "2000000"})
+    assert c.get_int("message.max.bytes") == 2000000
+    assert c.topic_defaults["max.message.bytes"] == "2000000"

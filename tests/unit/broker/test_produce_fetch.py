@@ -1,0 +1,223 @@
+"""Produce, Fetch, ListOffsets and idempotence through an in-process broker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from tests.unit.broker.conftest import Client, start_broker
+from tiered_mq.broker.broker import Broker
+from tiered_mq.record.records import decode_batches, encode_batch
+
+PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
+
+
+def produce_body(topic: str, records: bytes, acks: int = -1, partition: int = 0) -> dict:  # type: ignore[type-arg]
+    return {
+        "acks": acks,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {"name": topic, "partition_data": [{"index": partition, "records": records}]}
+        ],
+    }
+
+
+def fetch_body(topic: str, offset: int, max_wait_ms: int = 0, min_bytes: int = 0) -> dict:  # type: ignore[type-arg]
+    return {
+        "replica_id": -1,
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": min_bytes,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
+                ],
+            }
+        ],
+    }
+
+
+def part(response: dict, key: str = "responses", parts: str = "partition_responses") -> dict:  # type: ignore[type-arg]
+    return response[key][0][parts][0]  # type: ignore[no-any-return]
+
+
+def batch(values: list[bytes], **kw: int) -> bytes:
+    return encode_batch([(b"k", v, [], 1_000 + i) for i, v in enumerate(values)], **kw)
+
+
+async def create(client: Client, topic: str) -> None:
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1}],
+            "timeout_ms": 5000,
+        },
+    )
+    assert r["topics"][0]["error_code"] == 0
+
+
+async def test_produce_then_fetch_round_trip(client: Client) -> None:
+    await create(client, "t")
+    r = await client.call(PRODUCE, 8, produce_body("t", batch([b"a", b"b", b"c"])))
+    p = part(r)
+    assert p["error_code"] == 0 and p["base_offset"] == 0
+    r = await client.call(PRODUCE, 8, produce_body("t", batch([b"d"])))
+    assert part(r)["base_offset"] == 3
+
+    f = await client.call(FETCH, 11, fetch_body("t", 0))
+    fp = part(f, "responses", "partitions")
+    assert fp["error_code"] == 0
+    assert fp["high_watermark"] == 4 and fp["last_stable_offset"] == 4
+    assert fp["log_start_offset"] == 0 and fp["preferred_read_replica"] == -1
+    assert f["session_id"] == 0
+    values = [(r.offset, r.value) for _, rs in decode_batches(fp["records"]) for r in rs]
+    assert values == [(0, b"a"), (1, b"b"), (2, b"c"), (3, b"d")]
+
+    f = await client.call(FETCH, 11, fetch_body("t", 3))
+    fp = part(f, "responses", "partitions")
+    offsets = [r.offset for _, rs in decode_batches(fp["records"]) for r in rs]
+    assert 3 in offsets and max(offsets) == 3
+
+
+async def test_fetch_out_of_range_and_unknown_partition(client: Client) -> None:
+    await create(client, "t")
+    await client.call(PRODUCE, 8, produce_body("t", batch([b"a"])))
+    fp = part(await client.call(FETCH, 11, fetch_body("t", 5)), "responses", "partitions")
+    assert fp["error_code"] == 1 and fp["high_watermark"] == 1
+    fp = part(await client.call(FETCH, 11, fetch_body("nope", 0)), "responses", "partitions")
+    assert fp["error_code"] == 3
+
+
+async def test_corrupt_batch_is_refused_and_nothing_appended(client: Client) -> None:
+    await create(client, "t")
+    bad = bytearray(batch([b"a", b"b"]))
+    bad[-1] ^= 0xFF
+    p = part(await client.call(PRODUCE, 8, produce_body("t", bytes(bad))))
+    assert p["error_code"] == 2
+    fp = part(await client.call(FETCH, 11, fetch_body("t", 0)), "responses", "partitions")
+    assert fp["high_watermark"] == 0
+
+
+async def test_zstd_needs_produce_v7_and_old_versions_refused(client: Client) -> None:
+    await create(client, "t")
+    z = batch([b"a"], compression=4)
+    assert part(await client.call(PRODUCE, 6, produce_body("t", z)))["error_code"] == 76
+    assert part(await client.call(PRODUCE, 7, produce_body("t", z)))["error_code"] == 0
+    assert part(await client.call(PRODUCE, 2, produce_body("t", batch([b"x"]))))["error_code"] == 35
+
+
+async def test_batch_above_max_message_bytes(client: Client) -> None:
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [
+                {
+                    "name": "small",
+                    "num_partitions": 1,
+                    "replication_factor": 1,
+                    "configs": [{"name": "max.message.bytes", "value": "200"}],
+                }
+            ]
+        },
+    )
+    assert r["topics"][0]["error_code"] == 0
+    p = part(await client.call(PRODUCE, 8, produce_body("small", batch([b"x" * 500]))))
+    assert p["error_code"] == 10
+
+
+async def test_acks_zero_sends_no_response(client: Client) -> None:
+    await create(client, "t")
+    await client.send(PRODUCE, 8, produce_body("t", batch([b"a"]), acks=0))
+    corr = await client.send(METADATA, 8, {"topics": None})
+    got, _ = await client.receive(METADATA, 8)
+    assert got == corr  # the first answer on the connection is the metadata one
+
+
+async def test_retried_idempotent_batch_is_not_duplicated(client: Client) -> None:
+    await create(client, "t")
+    b0 = batch([b"a", b"b"], producer_id=5, producer_epoch=0, base_sequence=0)
+    first = part(await client.call(PRODUCE, 8, produce_body("t", b0)))
+    again = part(await client.call(PRODUCE, 8, produce_body("t", b0)))
+    assert first["error_code"] == again["error_code"] == 0
+    assert first["base_offset"] == again["base_offset"] == 0
+    gap = batch([b"c"], producer_id=5, producer_epoch=0, base_sequence=7)
+    assert part(await client.call(PRODUCE, 8, produce_body("t", gap)))["error_code"] == 45
+    fp = part(await client.call(FETCH, 11, fetch_body("t", 0)), "responses", "partitions")
+    assert fp["high_watermark"] == 2
+
+
+async def test_duplicate_detected_after_restart(tmp_path: Path) -> None:
+    broker = await start_broker(tmp_path / "d")
+    c = await Client.connect(broker.port)
+    await create(c, "t")
+    b0 = batch([b"a"], producer_id=5, producer_epoch=0, base_sequence=0)
+    await c.call(PRODUCE, 8, produce_body("t", batch([b"plain"])))
+    assert part(await c.call(PRODUCE, 8, produce_body("t", b0)))["base_offset"] == 1
+    await c.close()
+    await broker.close()
+
+    broker = await start_broker(tmp_path / "d")
+    try:
+        c = await Client.connect(broker.port)
+        assert part(await c.call(PRODUCE, 8, produce_body("t", b0)))["base_offset"] == 1
+        fp = part(await c.call(FETCH, 11, fetch_body("t", 0)), "responses", "partitions")
+        assert fp["high_watermark"] == 2
+        await c.close()
+    finally:
+        await broker.close()
+
+
+async def test_long_poll_wakes_on_append(broker: Broker, client: Client) -> None:
+    await create(client, "t")
+    started = time.monotonic()
+    fetch = asyncio.ensure_future(client.call(FETCH, 11, fetch_body("t", 0, 5000, 1)))
+    await asyncio.sleep(0.2)
+    assert not fetch.done()
+    other = await Client.connect(broker.port)
+    await other.call(PRODUCE, 8, produce_body("t", batch([b"late"])))
+    fp = part(await fetch, "responses", "partitions")
+    assert time.monotonic() - started < 3
+    assert [r.value for _, rs in decode_batches(fp["records"]) for r in rs] == [b"late"]
+    await other.close()
+
+
+async def test_long_poll_times_out_empty(client: Client) -> None:
+    await create(client, "t")
+    started = time.monotonic()
+    fp = part(await client.call(FETCH, 11, fetch_body("t", 0, 300, 1)), "responses", "partitions")
+    elapsed = time.monotonic() - started
+    assert 0.25 < elapsed < 3
+    assert fp["error_code"] == 0 and fp["records"] in (b"", None)
+
+
+async def test_list_offsets_earliest_latest_and_by_time(client: Client) -> None:
+    await create(client, "t")
+    for i in range(3):
+        b = encode_batch([(b"k", b"v", [], 10_000 * (i + 1))])
+        await client.call(PRODUCE, 8, produce_body("t", b))
+
+    async def lookup(ts: int) -> tuple[int, int]:
+        r = await client.call(
+            LIST_OFFSETS,
+            5,
+            {
+                "replica_id": -1,
+                "isolation_level": 0,
+                "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": ts}]}],
+            },
+        )
+        p = r["topics"][0]["partitions"][0]
+        assert p["error_code"] == 0
+        return p["offset"], p["timestamp"]
+
+    assert (await lookup(-2))[0] == 0
+    assert (await lookup(-1))[0] == 3
+    assert await lookup(15_000) == (1, 20_000)
+    assert await lookup(30_000) == (2, 30_000)
+    assert await lookup(99_000) == (-1, -1)

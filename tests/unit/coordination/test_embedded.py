@@ -1,0 +1,66 @@
+"""EmbeddedCoordinator: durable JSON state, atomic rewrites, producer id blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tiered_mq.coordination.base import BrokerInfo, PartitionState
+from tiered_mq.coordination.embedded import FILE_NAME, EmbeddedCoordinator
+from tiered_mq.errors import (
+    InvalidPartitionsError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.topic_partition import TopicPartition
+
+
+async def test_topics_survive_reopen(tmp_path: Path) -> None:
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    await c.register_broker(BrokerInfo(0, "127.0.0.1", 9092))
+    meta = await c.create_topic("t", 2, {"segment.bytes": "100000"}, [[0], [0]])
+    with pytest.raises(TopicAlreadyExistsError):
+        await c.create_topic("t", 1, {}, [])
+    await c.add_partitions("t", 4, [[0], [0]])
+    with pytest.raises(InvalidPartitionsError):
+        await c.add_partitions("t", 3, [])
+    await c.set_partition_state(TopicPartition("t", 1), PartitionState(0, 5, (0,), (0,)))
+    await c.close()
+
+    again = EmbeddedCoordinator(tmp_path)
+    await again.start()
+    got = again.get_topic("t")
+    assert got is not None
+    assert got.partitions == 4 and got.topic_id == meta.topic_id
+    assert got.configs == {"segment.bytes": "100000"}
+    state = again.partition_state(TopicPartition("t", 1))
+    assert state is not None and state.leader_epoch == 5
+    assert again.brokers() == [BrokerInfo(0, "127.0.0.1", 9092)]
+    assert again.cluster_id == c.cluster_id
+    await again.delete_topic("t")
+    assert again.list_topics() == []
+    assert again.partition_state(TopicPartition("t", 0)) is None
+    with pytest.raises(UnknownTopicOrPartitionError):
+        await again.delete_topic("t")
+
+
+async def test_failed_change_leaves_state_untouched(tmp_path: Path) -> None:
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    await c.create_topic("t", 1, {}, [])
+    before = (tmp_path / FILE_NAME).read_bytes()
+    with pytest.raises(TopicAlreadyExistsError):
+        await c.create_topic("t", 1, {}, [])
+    assert (tmp_path / FILE_NAME).read_bytes() == before
+    assert not (tmp_path / (FILE_NAME + ".tmp")).exists()
+
+
+async def test_producer_id_blocks_never_overlap_across_restarts(tmp_path: Path) -> None:
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    assert await c.allocate_producer_id_block(10) == (0, 10)
+    assert await c.allocate_producer_id_block(10) == (10, 20)
+    again = EmbeddedCoordinator(tmp_path)
+    assert await again.allocate_producer_id_block(10) == (20, 30)
