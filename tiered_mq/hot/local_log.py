@@ -32,6 +32,7 @@ from tiered_mq.errors import (
     CorruptRecordError,
     InvalidTimestampError,
     KafkaError,
+    KafkaStorageError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
     UnknownServerError,
@@ -115,6 +116,7 @@ class LocalLog:
         self._last_flush_ms = clock()
         self._last_checkpoint_ms = 0
         self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self._checkpointed: tuple[int | None, int | None] = (None, None)
         self._closed = False
 
     @classmethod
@@ -141,6 +143,7 @@ class LocalLog:
             log_start = max(log_start, first.base_offset)
         log = cls(dir, config, result.segments, log_start, recovery_point or 0, on_roll, clock)
         log.log_start_offset = min(log.log_start_offset, log.log_end_offset)
+        log._checkpointed = (recovery_point, start)
         log.checkpoint()
         return log
 
@@ -342,13 +345,19 @@ class LocalLog:
         return False
 
     def checkpoint(self) -> None:
-        """Write the recovery point and log start offset checkpoint files."""
-        log_files.write_checkpoint(
-            self.dir / log_files.RECOVERY_POINT_CHECKPOINT, self.recovery_point
-        )
-        log_files.write_checkpoint(
-            self.dir / log_files.LOG_START_OFFSET_CHECKPOINT, self.log_start_offset
-        )
+        """Write the recovery point and log start offset checkpoint files (when changed)."""
+        state = (self.recovery_point, self.log_start_offset)
+        if state != self._checkpointed:
+            try:
+                log_files.write_checkpoint(
+                    self.dir / log_files.RECOVERY_POINT_CHECKPOINT, self.recovery_point
+                )
+                log_files.write_checkpoint(
+                    self.dir / log_files.LOG_START_OFFSET_CHECKPOINT, self.log_start_offset
+                )
+            except OSError as exc:
+                raise KafkaStorageError(f"{self.dir}: checkpoint failed: {exc}") from exc
+            self._checkpointed = state
         self._last_checkpoint_ms = self.clock()
 
     # ---- reads ------------------------------------------------------------------------------

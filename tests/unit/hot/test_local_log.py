@@ -299,3 +299,27 @@ def test_reopen_after_close_restores_state(tmp_path: Path) -> None:
         indexes
     )
     assert reopened.offset_for_timestamp(1050) == (33, 1100)
+
+
+def test_real_full_disk_on_tmpfs(tmp_path: Path) -> None:
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0 or os.system(f"mount -t tmpfs -o size=1m tmpfs {mount} 2>/dev/null"):
+        pytest.skip("needs root to mount a 1 MiB tmpfs")
+    try:
+        log = open_log(mount / "t-0", index_interval_bytes="512")
+        appended = 0
+        with pytest.raises(KafkaStorageError):
+            for i in range(1000):
+                log.append_as_leader(make_batch(10, value_size=1000, seed=i % 10), 0)
+                appended += 1
+        assert appended > 10
+        assert log.log_end_offset == appended * 10
+        assert log.active_segment.log_path.stat().st_size == log.active_segment.size
+        assert len(iter_batches(read_all(log))) == appended
+        log.active_segment.close()
+        reopened = open_log(mount / "t-0", index_interval_bytes="512")
+        assert reopened.log_end_offset == appended * 10
+        reopened.active_segment.close()
+    finally:
+        os.system(f"umount -l {mount}")
