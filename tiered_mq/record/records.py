@@ -24,7 +24,8 @@ type is LogAppendTime, as Kafka's consumers report it).
 Invariants checked on decode: the batch checks of ``validate_batch`` (length, magic, count,
 CRC-32C), the payload decompresses, every record stays inside its declared length and the
 batch, and the records exactly fill the payload. Any violation raises CorruptRecordError with
-the batch's base offset and what is wrong; no IndexError or struct.error escapes.
+the batch's base offset and what is wrong; attribute bits naming no codec (5-7) raise
+UnsupportedCompressionTypeError. No IndexError or struct.error escapes.
 
 Decoding is per batch in one tight loop over a ``bytes`` payload (Spark executors decode
 millions of records with it): one- and two-byte varints are read inline and zigzag-decoded

@@ -11,7 +11,7 @@ import struct
 import crc32c
 import pytest
 
-from tiered_mq.errors import CorruptRecordError
+from tiered_mq.errors import CorruptRecordError, UnsupportedCompressionTypeError
 from tiered_mq.record.batch import validate_batch
 from tiered_mq.record.compression import compress
 from tiered_mq.record.records import decode_batch, decode_batches, encode_batch
@@ -181,3 +181,11 @@ def test_compressed_batch_count_bound_after_decompression() -> None:
     payload = compress(1, b"\x00" * 20)
     with pytest.raises(CorruptRecordError, match="impossible in 20 decompressed bytes"):
         decode_batch(_with_payload(payload, 3, codec=1))
+
+
+@pytest.mark.parametrize("bits", [5, 6, 7])
+def test_unknown_codec_bits(bits: int) -> None:
+    raw = _good()
+    struct.pack_into(">h", raw, 21, bits)
+    with pytest.raises(UnsupportedCompressionTypeError, match=f"codec {bits}"):
+        decode_batch(_resign(raw))
