@@ -1,4 +1,5 @@
-"""Bad input: every malformed batch raises CorruptRecordError naming the problem.
+"""Bad input: every malformed batch raises CorruptRecordError naming the problem (codec bits
+5-7: UnsupportedCompressionTypeError).
 
 Mutations below the CRC are re-signed (CRC recomputed) so that the check under test, not the
 CRC, is what catches them.
