@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.cli_dev_broker import DevBroker
+from tests.integration.broker_process import BrokerProcess
 from tiered_mq.client import (
     Admin,
     ClientError,
@@ -28,12 +27,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def bootstrap() -> Iterator[str]:
-    broker = DevBroker().start()
-    try:
-        yield broker.bootstrap
-    finally:
-        broker.stop()
+def bootstrap(shared_broker: BrokerProcess) -> str:
+    return shared_broker.bootstrap
 
 
 def new_topic(bootstrap: str, prefix: str, *extra_suffixes: str) -> str:

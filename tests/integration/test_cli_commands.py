@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.integration.cli_dev_broker import DevBroker
+from tests.integration.broker_process import BrokerProcess
 from tiered_mq.cli import main
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def bootstrap() -> Iterator[str]:
-    broker = DevBroker().start()
-    try:
-        yield broker.bootstrap
-    finally:
-        broker.stop()
+def bootstrap(shared_broker: BrokerProcess) -> str:
+    return shared_broker.bootstrap
 
 
 def run(bootstrap: str, *args: str, input: str | None = None) -> Result:
