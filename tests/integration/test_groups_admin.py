@@ -15,7 +15,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import BrokerProcess, request
 from tests.integration.test_groups_confluent import create_topic, group_consumer
 
 pytestmark = pytest.mark.integration
@@ -53,3 +53,53 @@ def test_list_describe_delete_groups(broker: BrokerProcess) -> None:
     assert offsets["ga"].result(15).topic_partitions == []
     with pytest.raises(KafkaException, match=r"GROUP_ID_NOT_FOUND|does not exist"):
         admin.delete_consumer_groups(["ga"])["ga"].result(15)
+
+
+def test_wire_level_answers(broker: BrokerProcess) -> None:
+    """FindCoordinator v0-2, OffsetCommit of unknown topics, OffsetFetch of everything (v2+)."""
+    create_topic(broker.bootstrap, "wire", 2)
+    for version in (0, 1, 2):
+        found = request(broker.port, 10, version, {"key": "g", "key_type": 0})
+        assert (found["error_code"], found["node_id"], found["port"]) == (0, 0, broker.port)
+    assert request(broker.port, 10, 1, {"key": "tx", "key_type": 1})["port"] == broker.port
+    assert request(broker.port, 10, 1, {"key": "g", "key_type": 7})["error_code"] == 42
+
+    commit = {
+        "group_id": "wire-group",
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "retention_time_ms": -1,
+        "topics": [
+            {"name": "wire", "partitions": [_part(0, 11), _part(1, 12), _part(5, 1)]},
+            {"name": "missing", "partitions": [_part(0, 1)]},
+        ],
+    }
+    answer = request(broker.port, 8, 2, commit)
+    codes = {
+        (t["name"], p["partition_index"]): p["error_code"]
+        for t in answer["topics"]
+        for p in t["partitions"]
+    }
+    assert codes == {("wire", 0): 0, ("wire", 1): 0, ("wire", 5): 3, ("missing", 0): 3}
+
+    for version in (2, 5):
+        fetched = request(broker.port, 9, version, {"group_id": "wire-group", "topics": None})
+        got = {
+            (t["name"], p["partition_index"]): p["committed_offset"]
+            for t in fetched["topics"]
+            for p in t["partitions"]
+        }
+        assert got == {("wire", 0): 11, ("wire", 1): 12}
+    one = request(
+        broker.port,
+        9,
+        1,
+        {"group_id": "wire-group", "topics": [{"name": "wire", "partition_indexes": [1, 0, 9]}]},
+    )
+    assert [
+        (p["partition_index"], p["committed_offset"]) for p in one["topics"][0]["partitions"]
+    ] == [(1, 12), (0, 11), (9, -1)]
+
+
+def _part(index: int, offset: int) -> dict[str, object]:
+    return {"partition_index": index, "committed_offset": offset, "committed_metadata": None}

@@ -2,7 +2,8 @@
 
 Generation -1 with a group that has no members is a simple commit (``assign()`` consumers).
 ``retention_time_ms`` (v2-4; -1 = the broker's ``offsets.retention.minutes``) sets an explicit
-expiry; v5+ has none. ``committed_leader_epoch`` exists from v6 (-1 before).
+expiry; v5+ has none. ``committed_leader_epoch`` exists from v6 (-1 before). A partition of
+a topic that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION and not stored (Kafka).
 """
 
 from __future__ import annotations
@@ -19,15 +20,24 @@ API_KEY = 8
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     coordinator = ctx.broker.group_coordinator
     offsets: dict[TopicPartition, tuple[int, int, str | None]] = {}
+    unknown: dict[TopicPartition, int] = {}
     for topic in request.get("topics") or []:
+        meta = ctx.broker.coordinator.get_topic(topic["name"])
         for p in topic["partitions"]:
-            offsets[TopicPartition(topic["name"], p["partition_index"])] = (
+            tp = TopicPartition(topic["name"], p["partition_index"])
+            if meta is None or not 0 <= tp.partition < meta.partitions:
+                unknown[tp] = errors.UnknownTopicOrPartitionError.errno
+                continue
+            offsets[tp] = (
                 p["committed_offset"],
                 p.get("committed_leader_epoch", -1),
                 p.get("committed_metadata"),
             )
+    codes: dict[TopicPartition, int]
     if coordinator is None:
         codes = dict.fromkeys(offsets, errors.CoordinatorNotAvailableError.errno)
+    elif not offsets:
+        codes = {}
     else:
         generation = request.get("generation_id_or_member_epoch", request.get("generation_id", -1))
         codes = await coordinator.commit_offsets(
@@ -39,7 +49,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             offsets,
         )
     by_topic: dict[str, list[dict[str, int]]] = {}
-    for tp, code in codes.items():
+    for tp, code in (codes | unknown).items():
         by_topic.setdefault(tp.topic, []).append(
             {"partition_index": tp.partition, "error_code": code}
         )
