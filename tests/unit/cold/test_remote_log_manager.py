@@ -1,0 +1,347 @@
+"""The tiering path end to end on a real hot.LocalLog and a memory store."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.unit.cold.helpers import T0, Clock, fill, local_bytes, open_log
+from tiered_mq.cold import layout
+from tiered_mq.cold.local_stores import MemoryStore
+from tiered_mq.cold.manifest import SegmentState, parse_partition_manifest
+from tiered_mq.cold.manifest_writer import FencedError
+from tiered_mq.cold.object_store import ThreadedStore
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.scrub import scrub
+from tiered_mq.cold.uploader import UploaderSettings
+from tiered_mq.errors import ObjectStoreError, OffsetOutOfRangeError
+from tiered_mq.record.batch import iter_batches
+from tiered_mq.topic_partition import TopicPartition
+
+TP = TopicPartition("orders", 0)
+PREFIX = "cluster1"
+
+
+@pytest.fixture
+def mem() -> MemoryStore:
+    return MemoryStore.named(uuid.uuid4().hex)
+
+
+@pytest.fixture
+async def rlm(mem: MemoryStore, tmp_path: Path) -> AsyncIterator[RemoteLogManager]:
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "cache",
+        cache_bytes=4096,
+        chunk_size=512,
+        settings=UploaderSettings(check_interval_s=3600, local_retention=False),
+        clock=Clock(),
+    )
+    await manager.start()
+    yield manager
+    await manager.close()
+
+
+async def _one_pass(rlm: RemoteLogManager, tp: TopicPartition = TP) -> None:
+    uploader = rlm.uploader(tp)
+    assert uploader is not None
+    await uploader.stop()  # no background pass racing the explicit one
+    await uploader.run_pass()
+
+
+async def test_uploads_rolled_segments_below_hwm(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 3)
+    expected_logs = [s.log_path.read_bytes() for s in log.segments()[:-1]]
+    rlm.on_become_leader(TP, log, log.config, lambda: 45, leader_epoch=2)
+    await _one_pass(rlm)
+    manifest = parse_partition_manifest(mem.get(layout.manifest_key(PREFIX, "orders", 0))[0])
+    # Segments 0-19 and 20-39 are wholly below the HWM 45; 40-59 is not.
+    assert [(s.base_offset, s.end_offset) for s in manifest.segments] == [(0, 19), (20, 39)]
+    assert all(s.state == SegmentState.COPY_FINISHED for s in manifest.segments)
+    assert manifest.leader_epoch == 2
+    for seg, expected in zip(manifest.segments, expected_logs, strict=False):
+        assert seg.record_count == 20
+        assert seg.first_timestamp == T0 + seg.base_offset * 1000
+        assert seg.max_timestamp == T0 + seg.end_offset * 1000
+        assert seg.leader_epochs == [(0, seg.base_offset)]
+        log_key = seg.key("log")
+        assert log_key is not None
+        assert mem.get(log_key)[0] == expected
+        parsed = layout.parse_key(PREFIX, log_key)
+        assert parsed is not None
+        assert (parsed.base_offset, parsed.leader_epoch, parsed.suffix) == (
+            seg.base_offset,
+            2,
+            "log",
+        )
+        for suffix in ("index", "timeindex"):
+            key = seg.key(suffix)
+            assert key is not None and mem.head(key) is not None
+    assert rlm.upload_bound(TP) == 40
+    status = rlm.status()[0]
+    assert (status.remote_segments, status.copy_lag_segments) == (2, 1)
+    assert status.copy_lag_bytes == log.segments()[2].size
+
+
+async def test_read_from_bucket_matches_local_bytes(rlm: RemoteLogManager, tmp_path: Path) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 4, batches_per_segment=6)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(rlm)
+    # Replay the whole remote log sequentially with small fetches, as a consumer would.
+    offset, replayed = 0, bytearray()
+    while offset < 96:
+        data = await rlm.read(TP, offset, 300)
+        batches = iter_batches(data)
+        assert batches, offset
+        assert batches[0][1].base_offset <= offset <= batches[0][1].last_offset
+        replayed += data
+        offset = batches[-1][1].next_offset
+    assert bytes(replayed) == local_bytes(log, 0, 1 << 20)[: len(replayed)]
+    # A read from the middle of a batch starts at that batch.
+    data = await rlm.read(TP, 13, 1)
+    first = iter_batches(data)
+    assert len(first) == 1
+    assert first[0][1].base_offset <= 13 <= first[0][1].last_offset
+    with pytest.raises(OffsetOutOfRangeError):
+        await rlm.read(TP, 96, 100)  # in the active segment: never uploaded
+
+
+async def test_local_retention_deletes_only_uploaded(mem: MemoryStore, tmp_path: Path) -> None:
+    log = open_log(tmp_path / "orders-0", local_retention_bytes="0")
+    fill(log, 3)
+    store = ThreadedStore(mem, inline=True)
+    manager = RemoteLogManager(
+        store,
+        PREFIX,
+        tmp_path / "c",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=Clock(),
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: 30)
+    await _one_pass(manager)
+    # Only 0-19 is uploaded (20-39 reaches above the HWM), so only it may go locally.
+    assert [s.base_offset for s in log.segments()] == [20, 40, 60]
+    assert log.log_start_offset == 0
+    assert log.local_log_start_offset == 20
+    data = await manager.read(TP, 0, 1 << 20)
+    assert iter_batches(data)[-1][1].last_offset == 19
+    await manager.close()
+
+
+async def test_upload_failure_is_cleaned_up_and_retried(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 2)
+    mem.fail_next("put", ObjectStoreError("x", "injected"), times=1)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    uploader = rlm.uploader(TP)
+    assert uploader is not None
+    await uploader.stop()
+    # The .timeindex put (third object) fails: nothing of that attempt may stay behind.
+    mem.fail_next("put", ObjectStoreError("x", "injected"), times=0)
+    calls = {"n": 0}
+    original = mem.put
+
+    def flaky_put(key: str, data: bytes) -> str:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ObjectStoreError(key, "injected")
+        return original(key, data)
+
+    mem.put = flaky_put  # type: ignore[method-assign]
+    mem._faults.clear()
+    with pytest.raises(ObjectStoreError, match="injected"):
+        await uploader.run_pass()
+    manifest = uploader.manifest
+    assert manifest.segments == []
+    assert [
+        k.key for k in mem.list(f"{PREFIX}/topics/orders/0/") if not k.key.endswith(".json")
+    ] == []
+    await uploader.run_pass()
+    assert [(s.base_offset, s.state) for s in uploader.manifest.segments] == [
+        (0, SegmentState.COPY_FINISHED),
+        (20, SegmentState.COPY_FINISHED),
+    ]
+    report = scrub(mem, PREFIX)
+    assert report.orphans == []
+
+
+async def test_background_retry_with_backoff(mem: MemoryStore, tmp_path: Path) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 1)
+    mem.fail_next("put_if_absent", ObjectStoreError("m", "bucket down"), times=2)
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600, retry_initial_s=0.01, retry_max_s=0.05),
+        clock=Clock(),
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    for _ in range(200):
+        if manager.highest_uploaded_offset(TP) == 19:
+            break
+        await asyncio.sleep(0.01)
+    assert manager.highest_uploaded_offset(TP) == 19
+    assert manager.metrics.upload_errors._value.get() == 2
+    await manager.close()
+
+
+async def test_deposed_leader_is_fenced(mem: MemoryStore, tmp_path: Path) -> None:
+    store = ThreadedStore(mem, inline=True)
+    settings = UploaderSettings(check_interval_s=3600, local_retention=False)
+    old_log = open_log(tmp_path / "old" / "orders-0")
+    new_log = open_log(tmp_path / "new" / "orders-0")
+    fill(old_log, 2)
+    fill(new_log, 3)
+    old = RemoteLogManager(
+        store, PREFIX, tmp_path / "c1", 1 << 20, settings=settings, clock=Clock()
+    )
+    new = RemoteLogManager(
+        store, PREFIX, tmp_path / "c2", 1 << 20, settings=settings, clock=Clock()
+    )
+    old_hwm = {"value": 20}
+    old.on_become_leader(TP, old_log, old_log.config, lambda: old_hwm["value"], leader_epoch=1)
+    await _one_pass(old)  # uploads 0-19 under epoch 1
+    new.on_become_leader(TP, new_log, new_log.config, lambda: 60, leader_epoch=2)
+    await _one_pass(new)  # takes over: uploads 20-59 under epoch 2
+    old_uploader = old.uploader(TP)
+    assert old_uploader is not None
+    old_hwm["value"] = 40  # it believes it may upload 20-39
+    with pytest.raises(FencedError):
+        await old_uploader.run_pass()  # its next write loses and finds epoch 2
+    manifest = parse_partition_manifest(mem.get(layout.manifest_key(PREFIX, "orders", 0))[0])
+    assert manifest.leader_epoch == 2
+    assert [s.base_offset for s in manifest.segments] == [0, 20, 40]
+    # Starting a pass from scratch as the old epoch is refused at once too.
+    old.on_become_leader(TP, old_log, old_log.config, lambda: 40, leader_epoch=1)
+    for _ in range(100):
+        if old.status()[0].state == "fenced":
+            break
+        await asyncio.sleep(0.01)
+    assert old.status()[0].state == "fenced"
+    await old.close()
+    await new.close()
+
+
+async def test_remote_retention_by_bytes_and_time(mem: MemoryStore, tmp_path: Path) -> None:
+    clock = Clock(T0 + 100_000)
+    log = open_log(tmp_path / "orders-0", clock=clock, retention_bytes="2500")
+    fill(log, 4)
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=clock,
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(manager)
+    # 960 + 3 x 1000 bytes, retention.bytes 2500: only the oldest goes (what is left must
+    # still reach retention.bytes, as in Kafka).
+    uploader = manager.uploader(TP)
+    assert uploader is not None
+    manifest = uploader.manifest
+    assert [s.base_offset for s in manifest.segments] == [20, 40, 60]
+    assert manifest.log_start_offset == 20
+    assert log.log_start_offset == 20
+    names = [o.key.split("/")[-1] for o in mem.list(f"{PREFIX}/topics/orders/0/")]
+    assert not [n for n in names if n.startswith("00000000000000000000")]
+    with pytest.raises(OffsetOutOfRangeError):
+        await manager.read(TP, 5, 100)
+    # Time: everything older than retention.ms (max timestamp T0 + 59_000) goes.
+    log.update_config(log.config.__class__.from_properties({"retention.ms": "10000"}, log.config))
+    uploader.config = log.config
+    clock.now = T0 + 70_000
+    await uploader.run_pass()
+    assert [s.base_offset for s in uploader.manifest.segments] == [60]
+    assert log.log_start_offset == 60
+    assert scrub(mem, PREFIX).orphans == []
+    await manager.close()
+
+
+async def test_corrupt_object_is_never_served(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 1)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(rlm)
+    uploader = rlm.uploader(TP)
+    assert uploader is not None
+    key = uploader.manifest.segments[0].key("log")
+    assert key is not None
+    mem.corrupt(key, 100)  # inside the first batch's records
+    with pytest.raises(ObjectStoreError) as info:
+        await rlm.read(TP, 0, 1 << 20)
+    assert info.value.key == key
+    assert "CRC" in str(info.value)
+
+
+async def test_offset_for_timestamp_on_remote_data(rlm: RemoteLogManager, tmp_path: Path) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 3)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(rlm)
+    for target in (0, 1, 7, 20, 33, 59):
+        assert await rlm.offset_for_timestamp(TP, T0 + target * 1000) == (
+            target,
+            T0 + target * 1000,
+        )
+    assert await rlm.offset_for_timestamp(TP, T0 + 7 * 1000 - 1) == (7, T0 + 7000)
+    assert await rlm.offset_for_timestamp(TP, T0 + 60 * 1000) is None
+
+
+async def test_new_leader_lowers_log_start_to_bucket(mem: MemoryStore, tmp_path: Path) -> None:
+    store = ThreadedStore(mem, inline=True)
+    settings = UploaderSettings(check_interval_s=3600, local_retention=False)
+    first_log = open_log(tmp_path / "a" / "orders-0")
+    fill(first_log, 3)
+    a = RemoteLogManager(store, PREFIX, tmp_path / "c1", 1 << 20, settings=settings, clock=Clock())
+    a.on_become_leader(TP, first_log, first_log.config, lambda: 60, leader_epoch=1)
+    await _one_pass(a)
+    # The follower kept only 40.. locally (it truncated the rest after upload).
+    follower_log = open_log(tmp_path / "b" / "orders-0")
+    follower_log.truncate_fully_and_start_at(40)
+    fill(follower_log, 1)
+    b = RemoteLogManager(store, PREFIX, tmp_path / "c2", 1 << 20, settings=settings, clock=Clock())
+    b.on_become_leader(TP, follower_log, follower_log.config, lambda: 60, leader_epoch=2)
+    await _one_pass(b)
+    assert follower_log.log_start_offset == 0
+    assert b.remote_log_start_offset(TP) == 0
+    assert iter_batches(await b.read(TP, 0, 10))[0][1].base_offset == 0
+    await a.close()
+    await b.close()
+
+
+async def test_delete_topic_removes_every_object(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 2)
+    other = TopicPartition("keep", 0)
+    other_log = open_log(tmp_path / "keep-0")
+    fill(other_log, 1)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    rlm.on_become_leader(other, other_log, other_log.config, lambda: other_log.log_end_offset)
+    await _one_pass(rlm, TP)
+    await _one_pass(rlm, other)
+    await rlm.write_topic_manifest("orders", 1, {"retention.ms": "-1"})
+    deleted = await rlm.delete_topic("orders")
+    assert deleted == 1 + 1 + 2 * 3  # topic.json, manifest.json, 2 x (log, index, timeindex)
+    assert mem.list(f"{PREFIX}/topics/orders/") == []
+    assert len(mem.list(f"{PREFIX}/topics/keep/")) == 4
+    assert rlm.uploader(TP) is None

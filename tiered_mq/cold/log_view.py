@@ -1,0 +1,53 @@
+"""What the cold tier needs of the broker's local log: the few members of hot.LocalLog,
+hot.LogSegment and hot.LogConfig it uses, as protocols (hot.* satisfies them; tests may
+pass small fakes).
+
+Calls that read or change the log's state (``segments``, ``next_segment_base``,
+``apply_retention``, ``set_log_start_offset``) run under the partition lock the broker gives
+to ``RemoteLogManager.on_become_leader``; the uploader reads a rolled segment's files by path
+without the lock (a rolled segment is immutable; if it vanishes meanwhile, the attempt is
+dropped and the next pass looks again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class SegmentView(Protocol):
+    base_offset: int
+    size: int
+
+    def next_offset(self) -> int: ...
+
+
+class LocalLogView(Protocol):
+    dir: Path
+    log_start_offset: int
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    @property
+    def local_log_start_offset(self) -> int: ...
+
+    def segments(self) -> Sequence[SegmentView]: ...
+
+    def apply_retention(self, now_ms: int, upper_bound_offset: int | None = None) -> list[Any]: ...
+
+    def set_log_start_offset(self, offset: int) -> None: ...
+
+
+class LogConfigView(Protocol):
+    @property
+    def retention_ms(self) -> int: ...
+
+    @property
+    def retention_bytes(self) -> int: ...
+
+
+def segment_file(log_dir: Path, base_offset: int, suffix: str) -> Path:
+    """Path of a local segment file (Kafka's 20-digit names; see hot/log_files.py)."""
+    return log_dir / f"{base_offset:020d}.{suffix}"

@@ -1,0 +1,269 @@
+"""Partition and topic manifests: plain JSON documents, parsed here with no I/O and no asyncio
+(the Spark data source imports this module on executors).
+
+Partition manifest, ``{prefix}/topics/{topic}/{partition}/manifest.json``::
+
+    {
+      "version": 1,
+      "topic": "orders", "partition": 0,
+      "leader_epoch": 4,           # epoch of the leader that last wrote the manifest
+      "log_start_offset": 0,       # first offset readable from the bucket (remote log start)
+      "segments": [                # sorted by base_offset; overlapping ranges hold equal data
+        {
+          "base_offset": 0,        # first offset of the segment
+          "end_offset": 999,       # last offset (inclusive)
+          "first_timestamp": 1700000000000,   # baseTimestamp of the first batch
+          "max_timestamp": 1700000005000,     # greatest batch maxTimestamp
+          "size_bytes": 1048576,   # size of the .log object
+          "record_count": 1000,
+          "leader_epochs": [[0, 0], [3, 512]],   # [epoch, first offset of that epoch], ascending
+          "upload_id": "9f2c...", "uploader_epoch": 4,
+          "objects": {"log": "<key>", "index": "<key>", "timeindex": "<key>",
+                      "snapshot": "<key>" | null, "txnindex": "<key>" | null},   # full bucket keys
+          "crc32c": 123456789,     # CRC-32C of the whole .log object
+          "state": "COPY_FINISHED",
+          "state_ms": 1700000009000
+        }
+      ]
+    }
+
+Readers use only segments in state COPY_FINISHED with ``end_offset >= log_start_offset``.
+
+Segment state machine (Kafka's RemoteLogSegmentState)::
+
+    COPY_STARTED ---> COPY_FINISHED ---> DELETE_STARTED ---> DELETE_FINISHED
+         |                                     ^              (entry dropped from the manifest
+         +-------------------------------------+               in the same write)
+      (an abandoned copy: the next leader deletes its objects)
+
+The manifest is written with a conditional put: ``put_if_absent`` the first time, then
+``put_if_match`` with the ETag last read. A writer that loses (a deposed leader) gets
+PreconditionFailedError and stops uploading for that partition; ``leader_epoch`` lets a new
+leader refuse a manifest already written by a later epoch.
+
+Topic manifest, ``{prefix}/topics/{topic}/topic.json``::
+
+    {"version": 1, "topic": "orders", "partition_count": 3,
+     "configs": {"retention.ms": "604800000", ...}}
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+VERSION = 1
+
+
+class SegmentState(enum.StrEnum):
+    COPY_STARTED = "COPY_STARTED"
+    COPY_FINISHED = "COPY_FINISHED"
+    DELETE_STARTED = "DELETE_STARTED"
+    DELETE_FINISHED = "DELETE_FINISHED"
+
+
+_NEXT_STATES = {
+    SegmentState.COPY_STARTED: {SegmentState.COPY_FINISHED, SegmentState.DELETE_STARTED},
+    SegmentState.COPY_FINISHED: {SegmentState.DELETE_STARTED},
+    SegmentState.DELETE_STARTED: {SegmentState.DELETE_FINISHED},
+    SegmentState.DELETE_FINISHED: set(),
+}
+
+
+class ManifestFormatError(ValueError):
+    """A manifest that is not valid JSON of a known version."""
+
+
+@dataclass(frozen=True)
+class RemoteSegment:
+    base_offset: int
+    end_offset: int
+    first_timestamp: int
+    max_timestamp: int
+    size_bytes: int
+    record_count: int
+    leader_epochs: list[tuple[int, int]]
+    upload_id: str
+    uploader_epoch: int
+    objects: dict[str, str | None]
+    crc32c: int
+    state: SegmentState = SegmentState.COPY_STARTED
+    state_ms: int = 0
+
+    def key(self, suffix: str) -> str | None:
+        """The object key of ``suffix`` (``log``, ``index``, ...), None if not uploaded."""
+        return self.objects.get(suffix)
+
+    def with_state(self, state: SegmentState, now_ms: int) -> RemoteSegment:
+        if state not in _NEXT_STATES[self.state]:
+            raise ValueError(f"segment {self.base_offset}: illegal {self.state} -> {state}")
+        return replace(self, state=state, state_ms=now_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["leader_epochs"] = [list(e) for e in self.leader_epochs]
+        d["state"] = str(self.state)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RemoteSegment:
+        return cls(
+            base_offset=int(d["base_offset"]),
+            end_offset=int(d["end_offset"]),
+            first_timestamp=int(d.get("first_timestamp", -1)),
+            max_timestamp=int(d.get("max_timestamp", -1)),
+            size_bytes=int(d["size_bytes"]),
+            record_count=int(d.get("record_count", 0)),
+            leader_epochs=[(int(e), int(o)) for e, o in d.get("leader_epochs", [])],
+            upload_id=str(d["upload_id"]),
+            uploader_epoch=int(d.get("uploader_epoch", 0)),
+            objects={str(k): (None if v is None else str(v)) for k, v in d["objects"].items()},
+            crc32c=int(d["crc32c"]),
+            state=SegmentState(d["state"]),
+            state_ms=int(d.get("state_ms", 0)),
+        )
+
+
+@dataclass
+class PartitionManifest:
+    topic: str
+    partition: int
+    leader_epoch: int = 0
+    log_start_offset: int = 0
+    segments: list[RemoteSegment] = field(default_factory=list)
+
+    # ---- queries (readers) --------------------------------------------------------------
+
+    def readable_segments(self) -> list[RemoteSegment]:
+        """COPY_FINISHED segments holding offsets >= log_start_offset, by base offset."""
+        return [
+            s
+            for s in self.segments
+            if s.state == SegmentState.COPY_FINISHED and s.end_offset >= self.log_start_offset
+        ]
+
+    def segment_for_offset(self, offset: int) -> RemoteSegment | None:
+        """The readable segment holding ``offset`` (the latest base offset when they overlap)."""
+        if offset < self.log_start_offset:
+            return None
+        found = None
+        for s in self.readable_segments():
+            if s.base_offset <= offset <= s.end_offset:
+                found = s
+        return found
+
+    def segment_after(self, offset: int) -> RemoteSegment | None:
+        """The first readable segment with data above ``offset`` (for a gap-free scan)."""
+        for s in self.readable_segments():
+            if s.end_offset > offset:
+                return s
+        return None
+
+    def end_offset(self) -> int:
+        """Highest offset held in COPY_FINISHED segments, -1 when none."""
+        ends = [s.end_offset for s in self.segments if s.state == SegmentState.COPY_FINISHED]
+        return max(ends, default=-1)
+
+    def next_offset(self) -> int:
+        """One past the highest uploaded offset (the local-retention upper bound)."""
+        return self.end_offset() + 1
+
+    def remote_log_start_offset(self) -> int | None:
+        """First offset readable from the bucket, None when nothing is."""
+        readable = self.readable_segments()
+        if not readable:
+            return None
+        return max(self.log_start_offset, readable[0].base_offset)
+
+    def size_bytes(self) -> int:
+        return sum(s.size_bytes for s in self.readable_segments())
+
+    def offset_for_timestamp_candidates(self, timestamp: int) -> list[RemoteSegment]:
+        """Readable segments that may hold the first record with timestamp >= ``timestamp``."""
+        return [s for s in self.readable_segments() if s.max_timestamp >= timestamp]
+
+    # ---- updates (the leader's uploader) ----------------------------------------------------
+
+    def upsert(self, segment: RemoteSegment) -> None:
+        """Add or replace (same upload_id) a segment entry; DELETE_FINISHED drops it."""
+        kept = [s for s in self.segments if s.upload_id != segment.upload_id]
+        if segment.state != SegmentState.DELETE_FINISHED:
+            kept.append(segment)
+        kept.sort(key=lambda s: (s.base_offset, s.end_offset, s.upload_id))
+        self.segments = kept
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader_epoch": self.leader_epoch,
+            "log_start_offset": self.log_start_offset,
+            "segments": [s.to_dict() for s in self.segments],
+        }
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True).encode()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PartitionManifest:
+        _check_version(d)
+        return cls(
+            topic=str(d["topic"]),
+            partition=int(d["partition"]),
+            leader_epoch=int(d.get("leader_epoch", 0)),
+            log_start_offset=int(d.get("log_start_offset", 0)),
+            segments=[RemoteSegment.from_dict(s) for s in d.get("segments", [])],
+        )
+
+
+@dataclass
+class TopicManifest:
+    topic: str
+    partition_count: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        doc = {
+            "version": VERSION,
+            "topic": self.topic,
+            "partition_count": self.partition_count,
+            "configs": self.configs,
+        }
+        return json.dumps(doc, indent=1, sort_keys=True).encode()
+
+
+def _check_version(d: dict[str, Any]) -> None:
+    if d.get("version") != VERSION:
+        raise ManifestFormatError(f"unsupported manifest version {d.get('version')!r}")
+
+
+def _load(data: bytes | str) -> dict[str, Any]:
+    try:
+        doc = json.loads(data)
+    except ValueError as e:
+        raise ManifestFormatError(f"manifest is not JSON: {e}") from e
+    if not isinstance(doc, dict):
+        raise ManifestFormatError("manifest is not a JSON object")
+    return doc
+
+
+def parse_partition_manifest(data: bytes | str) -> PartitionManifest:
+    try:
+        return PartitionManifest.from_dict(_load(data))
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, ManifestFormatError):
+            raise
+        raise ManifestFormatError(f"malformed partition manifest: {e!r}") from e
+
+
+def parse_topic_manifest(data: bytes | str) -> TopicManifest:
+    doc = _load(data)
+    _check_version(doc)
+    try:
+        configs = {str(k): str(v) for k, v in dict(doc.get("configs", {})).items()}
+        return TopicManifest(str(doc["topic"]), int(doc["partition_count"]), configs)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ManifestFormatError(f"malformed topic manifest: {e!r}") from e

@@ -1,0 +1,100 @@
+"""ManifestWriter: the leader's optimistic-concurrency loop on a partition manifest.
+
+A commit applies a *mutation* (a function editing the manifest; it must give the same result
+when applied again, e.g. an upsert by upload id) to the last manifest read and writes it
+with ``put_if_match`` on the ETag read (``put_if_absent`` while none exists). When the put
+loses, the writer reads the manifest again:
+
+- written by a later leader epoch -> ``FencedError``: this broker is a deposed leader; it must
+  stop uploading for the partition (its successor owns the manifest now);
+- written by this or an earlier epoch (a deposed leader that has not noticed yet, or this
+  writer's own put whose answer was lost) -> the mutation is applied to what was read and the
+  put retried; the older leader's next put then loses and it finds itself fenced.
+
+After an ambiguous failure (timeout, connection reset: the put may or may not have happened)
+the next commit starts by reading the manifest again, so the bucket stays the truth.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import PartitionManifest, parse_partition_manifest
+from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.errors import ObjectNotFoundError, PreconditionFailedError
+from tiered_mq.topic_partition import TopicPartition
+
+_MAX_RACES = 10
+
+
+class FencedError(PreconditionFailedError):
+    """The manifest belongs to a later leader epoch than this writer's."""
+
+
+async def load_manifest(
+    store: ObjectStore, prefix: str, tp: TopicPartition
+) -> tuple[PartitionManifest | None, str | None]:
+    """The partition manifest and its ETag, (None, None) when there is none."""
+    key = layout.manifest_key(prefix, tp.topic, tp.partition)
+    try:
+        data, etag = await store.get(key)
+    except ObjectNotFoundError:
+        return None, None
+    return parse_partition_manifest(data), etag
+
+
+class ManifestWriter:
+    def __init__(
+        self, store: ObjectStore, prefix: str, tp: TopicPartition, leader_epoch: int
+    ) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.tp = tp
+        self.leader_epoch = leader_epoch
+        self.key = layout.manifest_key(prefix, tp.topic, tp.partition)
+        self.manifest = PartitionManifest(tp.topic, tp.partition, leader_epoch)
+        self.etag: str | None = None
+        self._stale = True
+
+    async def load(self) -> PartitionManifest:
+        """Read the manifest from the bucket (raises FencedError if a later epoch wrote it)."""
+        found, etag = await load_manifest(self.store, self.prefix, self.tp)
+        if found is not None and found.leader_epoch > self.leader_epoch:
+            raise FencedError(
+                self.key,
+                f"manifest written by leader epoch {found.leader_epoch}, "
+                f"this leader has epoch {self.leader_epoch}",
+            )
+        self.manifest = found or PartitionManifest(self.tp.topic, self.tp.partition)
+        self.etag = etag
+        self._stale = False
+        return self.manifest
+
+    async def commit(self, mutate: Callable[[PartitionManifest], None]) -> PartitionManifest:
+        if self._stale:
+            await self.load()
+        for _ in range(_MAX_RACES):
+            candidate = copy.deepcopy(self.manifest)
+            mutate(candidate)
+            candidate.leader_epoch = max(candidate.leader_epoch, self.leader_epoch)
+            data = candidate.to_json()
+            try:
+                if self.etag is None:
+                    etag = await self.store.put_if_absent(self.key, data)
+                else:
+                    etag = await self.store.put_if_match(self.key, data, self.etag)
+            except PreconditionFailedError:
+                await self.load()  # raises FencedError if a successor wrote it
+                continue
+            except ObjectNotFoundError:
+                # If-Match on a manifest deleted meanwhile (topic deletion): start over.
+                await self.load()
+                continue
+            except BaseException:
+                self._stale = True
+                raise
+            self.manifest, self.etag = candidate, etag
+            return candidate
+        raise PreconditionFailedError(self.key, f"lost {_MAX_RACES} races in a row")

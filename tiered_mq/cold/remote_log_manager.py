@@ -1,0 +1,237 @@
+"""RemoteLogManager: the cold tier's one seam to the broker.
+
+The broker creates one per process (``store`` from ``open_object_store``, ``prefix`` from the
+URL), awaits ``start()`` and ``close()``, and per partition with remote storage enabled::
+
+    rlm.on_become_leader(tp, local_log, config, high_watermark, leader_epoch=e, lock=partition.lock)
+    await rlm.on_stop(tp)                       # leadership moved away / partition closed
+    rlm.notify_roll(tp)                         # optional: LocalLog's on_roll, uploads at once
+    await rlm.read(tp, offset, max_bytes)       # fetch below the local log start offset
+    await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
+    rlm.remote_log_start_offset(tp)             # first offset in the bucket (None: empty)
+    rlm.upload_bound(tp)                        # first offset not yet uploaded
+    await rlm.delete_topic(topic)               # every object of the topic
+    await rlm.write_topic_manifest(topic, partitions, configs)
+    rlm.status()                                # per-partition tiering state (CLI, metrics)
+
+``high_watermark`` returns the offset below which the uploader may copy (the last stable
+offset when transactions are in play). ``lock`` is the partition's asyncio lock: the uploader
+takes it around every call on the local log, which is not thread-safe. With
+``local_retention`` (default) the uploader also runs the local log's retention, bounded by
+``upload_bound``; a broker that runs it itself passes ``local_retention=False`` and the same
+bound. Everything here runs on the broker's event loop; file reads go to worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.chunk_cache import DEFAULT_CHUNK_SIZE, ChunkCache
+from tiered_mq.cold.log_view import LocalLogView, LogConfigView
+from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
+from tiered_mq.cold.metrics import RemoteMetrics
+from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.cold.rate_limiter import TokenBucket
+from tiered_mq.cold.remote_reader import RemoteReader
+from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    topic: str
+    partition: int
+    state: str  # running | fenced | stopped
+    leader_epoch: int
+    remote_log_start_offset: int | None
+    remote_end_offset: int  # highest uploaded offset, -1 when none
+    remote_segments: int
+    remote_bytes: int
+    copy_lag_segments: int
+    copy_lag_bytes: int
+    last_error: str | None
+
+
+class RemoteLogManager:
+    def __init__(
+        self,
+        store: ObjectStore,
+        prefix: str,
+        cache_dir: Path | str,
+        cache_bytes: int = 256 * 1024 * 1024,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        read_ahead_chunks: int = 2,
+        upload_rate_bytes: float = 0,
+        fetch_rate_bytes: float = 0,
+        settings: UploaderSettings | None = None,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], int] = _now_ms,
+    ) -> None:
+        self.store = store
+        self.prefix = prefix.strip("/")
+        self.metrics = RemoteMetrics(registry)
+        self._settings = settings or UploaderSettings()
+        self._clock = clock
+        self._upload_limiter = TokenBucket(upload_rate_bytes)
+        self.cache = ChunkCache(
+            store,
+            cache_dir,
+            cache_bytes,
+            chunk_size=chunk_size,
+            read_ahead=read_ahead_chunks,
+            limiter=TokenBucket(fetch_rate_bytes),
+            metrics=self.metrics,
+        )
+        self.reader = RemoteReader(store, self.prefix, self.cache, self.metrics)
+        self._uploaders: dict[TopicPartition, PartitionUploader] = {}
+        self._started = False
+
+    async def start(self) -> None:
+        self._started = True
+
+    async def close(self) -> None:
+        """Stop every uploader and the cache's read-ahead; the store stays the caller's."""
+        await asyncio.gather(*(u.stop() for u in self._uploaders.values()))
+        self._uploaders.clear()
+        await self.cache.close()
+        self._started = False
+
+    # ---- leadership ---------------------------------------------------------------------
+
+    def on_become_leader(
+        self,
+        tp: TopicPartition,
+        local_log: LocalLogView,
+        config: LogConfigView,
+        high_watermark: Callable[[], int],
+        *,
+        leader_epoch: int = 0,
+        lock: AbstractAsyncContextManager[Any] | None = None,
+    ) -> None:
+        """Start uploading ``tp`` (replacing an uploader of an older epoch)."""
+        old = self._uploaders.pop(tp, None)
+        if old is not None:
+            old_task = asyncio.ensure_future(old.stop())
+            old_task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        uploader = PartitionUploader(
+            self.store,
+            self.prefix,
+            tp,
+            local_log,
+            config,
+            high_watermark,
+            leader_epoch=leader_epoch,
+            lock=lock,
+            limiter=self._upload_limiter,
+            metrics=self.metrics,
+            settings=self._settings,
+            clock=self._clock,
+            on_manifest=self.reader.manifest_updated,
+        )
+        self._uploaders[tp] = uploader
+        uploader.start()
+
+    async def on_stop(self, tp: TopicPartition) -> None:
+        """Stop uploading ``tp`` (no longer leader, or closing); reads keep working."""
+        uploader = self._uploaders.pop(tp, None)
+        if uploader is not None:
+            await uploader.stop()
+        self.reader.forget(tp)
+        self.metrics.forget(tp.topic, tp.partition)
+
+    def notify_roll(self, tp: TopicPartition) -> None:
+        uploader = self._uploaders.get(tp)
+        if uploader is not None:
+            uploader.wake()
+
+    def uploader(self, tp: TopicPartition) -> PartitionUploader | None:
+        return self._uploaders.get(tp)
+
+    # ---- reads --------------------------------------------------------------------------
+
+    async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
+        return await self.reader.read(tp, offset, max_bytes)
+
+    async def offset_for_timestamp(
+        self, tp: TopicPartition, timestamp: int
+    ) -> tuple[int, int] | None:
+        return await self.reader.offset_for_timestamp(tp, timestamp)
+
+    def _known_manifest(self, tp: TopicPartition) -> PartitionManifest | None:
+        uploader = self._uploaders.get(tp)
+        return uploader.manifest if uploader is not None else None
+
+    def remote_log_start_offset(self, tp: TopicPartition) -> int | None:
+        """First offset readable from the bucket for a partition this broker leads."""
+        manifest = self._known_manifest(tp)
+        return None if manifest is None else manifest.remote_log_start_offset()
+
+    def highest_uploaded_offset(self, tp: TopicPartition) -> int:
+        manifest = self._known_manifest(tp)
+        return -1 if manifest is None else manifest.end_offset()
+
+    def upload_bound(self, tp: TopicPartition) -> int:
+        """First offset not yet uploaded: local retention may delete only below it."""
+        return self.highest_uploaded_offset(tp) + 1
+
+    async def remote_manifest(self, tp: TopicPartition) -> PartitionManifest:
+        """The partition's manifest (the bucket's, for partitions led elsewhere)."""
+        return await self.reader.manifest(tp)
+
+    # ---- topics -------------------------------------------------------------------------
+
+    async def write_topic_manifest(
+        self, topic: str, partition_count: int, configs: dict[str, str]
+    ) -> None:
+        doc = TopicManifest(topic, partition_count, dict(configs))
+        await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
+
+    async def delete_topic(self, topic: str) -> int:
+        """Stop the topic's uploaders and delete all its objects; returns how many."""
+        for tp in [tp for tp in self._uploaders if tp.topic == topic]:
+            await self.on_stop(tp)
+        objects = await self.store.list(layout.topic_prefix(self.prefix, topic))
+        await self.store.delete_many([o.key for o in objects])
+        self.reader.forget_topic(topic)
+        log.info("deleted %d objects of topic %s", len(objects), topic)
+        return len(objects)
+
+    # ---- status -------------------------------------------------------------------------
+
+    def status(self) -> list[PartitionStatus]:
+        out = []
+        for tp, u in sorted(self._uploaders.items()):
+            m = u.manifest
+            out.append(
+                PartitionStatus(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    state=u.state,
+                    leader_epoch=u.writer.leader_epoch,
+                    remote_log_start_offset=m.remote_log_start_offset(),
+                    remote_end_offset=m.end_offset(),
+                    remote_segments=len(m.readable_segments()),
+                    remote_bytes=m.size_bytes(),
+                    copy_lag_segments=u.copy_lag_segments,
+                    copy_lag_bytes=u.copy_lag_bytes,
+                    last_error=u.last_error,
+                )
+            )
+        return out

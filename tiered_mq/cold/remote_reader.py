@@ -1,0 +1,232 @@
+"""RemoteReader: fetches and ListOffsets-by-timestamp served from the bucket.
+
+A read for ``offset``: manifest -> the readable segment holding it -> the segment's offset
+index (fetched once, kept in a small LRU of parsed indexes) -> the position of the greatest
+index entry at or below ``offset`` -> batch headers scanned forward through the chunk cache to
+the batch holding ``offset`` -> whole batches from there, up to ``max_bytes`` (at least one
+batch, like a local fetch), never past the segment's end (a fetch returns data of one segment,
+as in Kafka; the consumer's next fetch continues in the next one).
+
+Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch). A batch
+failing the check makes the reader drop the object's cached chunks and read once more from the
+bucket; if it fails again the read raises ObjectStoreError naming the object key and position:
+wrong bytes are never served.
+
+Manifests: partitions this broker leads get theirs from the uploader after every write
+(``manifest_updated``); others are read from the bucket and kept ``manifest_ttl_s`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TypeVar
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.chunk_cache import ChunkCache
+from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment
+from tiered_mq.cold.manifest_writer import load_manifest
+from tiered_mq.cold.metrics import RemoteMetrics
+from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
+from tiered_mq.errors import CorruptRecordError, ObjectStoreError, OffsetOutOfRangeError
+from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, read_header, validate_batch
+from tiered_mq.record.records import decode_batch
+from tiered_mq.topic_partition import TopicPartition
+
+_V = TypeVar("_V")
+
+
+class RemoteReader:
+    def __init__(
+        self,
+        store: ObjectStore,
+        prefix: str,
+        cache: ChunkCache,
+        metrics: RemoteMetrics,
+        *,
+        manifest_ttl_s: float = 5.0,
+        index_cache_entries: int = 256,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.cache = cache
+        self._metrics = metrics
+        self._ttl = manifest_ttl_s
+        self._monotonic = monotonic
+        self._manifests: dict[TopicPartition, tuple[PartitionManifest | None, float, bool]] = {}
+        self._offset_indexes: OrderedDict[str, OffsetIndexView] = OrderedDict()
+        self._time_indexes: OrderedDict[str, TimeIndexView] = OrderedDict()
+        self._index_entries = index_cache_entries
+
+    # ---- manifests ----------------------------------------------------------------------
+
+    def manifest_updated(self, tp: TopicPartition, manifest: PartitionManifest) -> None:
+        """The leader's latest manifest (kept until ``forget``)."""
+        self._manifests[tp] = (manifest, float("inf"), True)
+
+    def forget(self, tp: TopicPartition) -> None:
+        self._manifests.pop(tp, None)
+
+    def forget_topic(self, topic: str) -> None:
+        for tp in [tp for tp in self._manifests if tp.topic == topic]:
+            del self._manifests[tp]
+
+    async def manifest(self, tp: TopicPartition, *, refresh: bool = False) -> PartitionManifest:
+        cached = self._manifests.get(tp)
+        now = self._monotonic()
+        if cached is not None and (cached[2] or (not refresh and cached[1] > now)):
+            found = cached[0]
+        else:
+            found, _ = await load_manifest(self.store, self.prefix, tp)
+            self._manifests[tp] = (found, now + self._ttl, False)
+        if found is None:
+            return PartitionManifest(tp.topic, tp.partition)
+        return found
+
+    async def _segment_for(self, tp: TopicPartition, offset: int) -> RemoteSegment:
+        manifest = await self.manifest(tp)
+        segment = manifest.segment_for_offset(offset)
+        if segment is None:
+            manifest = await self.manifest(tp, refresh=True)
+            segment = manifest.segment_for_offset(offset)
+        if segment is None:
+            start = manifest.remote_log_start_offset()
+            raise OffsetOutOfRangeError(
+                f"{tp}: offset {offset} not in the bucket (remote log start {start}, "
+                f"end {manifest.end_offset()})"
+            )
+        return segment
+
+    # ---- indexes ------------------------------------------------------------------------
+
+    async def _offset_index(self, segment: RemoteSegment) -> OffsetIndexView:
+        key = segment.key(layout.INDEX)
+        if key is None:
+            return OffsetIndexView.parse(segment.base_offset, b"")
+        view = self._offset_indexes.get(key)
+        if view is None:
+            data, _ = await self.store.get(key)
+            view = OffsetIndexView.parse(segment.base_offset, data)
+            self._remember(self._offset_indexes, key, view)
+        self._offset_indexes.move_to_end(key)
+        return view
+
+    async def _time_index(self, segment: RemoteSegment) -> TimeIndexView:
+        key = segment.key(layout.TIME_INDEX)
+        if key is None:
+            return TimeIndexView.parse(segment.base_offset, b"")
+        view = self._time_indexes.get(key)
+        if view is None:
+            data, _ = await self.store.get(key)
+            view = TimeIndexView.parse(segment.base_offset, data)
+            self._remember(self._time_indexes, key, view)
+        self._time_indexes.move_to_end(key)
+        return view
+
+    def _remember(self, table: OrderedDict[str, _V], key: str, view: _V) -> None:
+        table[key] = view
+        while len(table) > self._index_entries:
+            table.popitem(last=False)
+
+    # ---- reads --------------------------------------------------------------------------
+
+    async def _header_at(self, segment: RemoteSegment, key: str, position: int) -> BatchHeader:
+        data = await self.cache.read(key, segment.size_bytes, position, HEADER_SIZE)
+        try:
+            return read_header(data)
+        except CorruptRecordError as e:
+            raise ObjectStoreError(key, f"corrupt batch header at position {position}: {e}") from e
+
+    async def _position_of(self, segment: RemoteSegment, key: str, offset: int) -> int:
+        """Position of the batch holding ``offset`` (or the first batch after it)."""
+        position = (await self._offset_index(segment)).lookup(offset)
+        while position < segment.size_bytes:
+            header = await self._header_at(segment, key, position)
+            if header.last_offset >= offset:
+                return position
+            position += header.size
+        return segment.size_bytes
+
+    async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the one holding ``offset``: at least one, else up to
+        ``max_bytes``, within one segment. Raises OffsetOutOfRangeError when the bucket does
+        not hold ``offset``, ObjectStoreError on a store failure or corrupt object."""
+        try:
+            segment = await self._segment_for(tp, offset)
+            key = segment.key(layout.LOG)
+            if key is None:
+                raise ObjectStoreError(layout.manifest_key(self.prefix, *tp), "segment has no .log")
+            start = await self._position_of(segment, key, offset)
+            data = await self._read_batches(segment, key, start, max_bytes)
+        except OffsetOutOfRangeError:
+            raise
+        except Exception:
+            self._metrics.fetch_errors.inc()
+            raise
+        self._metrics.fetch_bytes.inc(len(data))
+        return data
+
+    async def _read_batches(
+        self, segment: RemoteSegment, key: str, start: int, max_bytes: int
+    ) -> bytes:
+        length = max(min(max_bytes, segment.size_bytes - start), 0)
+        for attempt in (1, 2):
+            data = await self.cache.read(key, segment.size_bytes, start, max(length, HEADER_SIZE))
+            try:
+                return await self._whole_batches(segment, key, start, data, max_bytes)
+            except CorruptRecordError as e:
+                self.cache.invalidate(key)
+                if attempt == 2:
+                    raise ObjectStoreError(key, f"corrupt object: {e}") from e
+        raise AssertionError("unreachable")
+
+    async def _whole_batches(
+        self, segment: RemoteSegment, key: str, start: int, data: bytes, max_bytes: int
+    ) -> bytes:
+        """Validated whole batches at the front of ``data`` (fetching the rest of a first
+        batch larger than ``max_bytes``)."""
+        pos = 0
+        while len(data) - pos >= HEADER_SIZE:
+            header = read_header(data, pos)
+            if pos + header.size > len(data):
+                if pos > 0:
+                    break
+                data = await self.cache.read(key, segment.size_bytes, start, header.size)
+            try:
+                validate_batch(data, pos)
+            except CorruptRecordError as e:
+                raise CorruptRecordError(f"batch at position {start + pos}: {e}") from e
+            pos += header.size
+            if pos >= max_bytes:
+                break
+        if pos == 0 and start < segment.size_bytes:
+            raise CorruptRecordError(f"truncated batch at position {start}")
+        return data[:pos]
+
+    async def offset_for_timestamp(
+        self, tp: TopicPartition, timestamp: int
+    ) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record in the bucket with timestamp >= ``timestamp``."""
+        manifest = await self.manifest(tp)
+        for segment in manifest.offset_for_timestamp_candidates(timestamp):
+            key = segment.key(layout.LOG)
+            if key is None:
+                continue
+            from_offset = max(
+                (await self._time_index(segment)).lookup(timestamp), manifest.log_start_offset
+            )
+            position = await self._position_of(segment, key, from_offset)
+            while position < segment.size_bytes:
+                header = await self._header_at(segment, key, position)
+                if header.max_timestamp >= timestamp and header.last_offset >= from_offset:
+                    if header.is_log_append_time:
+                        return max(header.base_offset, from_offset), header.max_timestamp
+                    batch = await self._read_batches(segment, key, position, header.size)
+                    for record in decode_batch(batch)[1]:
+                        if record.timestamp >= timestamp and record.offset >= from_offset:
+                            return record.offset, record.timestamp
+                position += header.size
+        return None

@@ -1,0 +1,132 @@
+"""Remote retention and the cleanup of unfinished copies and deletions (run by the leader).
+
+Total retention applies to the whole log, bucket plus local disk: a remote segment is deleted
+when its max timestamp is older than ``retention.ms``, or while the total size minus the
+segment still reaches ``retention.bytes`` (oldest first, as Kafka does), or when it lies
+wholly below the log start offset (DeleteRecords). -1 keeps forever. Only a prefix of the
+oldest segments is ever deleted, so the bucket never holds a gap below data it keeps.
+
+Deleting follows the manifest state machine (see manifest.py): one manifest write marks the
+victims DELETE_STARTED and raises ``log_start_offset`` past them (readers stop using them at
+once), the objects are deleted, a second write drops the entries (DELETE_FINISHED). A crash
+between the two leaves DELETE_STARTED entries, finished by ``cleanup_unfinished`` on the next
+pass or by the next leader, which also removes COPY_STARTED entries no upload is working on
+(copies abandoned by a crash or a deposed leader), objects first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+
+from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
+from tiered_mq.cold.manifest_writer import ManifestWriter
+from tiered_mq.cold.metrics import RemoteMetrics
+from tiered_mq.cold.object_store import ObjectStore
+
+log = logging.getLogger(__name__)
+
+
+def retention_victims(
+    manifest: PartitionManifest,
+    now_ms: int,
+    retention_ms: int,
+    retention_bytes: int,
+    local_only_bytes: int = 0,
+) -> list[RemoteSegment]:
+    """The oldest readable segments that total retention removes.
+
+    ``local_only_bytes``: bytes of the local log above the bucket's data (counted in the
+    total size for retention.bytes).
+    """
+    readable = manifest.readable_segments()
+    total = manifest.size_bytes() + local_only_bytes
+    victims: list[RemoteSegment] = []
+    for segment in readable:
+        by_start = segment.end_offset < manifest.log_start_offset
+        by_time = retention_ms >= 0 and segment.max_timestamp < now_ms - retention_ms
+        by_size = retention_bytes >= 0 and total - segment.size_bytes >= retention_bytes
+        if not (by_start or by_time or by_size):
+            break
+        victims.append(segment)
+        total -= segment.size_bytes
+    return victims
+
+
+async def delete_remote_segments(
+    store: ObjectStore,
+    writer: ManifestWriter,
+    victims: list[RemoteSegment],
+    clock: Callable[[], int],
+    metrics: RemoteMetrics,
+) -> None:
+    """Delete ``victims`` following the state machine (two manifest writes)."""
+    if not victims:
+        return
+    ids = {v.upload_id for v in victims}
+    new_start = max(v.end_offset for v in victims) + 1
+
+    def mark_started(m: PartitionManifest) -> None:
+        now = clock()
+        for s in list(m.segments):
+            if s.upload_id in ids and s.state == SegmentState.COPY_FINISHED:
+                m.upsert(s.with_state(SegmentState.DELETE_STARTED, now))
+        m.log_start_offset = max(m.log_start_offset, new_start)
+
+    await writer.commit(mark_started)
+    await _finish_deletes(store, writer, ids, clock, metrics)
+
+
+async def _finish_deletes(
+    store: ObjectStore,
+    writer: ManifestWriter,
+    ids: Collection[str],
+    clock: Callable[[], int],
+    metrics: RemoteMetrics,
+) -> None:
+    doomed = [s for s in writer.manifest.segments if s.upload_id in ids]
+    keys = [k for s in doomed for k in s.objects.values() if k is not None]
+    try:
+        await store.delete_many(keys)
+    except Exception:
+        metrics.delete_errors.inc()
+        raise
+
+    def mark_finished(m: PartitionManifest) -> None:
+        now = clock()
+        for s in list(m.segments):
+            if s.upload_id in ids and s.state == SegmentState.DELETE_STARTED:
+                m.upsert(s.with_state(SegmentState.DELETE_FINISHED, now))
+
+    await writer.commit(mark_finished)
+    metrics.delete_segments.inc(len(doomed))
+    log.info("%s: deleted %d remote segment(s)", writer.tp, len(doomed))
+
+
+async def cleanup_unfinished(
+    store: ObjectStore,
+    writer: ManifestWriter,
+    in_flight: Collection[str],
+    clock: Callable[[], int],
+    metrics: RemoteMetrics,
+) -> None:
+    """Finish DELETE_STARTED entries; delete COPY_STARTED entries not in ``in_flight``."""
+    abandoned = {
+        s.upload_id
+        for s in writer.manifest.segments
+        if s.state == SegmentState.COPY_STARTED and s.upload_id not in in_flight
+    }
+    if abandoned:
+
+        def mark_abandoned(m: PartitionManifest) -> None:
+            now = clock()
+            for s in list(m.segments):
+                if s.upload_id in abandoned and s.state == SegmentState.COPY_STARTED:
+                    m.upsert(s.with_state(SegmentState.DELETE_STARTED, now))
+
+        await writer.commit(mark_abandoned)
+    pending = {
+        s.upload_id for s in writer.manifest.segments if s.state == SegmentState.DELETE_STARTED
+    }
+    if pending:
+        await _finish_deletes(store, writer, pending, clock, metrics)

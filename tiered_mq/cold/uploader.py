@@ -1,0 +1,337 @@
+"""PartitionUploader: the leader's background task copying one partition's log to the bucket.
+
+Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll):
+
+1. read the manifest if not known (FencedError if a later leader epoch wrote it);
+2. clean up unfinished copies and deletions (remote_retention.cleanup_unfinished);
+3. upload, oldest first, every rolled (non-active) segment wholly below the high watermark
+   (the caller's ``high_watermark()``, the last stable offset when transactions are in play)
+   holding offsets above the highest uploaded offset;
+4. keep the local log start offset in step with the bucket, remote retention, and again;
+5. local retention: ``log.apply_retention(now, upper_bound_offset=uploaded end + 1)``, so only
+   uploaded segments are ever deleted locally.
+
+One segment upload: read ``.log`` (validated batch by batch with CRC-32C and summarized),
+``.index``, ``.timeindex``, the producer snapshot at the segment's end offset and the
+``.txnindex`` when present; manifest entry COPY_STARTED; objects in that order under fresh
+keys (layout.py); entry COPY_FINISHED. A failure deletes the objects already written, drops the
+entry and the pass is retried with exponential backoff (``retry_initial_s`` doubling up to
+``retry_max_s``); meanwhile local segments are kept and the copy lag metric grows.
+A lost conditional manifest put against a later epoch (FencedError) ends the task: this broker
+is no longer the leader. Segments are read whole into memory (bounded by segment.bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.log_view import LocalLogView, LogConfigView, segment_file
+from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
+from tiered_mq.cold.manifest_writer import FencedError, ManifestWriter
+from tiered_mq.cold.metrics import RemoteMetrics
+from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.cold.rate_limiter import TokenBucket
+from tiered_mq.cold.remote_index import summarize_log
+from tiered_mq.cold.remote_retention import (
+    cleanup_unfinished,
+    delete_remote_segments,
+    retention_victims,
+)
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class UploaderSettings:
+    check_interval_s: float = 1.0
+    retry_initial_s: float = 0.5
+    retry_max_s: float = 30.0
+    local_retention: bool = True
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    base_offset: int
+    next_offset: int
+    size: int
+
+
+def _read_segment_files(log_dir: Path, c: _Candidate) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    with open(segment_file(log_dir, c.base_offset, layout.LOG), "rb") as f:
+        files[layout.LOG] = f.read(c.size)
+    for suffix, offset, required in (
+        (layout.INDEX, c.base_offset, True),
+        (layout.TIME_INDEX, c.base_offset, True),
+        (layout.SNAPSHOT, c.next_offset, False),
+        (layout.TXN_INDEX, c.base_offset, False),
+    ):
+        path = segment_file(log_dir, offset, suffix)
+        try:
+            files[suffix] = path.read_bytes()
+        except FileNotFoundError:
+            if required:
+                files[suffix] = b""
+    return files
+
+
+class PartitionUploader:
+    def __init__(
+        self,
+        store: ObjectStore,
+        prefix: str,
+        tp: TopicPartition,
+        local_log: LocalLogView,
+        config: LogConfigView,
+        high_watermark: Callable[[], int],
+        *,
+        leader_epoch: int,
+        lock: AbstractAsyncContextManager[Any] | None,
+        limiter: TokenBucket,
+        metrics: RemoteMetrics,
+        settings: UploaderSettings,
+        clock: Callable[[], int],
+        on_manifest: Callable[[TopicPartition, PartitionManifest], None],
+    ) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.tp = tp
+        self.log = local_log
+        self.config = config
+        self.high_watermark = high_watermark
+        self.writer = ManifestWriter(store, prefix, tp, leader_epoch)
+        self._lock = lock
+        self._limiter = limiter
+        self._metrics = metrics
+        self._settings = settings
+        self._clock = clock
+        self._on_manifest = on_manifest
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._in_flight: set[str] = set()
+        self._loaded = False
+        self.state = "created"
+        self.last_error: str | None = None
+        self.copy_lag_bytes = 0
+        self.copy_lag_segments = 0
+
+    @property
+    def manifest(self) -> PartitionManifest:
+        return self.writer.manifest
+
+    def _locked(self) -> AbstractAsyncContextManager[Any]:
+        return self._lock if self._lock is not None else contextlib.nullcontext()
+
+    def start(self) -> None:
+        self.state = "running"
+        self._task = asyncio.create_task(self._upload_routine(), name=f"upload-{self.tp}")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.state == "running":
+            self.state = "stopped"
+
+    async def _upload_routine(self) -> None:
+        failures = 0
+        while True:
+            try:
+                await self.run_pass()
+                failures, self.last_error = 0, None
+                delay = self._settings.check_interval_s
+            except FencedError as e:
+                self.state, self.last_error = "fenced", str(e)
+                log.warning("%s: stopping uploads, deposed leader: %s", self.tp, e)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                failures += 1
+                self.last_error = f"{type(e).__name__}: {e}"
+                self._metrics.upload_errors.inc()
+                delay = min(
+                    self._settings.retry_max_s,
+                    self._settings.retry_initial_s * 2 ** (failures - 1),
+                )
+                log.warning("%s: tiering pass failed (retry in %.1fs): %s", self.tp, delay, e)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def run_pass(self) -> None:
+        """One pass (see the module docstring); raises on the first failure."""
+        if not self._loaded:
+            await self.writer.load()
+            self._loaded = True
+            self._publish()
+        await cleanup_unfinished(
+            self.store, self.writer, self._in_flight, self._clock, self._metrics
+        )
+        for candidate in await self._candidates():
+            await self._upload_segment(candidate)
+        await self._sync_log_start_offset()
+        await self._apply_remote_retention()
+        await self._sync_log_start_offset()
+        if self._settings.local_retention:
+            async with self._locked():
+                self.log.apply_retention(self._clock(), self.manifest.next_offset())
+        await self._candidates()  # refresh the copy lag after this pass
+        self._publish()
+
+    async def _candidates(self) -> list[_Candidate]:
+        uploaded_end = self.manifest.end_offset()
+        async with self._locked():
+            hwm = self.high_watermark()
+            rolled = list(self.log.segments())[:-1]
+            found = [
+                _Candidate(s.base_offset, s.next_offset(), s.size)
+                for s in rolled
+                if s.size > 0 and s.next_offset() - 1 > uploaded_end
+            ]
+        self.copy_lag_segments = len(found)
+        self.copy_lag_bytes = sum(c.size for c in found)
+        return [c for c in found if c.next_offset <= hwm]
+
+    async def _upload_segment(self, c: _Candidate) -> None:
+        try:
+            files = await asyncio.to_thread(_read_segment_files, self.log.dir, c)
+        except FileNotFoundError:
+            log.info("%s: segment %d vanished before upload", self.tp, c.base_offset)
+            return
+        summary = await asyncio.to_thread(summarize_log, files[layout.LOG])
+        upload_id = uuid.uuid4().hex[:16]
+        epoch = self.writer.leader_epoch
+        keys: dict[str, str | None] = {
+            suffix: layout.segment_key(
+                self.prefix,
+                self.tp.topic,
+                self.tp.partition,
+                c.base_offset,
+                epoch,
+                upload_id,
+                suffix,
+            )
+            if suffix in files
+            else None
+            for suffix in layout.SEGMENT_SUFFIXES
+        }
+        entry = RemoteSegment(
+            base_offset=summary.base_offset,
+            end_offset=summary.end_offset,
+            first_timestamp=summary.first_timestamp,
+            max_timestamp=summary.max_timestamp,
+            size_bytes=summary.size_bytes,
+            record_count=summary.record_count,
+            leader_epochs=summary.leader_epochs,
+            upload_id=upload_id,
+            uploader_epoch=epoch,
+            objects=keys,
+            crc32c=summary.crc32c,
+            state=SegmentState.COPY_STARTED,
+            state_ms=self._clock(),
+        )
+        self._in_flight.add(upload_id)
+        try:
+            await self.writer.commit(lambda m: m.upsert(entry))
+            written: list[str] = []
+            try:
+                for suffix in layout.SEGMENT_SUFFIXES:
+                    key = keys[suffix]
+                    if key is None:
+                        continue
+                    await self._limiter.acquire(len(files[suffix]))
+                    written.append(key)
+                    await self.store.put(key, files[suffix])
+                    self._metrics.upload_bytes.inc(len(files[suffix]))
+            except Exception:
+                await self._abandon(entry, written)
+                raise
+            finished = entry.with_state(SegmentState.COPY_FINISHED, self._clock())
+            await self.writer.commit(lambda m: m.upsert(finished))
+        finally:
+            self._in_flight.discard(upload_id)
+        self._metrics.upload_segments.inc()
+        self._publish()
+        log.debug("%s: uploaded segment %d-%d", self.tp, entry.base_offset, entry.end_offset)
+
+    async def _abandon(self, entry: RemoteSegment, written: list[str]) -> None:
+        """Best effort after a failed copy; what fails here cleanup_unfinished redoes."""
+        try:
+            await self.store.delete_many(written)
+            dropping = entry.with_state(SegmentState.DELETE_STARTED, self._clock())
+            dropped = dropping.with_state(SegmentState.DELETE_FINISHED, self._clock())
+            await self.writer.commit(lambda m: m.upsert(dropped))
+        except FencedError:
+            raise
+        except Exception as e:
+            log.info("%s: cleanup of failed upload deferred: %s", self.tp, e)
+
+    async def _apply_remote_retention(self) -> None:
+        manifest = self.manifest
+        uploaded_end = manifest.end_offset()
+        async with self._locked():
+            local_only = sum(s.size for s in self.log.segments() if s.base_offset > uploaded_end)
+        victims = retention_victims(
+            manifest,
+            self._clock(),
+            self.config.retention_ms,
+            self.config.retention_bytes,
+            local_only,
+        )
+        async with self._locked():
+            log_start = self.log.log_start_offset
+        below_start = [s for s in manifest.readable_segments() if s.end_offset < log_start]
+        chosen = {s.upload_id: s for s in [*victims, *below_start]}
+        ordered = [s for s in manifest.readable_segments() if s.upload_id in chosen]
+        await delete_remote_segments(self.store, self.writer, ordered, self._clock, self._metrics)
+
+    async def _sync_log_start_offset(self) -> None:
+        """Keep the log start offset of the local log and of the manifest in step.
+
+        Lowered to the bucket's first offset when the bucket's data joins the local data and
+        nothing trimmed the local log (a new leader); raised after remote retention; a log
+        start offset raised locally above the local segments (DeleteRecords) goes to the
+        manifest, and the next pass deletes the remote segments below it."""
+        manifest = self.manifest
+        remote_start = manifest.remote_log_start_offset()
+        async with self._locked():
+            current = self.log.log_start_offset
+            local_start = self.log.local_log_start_offset
+            joined = manifest.next_offset() >= local_start
+            if remote_start is not None and joined and current == local_start > remote_start:
+                self.log.set_log_start_offset(remote_start)
+                return
+            if manifest.log_start_offset > current:
+                self.log.set_log_start_offset(
+                    min(manifest.log_start_offset, self.log.log_end_offset)
+                )
+                return
+        if current > manifest.log_start_offset and current > local_start:
+            await self.writer.commit(
+                lambda m: setattr(m, "log_start_offset", max(m.log_start_offset, current))
+            )
+
+    def _publish(self) -> None:
+        m = self.manifest
+        labels = (self.tp.topic, str(self.tp.partition))
+        self._metrics.copy_lag_bytes.labels(*labels).set(self.copy_lag_bytes)
+        self._metrics.copy_lag_segments.labels(*labels).set(self.copy_lag_segments)
+        self._metrics.log_bytes.labels(*labels).set(m.size_bytes())
+        self._metrics.log_segments.labels(*labels).set(len(m.readable_segments()))
+        self._on_manifest(self.tp, m)
