@@ -6,8 +6,9 @@ Request header (after the int32 frame size, which the server strips)::
     v2: v1 + tagged fields (client_id keeps its int16 length even in flexible versions)
 
 v2 is used by flexible request versions (here: ApiVersions v3+, IncrementalAlterConfigs v1+).
-For an api key or version the codec does not know, the header is read as v1: the fixed part
-and client_id are the same in every version, and the body is never parsed in that case.
+For an api key or version the codec does not support, the header is read as v1 (its tagged
+fields, if any, are not read): the fixed part and client_id are the same in every version, and
+the body is never parsed in that case, so the ApiVersions fallback needs nothing more.
 
 Response header::
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from tiered_mq.protocol import wire
-from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.protocol.api_versions import ApiKey, is_supported
 from tiered_mq.protocol.messages import REQUESTS, RESPONSES
 
 _FIXED: Final = wire.I16.size * 2 + wire.I32.size
@@ -56,7 +57,7 @@ def decode_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
     api_key, api_version = wire.I16.unpack_from(frame, 0)[0], wire.I16.unpack_from(frame, 2)[0]
     (correlation_id,) = wire.I32.unpack_from(frame, 4)
     client_id, pos = wire.read_string(frame, _FIXED, compact=False)
-    if request_is_flexible(api_key, api_version):
+    if is_supported(api_key, api_version) and request_is_flexible(api_key, api_version):
         pos = wire.skip_tagged_fields(frame, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id), pos
 

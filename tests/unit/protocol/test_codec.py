@@ -56,6 +56,21 @@ def test_fallback_parses_as_clients_do() -> None:
     assert [(k.api_key, k.min_version, k.max_version) for k in obj.api_keys] == [(18, 0, 3)]
 
 
+def test_kafka_python_api_versions_v4_gets_the_fallback() -> None:
+    kp = pytest.importorskip("kafka.protocol.metadata")
+    request = kp.ApiVersionsRequest(
+        version=4, client_software_name="kafka-python", client_software_version="3"
+    )
+    request.with_header(correlation_id=11, client_id="kp")
+    frame = bytes(request.encode(header=True, framed=True))
+    header, _ = _body(frame)
+    assert header == RequestHeader(18, 4, 11, "kp")
+    assert classify(header) is Support.UNSUPPORTED_VERSION
+    answer = codec.api_versions_fallback(header.correlation_id)
+    obj = kp.ApiVersionsResponse.decode(answer[4:], version=4, header=True)
+    assert obj.error_code == 35 and obj.api_keys[0].max_version == 3
+
+
 def test_erroneous_api_versions_response_is_v0_at_any_version() -> None:
     header = RequestHeader(ApiKey.API_VERSIONS, 3, 9, None)
     frame = _join(codec.encode_response(header, {"error_code": 35, "api_keys": []}))
