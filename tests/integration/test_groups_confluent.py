@@ -217,3 +217,29 @@ def test_committed_offsets_survive_broker_restart(broker: BrokerProcess) -> None
     assert len(rest_values) == len(set(rest_values)) == expected
     assert first_values.isdisjoint(rest_values)
     assert first_values | set(rest_values) == set(range(n))
+
+
+@pytest.mark.slow
+def test_live_group_rides_through_broker_restart(
+    broker: BrokerProcess, consumers: list[Consumer]
+) -> None:
+    """The group's membership is restored from __consumer_offsets: members keep heartbeating
+    with their ids and generation, keep their partitions, and get exactly the new records."""
+    create_topic(broker.bootstrap, "live", 2)
+    produce(broker.bootstrap, "live", 20, 2)
+    auto = {"enable.auto.commit": True, "auto.commit.interval.ms": 100}
+    consumers += [group_consumer(broker.bootstrap, "riders", **auto) for _ in range(2)]
+    for c in consumers:
+        c.subscribe(["live"])
+    got: list[Message] = []
+    poll_until(consumers, lambda: len(got) >= 20, 30, got)
+    before = [owned(c) for c in consumers]
+    assert exact_cover(before, 2)
+    for c in consumers:
+        c.commit(asynchronous=False)
+    broker.restart()
+    produce(broker.bootstrap, "live", 20, 2, start=20)
+    more: list[Message] = []
+    poll_until(consumers, lambda: len(more) >= 20, 40, more)
+    assert sorted(int(m.value()) for m in more) == list(range(20, 40))
+    assert [owned(c) for c in consumers] == before
