@@ -1,0 +1,77 @@
+"""``tiered-mq tier`` on a file:// bucket filled by the real uploader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.unit.cold.helpers import Clock, fill, open_log
+from tiered_mq.cli.tier import command
+from tiered_mq.cold.object_store import open_object_store, open_sync_store
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.uploader import UploaderSettings
+from tiered_mq.topic_partition import TopicPartition
+
+
+async def _bucket(tmp_path: Path) -> str:
+    url = f"file://{tmp_path}/bucket?prefix=c1"
+    store = open_object_store(url)
+    rlm = RemoteLogManager(
+        store,
+        "c1",
+        tmp_path / "cache",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600, local_retention=False),
+        clock=Clock(),
+    )
+    log = open_log(tmp_path / "data" / "orders-0")
+    fill(log, 3)
+    tp = TopicPartition("orders", 0)
+    rlm.on_become_leader(tp, log, log.config, lambda: 40, leader_epoch=3)
+    uploader = rlm.uploader(tp)
+    assert uploader is not None
+    await uploader.stop()
+    await uploader.run_pass()
+    await rlm.write_topic_manifest("orders", 1, {"retention.ms": "-1"})
+    await rlm.close()
+    return url
+
+
+async def test_inspect_status_scrub(tmp_path: Path) -> None:
+    url = await _bucket(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(command, ["inspect", url])
+    assert out.exit_code == 0, out.output
+    assert "topic orders: 1 partition(s) retention.ms=-1" in out.output
+    assert "partition 0: leader epoch 3, log start 0, offsets 0..39, 2 segment(s)" in out.output
+    assert "COPY_FINISHED" in out.output
+    assert "2023-11-14T22:13:20.000Z" in out.output  # first timestamp of segment 0
+
+    status = runner.invoke(command, ["status", url, "--data-dir", str(tmp_path / "data")])
+    assert status.exit_code == 0, status.output
+    row = next(line for line in status.output.splitlines() if line.startswith("orders-0"))
+    # Segment 40-59 is rolled but not uploaded (above the HWM): the copy lag.
+    assert row.split()[1:] == ["0..39", "2", "1960", "1", "1000"]
+
+    # An orphan: a segment object no manifest names.
+    sync = open_sync_store(url)
+    orphan = "c1/topics/orders/0/00000000000000000099-3-deadbeef.log"
+    sync.put(orphan, b"junk")
+    sync.put("c1/topics/stray.txt", b"?")
+    listed = runner.invoke(command, ["scrub", url])
+    assert f"orphan  {orphan}" in listed.output
+    assert "unknown c1/topics/stray.txt" in listed.output
+    assert "1 orphan(s), 4 bytes found" in listed.output
+    assert sync.head(orphan) is not None
+    deleted = runner.invoke(command, ["scrub", url, "--delete"])
+    assert "1 orphan(s), 4 bytes deleted" in deleted.output
+    assert sync.head(orphan) is None
+    again = runner.invoke(command, ["scrub", url])
+    assert "0 orphan(s)" in again.output
+
+
+def test_missing_bucket_is_a_clear_error(tmp_path: Path) -> None:
+    out = CliRunner().invoke(command, ["inspect", "gs://nope"])
+    assert out.exit_code != 0
+    assert "unsupported object store scheme" in out.output

@@ -1,0 +1,224 @@
+"""``tiered-mq tier``: look at and tidy the bucket, with no broker running.
+
+    tiered-mq tier inspect URL [--topic T] [--json]   topics, partitions, remote segments
+    tiered-mq tier scrub URL [--delete]               orphaned objects (listed; deleted on request)
+    tiered-mq tier status URL [--data-dir DIR]        per partition: bucket range and copy lag
+
+URL is the tiered storage URL of the brokers (``s3://bucket/prefix``, ``file:///path``).
+S3 options: ``--s3-endpoint`` (MinIO, SeaweedFS), ``--s3-region``, ``--s3-access-key``,
+``--s3-secret-key``, ``--s3-path-style``, also from TIERED_MQ_S3_ENDPOINT, ... and otherwise
+the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...).
+
+``status`` reads the manifests from the bucket and, given ``--data-dir`` (a broker's log
+directory, one ``{topic}-{partition}`` folder per partition), counts the rolled local segments
+whose data is above the highest uploaded offset: the copy lag (a live broker also exports it
+as the ``tiered_mq_remote_copy_lag_*`` metrics).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import (
+    ManifestFormatError,
+    PartitionManifest,
+    parse_partition_manifest,
+    parse_topic_manifest,
+)
+from tiered_mq.cold.object_store import SyncObjectStore, open_sync_store, parse_store_url
+from tiered_mq.cold.scrub import scrub
+from tiered_mq.errors import ObjectNotFoundError, StorageError
+
+
+def _s3_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--s3-endpoint", envvar="TIERED_MQ_S3_ENDPOINT", help="S3 endpoint URL"),
+        click.option("--s3-region", envvar="TIERED_MQ_S3_REGION", help="S3 region"),
+        click.option("--s3-access-key", envvar="TIERED_MQ_S3_ACCESS_KEY", help="access key"),
+        click.option("--s3-secret-key", envvar="TIERED_MQ_S3_SECRET_KEY", help="secret key"),
+        click.option(
+            "--s3-path-style/--s3-virtual-host",
+            envvar="TIERED_MQ_S3_PATH_STYLE",
+            default=False,
+            help="path-style addressing (most self-hosted servers)",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _open(url: str, opts: dict[str, Any]) -> tuple[SyncObjectStore, str]:
+    try:
+        parsed = parse_store_url(url)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="URL") from e
+    store = open_sync_store(
+        url,
+        endpoint_url=opts.get("s3_endpoint"),
+        region=opts.get("s3_region"),
+        access_key=opts.get("s3_access_key"),
+        secret_key=opts.get("s3_secret_key"),
+        path_style=bool(opts.get("s3_path_style")),
+    )
+    return store, parsed.prefix
+
+
+def _ts(ms: int) -> str:
+    if ms < 0:
+        return "-"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _manifests(
+    store: SyncObjectStore, prefix: str, topic: str | None
+) -> dict[str, list[PartitionManifest]]:
+    root = layout.topic_prefix(prefix, topic) if topic else layout.topics_prefix(prefix)
+    found: dict[str, list[PartitionManifest]] = {}
+    for obj in store.list(root):
+        parsed = layout.parse_key(prefix, obj.key)
+        if parsed is None:
+            continue
+        if parsed.kind == "topic":
+            found.setdefault(parsed.topic, [])
+        elif parsed.kind == "manifest":
+            try:
+                manifest = parse_partition_manifest(store.get(obj.key)[0])
+            except (ManifestFormatError, ObjectNotFoundError) as e:
+                click.echo(f"warning: {obj.key}: {e}", err=True)
+                continue
+            found.setdefault(parsed.topic, []).append(manifest)
+    for manifests in found.values():
+        manifests.sort(key=lambda m: m.partition)
+    return found
+
+
+def _run(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except StorageError as e:
+        raise click.ClickException(str(e)) from e
+
+
+@click.group("tier")
+def command() -> None:
+    """Tiered storage: inspect and scrub the bucket, show tiering status."""
+
+
+@command.command("inspect")
+@click.argument("url")
+@click.option("--topic", help="only this topic")
+@click.option("--json", "as_json", is_flag=True, help="print the manifests as JSON")
+@_s3_options
+def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None:
+    """Topics, partitions and remote segments (offsets, times, sizes) from the bucket alone."""
+    store, prefix = _open(url, opts)
+
+    def body() -> None:
+        topics = _manifests(store, prefix, topic)
+        if as_json:
+            doc = {t: [m.to_dict() for m in ms] for t, ms in sorted(topics.items())}
+            click.echo(json.dumps(doc, indent=1))
+            return
+        if not topics:
+            click.echo("no topics")
+        for name, manifests in sorted(topics.items()):
+            try:
+                tm = parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, name))[0])
+                header = f"topic {name}: {tm.partition_count} partition(s)"
+                if tm.configs:
+                    header += " " + ", ".join(f"{k}={v}" for k, v in sorted(tm.configs.items()))
+            except (ObjectNotFoundError, ManifestFormatError):
+                header = f"topic {name}: (no topic.json)"
+            click.echo(header)
+            for m in manifests:
+                click.echo(
+                    f"  partition {m.partition}: leader epoch {m.leader_epoch}, log start "
+                    f"{m.log_start_offset}, offsets {m.remote_log_start_offset()}..{m.end_offset()}"
+                    f", {len(m.readable_segments())} segment(s), {m.size_bytes()} bytes"
+                )
+                for s in m.segments:
+                    click.echo(
+                        f"    {s.base_offset:>12}..{s.end_offset:<12} {s.state:<14} "
+                        f"{s.record_count:>9} records {s.size_bytes:>12} bytes  "
+                        f"{_ts(s.first_timestamp)} .. {_ts(s.max_timestamp)}  epoch "
+                        f"{s.uploader_epoch} id {s.upload_id}"
+                    )
+
+    _run(body)
+
+
+@command.command("scrub")
+@click.argument("url")
+@click.option("--delete", is_flag=True, help="delete the orphaned objects")
+@_s3_options
+def scrub_cmd(url: str, delete: bool, **opts: Any) -> None:
+    """Objects no manifest references (orphans); deleted with --delete."""
+    store, prefix = _open(url, opts)
+
+    def body() -> None:
+        report = scrub(store, prefix, delete=delete)
+        for o in report.orphans:
+            click.echo(f"orphan  {o.key} ({o.size} bytes)")
+        for o in report.unknown:
+            click.echo(f"unknown {o.key} (not tiered-mq's layout; kept)")
+        for key in report.missing:
+            click.echo(f"missing {key} (named by a manifest)")
+        for key in report.bad_manifests:
+            click.echo(f"bad manifest {key} (its partition's objects were not judged)")
+        verb = "deleted" if delete else "found"
+        click.echo(f"{len(report.orphans)} orphan(s), {report.orphan_bytes} bytes {verb}")
+
+    _run(body)
+
+
+def _local_lag(data_dir: Path, topic: str, partition: int, uploaded_end: int) -> tuple[int, int]:
+    folder = data_dir / f"{topic}-{partition}"
+    logs = sorted(folder.glob("*.log")) if folder.is_dir() else []
+    rolled = logs[:-1]  # the last is the active segment
+    bases = [int(p.stem) for p in logs]
+    lag = [
+        p for i, p in enumerate(rolled) if bases[i + 1] - 1 > uploaded_end and p.stat().st_size > 0
+    ]
+    return len(lag), sum(p.stat().st_size for p in lag)
+
+
+@command.command("status")
+@click.argument("url", envvar="TIERED_MQ_TIER_URL")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="a broker's log directory: adds the copy lag of its partitions",
+)
+@_s3_options
+def status_cmd(url: str, data_dir: Path | None, **opts: Any) -> None:
+    """Per partition: offsets in the bucket, and the copy lag against a local log directory."""
+    store, prefix = _open(url, opts)
+
+    def body() -> None:
+        topics = _manifests(store, prefix, None)
+        click.echo(
+            f"{'partition':<30} {'remote offsets':>25} {'segments':>9} {'bytes':>12}"
+            + (f" {'lag segs':>9} {'lag bytes':>12}" if data_dir else "")
+        )
+        for name, manifests in sorted(topics.items()):
+            for m in manifests:
+                start = m.remote_log_start_offset()
+                span = "-" if start is None else f"{start}..{m.end_offset()}"
+                line = (
+                    f"{name + '-' + str(m.partition):<30} {span:>25} "
+                    f"{len(m.readable_segments()):>9} {m.size_bytes():>12}"
+                )
+                if data_dir:
+                    n, size = _local_lag(data_dir, name, m.partition, m.end_offset())
+                    line += f" {n:>9} {size:>12}"
+                click.echo(line)
+
+    _run(body)
