@@ -261,7 +261,7 @@ class GroupCoordinator:
                 log.exception("offset expiration failed")
 
     async def expire_offsets(self) -> None:
-        """Delete expired offsets; groups left with no offsets and no members become Dead."""
+        """Delete expired offsets; Empty groups left without offsets become Dead."""
 
         def empty_since(group_id: str) -> int | None:
             group = self.groups.get(group_id)
@@ -269,11 +269,13 @@ class GroupCoordinator:
                 return -1
             return group.state_timestamp_ms if group.state is S.EMPTY else None
 
-        for group_id in await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since):
-            group = self.groups.get(group_id)
-            if group is not None and group.state is S.EMPTY:
+        await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since)
+        # Empty groups without offsets are forgotten (Dead), their metadata tombstoned.
+        for group_id, group in list(self.groups.items()):
+            if group.state is S.EMPTY and not self.offsets.has_offsets(group_id):
                 group.transition_to(S.DEAD, self.scheduler.now_ms())
                 del self.groups[group_id]
+                await self.offsets.delete_group(group_id, self.scheduler.now_ms())
 
     # -- admin -----------------------------------------------------------------------------
 

@@ -153,11 +153,13 @@ async def test_expired_offsets_of_empty_groups_are_deleted() -> None:
     h.clock.advance(31_000)
     await h.coord.expire_offsets()
     assert offsets_of(h, "g") == {}
+    assert "g" not in h.coord.groups  # Empty and without offsets: forgotten
     await h.coord.close()
     h2 = Harness(rm, clock, GroupCoordinator(rm, config, clock))
     await h2.coord.start()
     assert offsets_of(h2, "old") == {} and offsets_of(h2, "short") == {}
     assert offsets_of(h2, "g") == {}
+    assert h2.coord.groups == {}  # the group metadata was tombstoned too
     await h2.coord.close()
 
 
