@@ -1,0 +1,112 @@
+"""Hostile and broken clients: each loses only its own connection; the broker keeps serving."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+
+import pytest
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.broker_process import BrokerProcess, request
+from tiered_mq.protocol.codec import encode_request
+from tiered_mq.record.records import encode_batch
+
+pytestmark = pytest.mark.integration
+
+
+def closed_promptly(sock: socket.socket, within: float = 3.0) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(100) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def assert_serving(broker: BrokerProcess) -> None:
+    assert broker.running
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce("alive", value=b"x")
+    assert producer.flush(10) == 0
+
+
+def test_garbage_bytes(shared_broker: BrokerProcess) -> None:
+    with socket.create_connection(("127.0.0.1", shared_broker.port)) as s:
+        s.sendall(struct.pack(">i", 64) + bytes(range(64)))
+        assert closed_promptly(s)
+    assert_serving(shared_broker)
+
+
+def test_frame_above_socket_request_max_bytes_is_refused_unbuffered(
+    shared_broker: BrokerProcess,
+) -> None:
+    with socket.create_connection(("127.0.0.1", shared_broker.port)) as s:
+        started = time.monotonic()
+        s.sendall(struct.pack(">i", 104857600 + 1))  # only the size: nothing else comes
+        assert closed_promptly(s)
+        assert time.monotonic() - started < 2
+    assert_serving(shared_broker)
+
+
+def test_unknown_api_key_and_version(shared_broker: BrokerProcess) -> None:
+    with socket.create_connection(("127.0.0.1", shared_broker.port)) as s:
+        header = struct.pack(">hhih", 4242, 0, 1, -1)
+        s.sendall(struct.pack(">i", len(header)) + header)
+        assert closed_promptly(s)
+    with socket.create_connection(("127.0.0.1", shared_broker.port)) as s:
+        header = struct.pack(">hhih", 3, 77, 1, -1)  # Metadata v77
+        s.sendall(struct.pack(">i", len(header)) + header)
+        assert closed_promptly(s)
+    assert_serving(shared_broker)
+
+
+def test_corrupt_batch_answers_corrupt_message(shared_broker: BrokerProcess) -> None:
+    request(shared_broker.port, 3, 8, {"topics": [{"name": "corrupt"}]})
+    good = encode_batch([(b"k", b"v", [], None)])
+    bad = bytearray(good)
+    bad[-2] ^= 0x55
+
+    def produce(records: bytes) -> dict:  # type: ignore[type-arg]
+        body = {
+            "acks": -1,
+            "timeout_ms": 1000,
+            "topic_data": [
+                {"name": "corrupt", "partition_data": [{"index": 0, "records": records}]}
+            ],
+        }
+        return request(shared_broker.port, 0, 8, body)["responses"][0]["partition_responses"][0]  # type: ignore[no-any-return]
+
+    answer = produce(bytes(bad))
+    assert answer["error_code"] == 2 and "CRC" in (answer["error_message"] or "")
+    assert produce(good)["base_offset"] == 0  # nothing was appended by the corrupt one
+
+
+def test_invalid_topic_name_and_config_have_clear_errors(shared_broker: BrokerProcess) -> None:
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    futures = admin.create_topics(
+        [
+            NewTopic("bad/name", 1, 1),
+            NewTopic("badcfg", 1, 1, config={"retention.ms": "soon"}),
+        ]
+    )
+    with pytest.raises(KafkaException, match="illegal"):
+        futures["bad/name"].result(10)
+    with pytest.raises(KafkaException, match=r"retention\.ms"):
+        futures["badcfg"].result(10)
+
+
+def test_disconnect_mid_request(shared_broker: BrokerProcess) -> None:
+    frame = encode_request(0, 8, 1, "x", {"acks": -1, "timeout_ms": 1, "topic_data": []})
+    for cut in (2, 6, len(frame) - 1):
+        s = socket.create_connection(("127.0.0.1", shared_broker.port))
+        s.sendall(frame[:cut])
+        s.close()
+    # a big produce cut off in the middle of its records
+    s = socket.create_connection(("127.0.0.1", shared_broker.port))
+    s.sendall(struct.pack(">i", 5_000_000) + b"\x00" * 100_000)
+    s.close()
+    assert_serving(shared_broker)
