@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThanOrEqual, StringStartsWith
+
+from tiered_mq.spark.bucket import BucketURL, parse_bucket_url
+from tiered_mq.spark.datasource import narrow
+from tiered_mq.spark.options import EARLIEST, LATEST, PartitionBounds, ReadOptions
+from tiered_mq.spark.planner import Pushed
+
+
+def test_offsets_json_and_defaults() -> None:
+    opts = ReadOptions.parse(
+        {
+            "PATH": "s3://b/p",
+            "topics": "orders, refunds",
+            "startingOffsets": '{"orders": {"0": 23, "1": -2}}',
+            "endingoffsets": "latest",
+        }
+    )
+    assert opts.topics == ("orders", "refunds")
+    assert opts.bounds("orders", 0) == PartitionBounds(23, LATEST)
+    assert opts.bounds("orders", 1) == PartitionBounds(EARLIEST, LATEST)
+    assert opts.bounds("refunds", 3) == PartitionBounds(EARLIEST, LATEST)
+    with pytest.raises(ValueError, match="not read"):
+        ReadOptions.parse(
+            {"path": "s3://b", "topic": "a", "endingOffsets": '{"b": {"0": 1}}'}
+        ).check_topics(["a"])
+
+
+def test_timestamp_takes_precedence_over_offsets() -> None:
+    opts = ReadOptions.parse(
+        {
+            "path": "file:///x",
+            "topic": "t",
+            "startingOffsets": '{"t": {"0": 5}}',
+            "startingTimestamp": "1000",
+            "endingOffsetsByTimestamp": '{"t": {"1": 2000}}',
+        }
+    )
+    assert opts.bounds("t", 0) == PartitionBounds(EARLIEST, LATEST, 1000, None)
+    assert opts.bounds("t", 1) == PartitionBounds(EARLIEST, LATEST, 1000, 2000)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"topic": "t"},
+        {"path": "s3://b"},
+        {"path": "s3://b", "topic": "t", "topicPattern": "x"},
+        {"path": "s3://b", "topic": "t", "startingOffsets": "{bad"},
+        {"path": "s3://b", "topic": "t", "isolation.level": "dirty"},
+        {"path": "s3://b", "topic": "t", "maxBytesPerSplit": "-1"},
+        {"path": "s3://b", "topic": "t", "s3.pathStyle": "maybe"},
+    ],
+)
+def test_bad_options_raise(options: dict[str, str]) -> None:
+    with pytest.raises(ValueError):
+        ReadOptions.parse(options)
+
+
+def test_s3_settings_and_isolation() -> None:
+    opts = ReadOptions.parse(
+        {
+            "path": "s3a://bucket/pre/fix",
+            "subscribePattern": "o.*",
+            "s3.endpoint": "http://h:1",
+            "s3.accessKey": "a",
+            "s3.secretKey": "s",
+            "region": "eu-west-1",
+            "s3.pathStyle": "true",
+            "kafka.isolation.level": "read_uncommitted",
+        }
+    )
+    assert opts.s3.endpoint_url == "http://h:1" and opts.s3.path_style
+    assert opts.s3.region == "eu-west-1" and not opts.read_committed
+    assert parse_bucket_url(opts.path) == BucketURL("s3", "bucket", "pre/fix")
+    assert parse_bucket_url("file:///d/b?prefix=p/") == BucketURL("file", "/d/b", "p")
+
+
+def test_narrow_by_pushed_filters() -> None:
+    p = Pushed()
+    p = narrow(p, EqualTo(("partition",), 3))
+    p = narrow(p, In(("partition",), (1, 3, 4)))
+    p = narrow(p, GreaterThan(("offset",), 10))
+    p = narrow(p, LessThanOrEqual(("offset",), 99))
+    p = narrow(p, EqualTo(("topic",), "orders"))
+    p = narrow(p, StringStartsWith(("topic",), "x"))  # of no use: ignored
+    ts = datetime(2024, 1, 1, tzinfo=UTC)
+    p = narrow(p, GreaterThan(("timestamp",), ts))
+    assert p == Pushed(
+        topics=frozenset({"orders"}),
+        partitions=frozenset({3}),
+        offset_low=11,
+        offset_high=100,
+        min_timestamp_us=int(ts.timestamp()) * 1_000_000,
+    )

@@ -1,0 +1,199 @@
+"""The data source's options, parsed once on the driver (names as in Spark's Kafka source).
+
+=============================  ================================================================
+option (case-insensitive)      meaning
+=============================  ================================================================
+path                           ``s3://bucket/prefix`` (``s3a://`` too) or ``file:///dir``
+topic / topics / subscribe     one topic, or a comma-separated list
+topicPattern/subscribePattern  a regex matched (fully) against the topic names in the bucket
+startingOffsets                ``earliest`` (default), ``latest`` or JSON
+                               ``{"orders": {"0": 23, "1": -2}}`` (-2 earliest, -1 latest)
+endingOffsets                  ``latest`` (default), ``earliest`` or JSON (exclusive; -1 latest)
+startingTimestamp              ms: start at the first record with timestamp >= it (takes
+                               precedence over startingOffsets, like Spark)
+endingTimestamp                ms: stop before the first record with timestamp >= it
+startingOffsetsByTimestamp     JSON ``{"orders": {"0": 1700000000000}}``, per partition
+endingOffsetsByTimestamp       idem for the end
+isolation.level                ``read_committed`` (default) or ``read_uncommitted``
+                               (``kafka.isolation.level`` is accepted too)
+maxBytesPerSplit               split .log objects larger than this at offset-index positions
+                               (default 128 MiB)
+includeHeaders                 ``true`` (default): the ``headers`` column is present
+s3.endpoint, s3.region,        S3 client settings; unset ones come from the AWS chain
+s3.accessKey, s3.secretKey,    (``region`` is accepted for ``s3.region``)
+s3.sessionToken, s3.pathStyle
+=============================  ================================================================
+
+Partitions absent from an offsets JSON take the default (earliest / latest). A topic in the
+JSON that is not being read raises ValueError, as Spark's Kafka source does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from tiered_mq.spark.bucket import S3Settings
+
+EARLIEST: Final = -2
+LATEST: Final = -1
+DEFAULT_MAX_BYTES_PER_SPLIT: Final = 128 * 1024 * 1024
+
+PartitionMap = dict[str, dict[int, int]]
+
+
+@dataclass(frozen=True)
+class PartitionBounds:
+    """What to read of one partition: offsets ``[start, end)`` (EARLIEST / LATEST allowed),
+    optionally cut further by timestamps (first record with timestamp >= ...)."""
+
+    start: int = EARLIEST
+    end: int = LATEST
+    start_timestamp: int | None = None
+    end_timestamp: int | None = None
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    starting: int | PartitionMap = EARLIEST
+    ending: int | PartitionMap = LATEST
+    starting_timestamp: int | None = None
+    ending_timestamp: int | None = None
+    starting_by_timestamp: PartitionMap = field(default_factory=dict)
+    ending_by_timestamp: PartitionMap = field(default_factory=dict)
+    read_committed: bool = True
+    max_bytes_per_split: int = DEFAULT_MAX_BYTES_PER_SPLIT
+    include_headers: bool = True
+    s3: S3Settings = field(default_factory=S3Settings)
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        o = {k.lower(): v for k, v in options.items()}
+        path = o.get("path")
+        if not path:
+            raise ValueError("option 'path' is required (s3://bucket/prefix or file:///dir)")
+        names = o.get("topics") or o.get("topic") or o.get("subscribe") or ""
+        topics = tuple(t.strip() for t in names.split(",") if t.strip())
+        pattern = o.get("topicpattern") or o.get("subscribepattern")
+        if bool(topics) == bool(pattern):
+            raise ValueError("give exactly one of 'topic'/'topics' and 'topicPattern'")
+        if pattern:
+            re.compile(pattern)
+        isolation = (o.get("isolation.level") or o.get("kafka.isolation.level") or "").lower()
+        if isolation not in ("", "read_committed", "read_uncommitted"):
+            raise ValueError(f"isolation.level {isolation!r}: read_committed or read_uncommitted")
+        parsed = cls(
+            path=path,
+            topics=topics,
+            topic_pattern=pattern,
+            starting=_offsets(o.get("startingoffsets"), EARLIEST, "startingOffsets"),
+            ending=_offsets(o.get("endingoffsets"), LATEST, "endingOffsets"),
+            starting_timestamp=_int(o.get("startingtimestamp"), "startingTimestamp"),
+            ending_timestamp=_int(o.get("endingtimestamp"), "endingTimestamp"),
+            starting_by_timestamp=_by_timestamp(o.get("startingoffsetsbytimestamp")),
+            ending_by_timestamp=_by_timestamp(o.get("endingoffsetsbytimestamp")),
+            read_committed=isolation != "read_uncommitted",
+            max_bytes_per_split=_int(o.get("maxbytespersplit"), "maxBytesPerSplit")
+            or DEFAULT_MAX_BYTES_PER_SPLIT,
+            include_headers=_bool(o.get("includeheaders"), True),
+            s3=S3Settings(
+                endpoint_url=o.get("s3.endpoint") or None,
+                region=o.get("s3.region") or o.get("region") or None,
+                access_key=o.get("s3.accesskey") or None,
+                secret_key=o.get("s3.secretkey") or None,
+                session_token=o.get("s3.sessiontoken") or None,
+                path_style=_bool(o.get("s3.pathstyle"), False),
+            ),
+        )
+        if parsed.max_bytes_per_split <= 0:
+            raise ValueError("maxBytesPerSplit must be positive")
+        return parsed
+
+    def check_topics(self, topics: list[str]) -> None:
+        """Spark's rule: offsets JSON may name only topics that are read."""
+        for spec in (self.starting, self.ending, self.starting_by_timestamp,
+                     self.ending_by_timestamp):  # fmt: skip
+            if isinstance(spec, dict):
+                unknown = sorted(set(spec) - set(topics))
+                if unknown:
+                    raise ValueError(f"offsets given for topics not read: {', '.join(unknown)}")
+
+    def bounds(self, topic: str, partition: int) -> PartitionBounds:
+        start = _pick(self.starting, topic, partition, EARLIEST)
+        end = _pick(self.ending, topic, partition, LATEST)
+        start_ts = self.starting_by_timestamp.get(topic, {}).get(partition)
+        end_ts = self.ending_by_timestamp.get(topic, {}).get(partition)
+        if start_ts is None:
+            start_ts = self.starting_timestamp
+        if end_ts is None:
+            end_ts = self.ending_timestamp
+        if start_ts is not None:
+            start = EARLIEST  # a timestamp wins over startingOffsets, as in Spark
+        return PartitionBounds(start, end, start_ts, end_ts)
+
+
+def _pick(spec: int | PartitionMap, topic: str, partition: int, default: int) -> int:
+    if isinstance(spec, int):
+        return spec
+    return spec.get(topic, {}).get(partition, default)
+
+
+def _offsets(raw: str | None, default: int, name: str) -> int | PartitionMap:
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip()
+    if text.lower() == "earliest":
+        return EARLIEST
+    if text.lower() == "latest":
+        return LATEST
+    spec = _partition_map(text, name)
+    for parts in spec.values():
+        for partition, offset in parts.items():
+            if offset < EARLIEST:
+                raise ValueError(f"{name}: offset {offset} of partition {partition} invalid")
+    return spec
+
+
+def _by_timestamp(raw: str | None) -> PartitionMap:
+    if raw is None or not raw.strip():
+        return {}
+    return _partition_map(raw.strip(), "offsetsByTimestamp")
+
+
+def _partition_map(text: str, name: str) -> PartitionMap:
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise TypeError("not an object")
+        return {
+            str(topic): {int(p): int(v) for p, v in dict(parts).items()}
+            for topic, parts in doc.items()
+        }
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f'{name}: expected earliest, latest or {{"topic": {{"0": 23}}}}, got {text!r}'
+        ) from exc
+
+
+def _int(raw: str | None, name: str) -> int | None:
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"{name}: not an integer: {raw!r}") from None
+
+
+def _bool(raw: str | None, default: bool) -> bool:
+    if raw is None or not str(raw).strip():
+        return default
+    value = str(raw).strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {raw!r}")
+    return value == "true"

@@ -1,0 +1,247 @@
+"""Planning a bucket read on the driver: topics -> partition manifests -> splits.
+
+One :class:`SegmentSplit` per remote segment (a ``.log`` object), or per byte range of a segment
+larger than ``maxBytesPerSplit``: the segment's ``.index`` object is fetched and the log is cut at
+index positions (each one a batch start), so every split holds whole batches.
+
+Pruning, in order (each one means fewer objects read):
+
+- topics and partitions: options and pushed-down ``topic`` / ``partition`` filters;
+- offsets: ``[start, end)`` from startingOffsets / endingOffsets and pushed-down ``offset``
+  filters against each segment's ``[base_offset, end_offset]`` from the manifest, and against a
+  byte range's conservative offset range from the index entries around it;
+- timestamps: segments whose ``max_timestamp`` is below startingTimestamp (or a pushed-down
+  lower bound on ``timestamp``) are skipped; segments after the first one whose
+  ``max_timestamp`` reaches endingTimestamp are skipped. The segments holding those boundaries
+  are read whole, with the timestamp carried in the split (the executor finds the exact record).
+
+Segments whose offset ranges overlap (a new leader re-uploaded) hold equal data there; each
+offset is read from the first segment that covers it.
+Manifest and index reads happen here, on the driver; executors read only ``.log`` objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from pyspark.sql.datasource import InputPartition
+
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import (
+    PartitionManifest,
+    RemoteSegment,
+    parse_partition_manifest,
+    parse_topic_manifest,
+)
+from tiered_mq.cold.remote_index import OffsetIndexView
+from tiered_mq.errors import ObjectNotFoundError
+from tiered_mq.spark.bucket import Bucket
+from tiered_mq.spark.options import EARLIEST, LATEST, ReadOptions
+from tiered_mq.spark.transactions import AbortedTxn, overlapping, parse_txn_index
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """Bounds taken from pushed-down filters (None = unbounded)."""
+
+    topics: frozenset[str] | None = None
+    partitions: frozenset[int] | None = None
+    offset_low: int | None = None  # inclusive
+    offset_high: int | None = None  # exclusive
+    min_timestamp_us: int | None = None  # rows below may exist; batches wholly below are skipped
+
+
+@dataclass
+class SegmentSplit(InputPartition):  # type: ignore[misc]
+    """A byte range ``[start_position, end_position)`` of one ``.log`` object and the offsets
+    ``[start_offset, end_offset)`` to return from it (``end_position`` None = to the end)."""
+
+    topic: str
+    partition: int
+    log_key: str
+    start_position: int
+    end_position: int | None
+    start_offset: int
+    end_offset: int
+    start_timestamp: int | None = None
+    end_timestamp: int | None = None
+    min_timestamp_us: int | None = None
+    aborted: tuple[AbortedTxn, ...] = ()
+    object_crc32c: int | None = None  # checked when the whole object is read
+    read_committed: bool = True
+    size_bytes: int = 0
+
+
+def list_topics(bucket: Bucket, opts: ReadOptions) -> list[str]:
+    if opts.topics:
+        return list(opts.topics)
+    assert opts.topic_pattern is not None
+    pattern = re.compile(opts.topic_pattern)
+    names = bucket.list_dirs(layout.topics_prefix(bucket.url.prefix))
+    return [t for t in names if pattern.fullmatch(t)]
+
+
+def topic_partitions(bucket: Bucket, topic: str) -> list[int]:
+    """Partitions from the topic manifest, else the partition folders present."""
+    prefix = bucket.url.prefix
+    try:
+        manifest = parse_topic_manifest(bucket.get(layout.topic_manifest_key(prefix, topic)))
+        return list(range(manifest.partition_count))
+    except ObjectNotFoundError:
+        folders = bucket.list_dirs(layout.topic_prefix(prefix, topic))
+        return sorted(int(f) for f in folders if f.isdigit())
+
+
+def load_manifest(bucket: Bucket, topic: str, partition: int) -> PartitionManifest | None:
+    key = layout.manifest_key(bucket.url.prefix, topic, partition)
+    try:
+        return parse_partition_manifest(bucket.get(key))
+    except ObjectNotFoundError:
+        return None  # nothing of this partition was uploaded yet
+
+
+def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit]:
+    topics = list_topics(bucket, opts)
+    opts.check_topics(topics)
+    splits: list[SegmentSplit] = []
+    for topic in topics:
+        if pushed.topics is not None and topic not in pushed.topics:
+            continue
+        for partition in topic_partitions(bucket, topic):
+            if pushed.partitions is not None and partition not in pushed.partitions:
+                continue
+            manifest = load_manifest(bucket, topic, partition)
+            if manifest is not None:
+                splits += plan_partition(bucket, opts, pushed, manifest)
+    return splits
+
+
+def plan_partition(
+    bucket: Bucket, opts: ReadOptions, pushed: Pushed, manifest: PartitionManifest
+) -> list[SegmentSplit]:
+    segments = sorted(manifest.readable_segments(), key=lambda s: (s.base_offset, s.end_offset))
+    if not segments:
+        return []
+    topic, partition = manifest.topic, manifest.partition
+    earliest = max(manifest.log_start_offset, segments[0].base_offset)
+    latest = max(s.end_offset for s in segments) + 1
+    bounds = opts.bounds(topic, partition)
+    start = {EARLIEST: earliest, LATEST: latest}.get(bounds.start, bounds.start)
+    end = {EARLIEST: earliest, LATEST: latest}.get(bounds.end, bounds.end)
+    start, end = max(start, earliest), min(end, latest)
+    if pushed.offset_low is not None:
+        start = max(start, pushed.offset_low)
+    if pushed.offset_high is not None:
+        end = min(end, pushed.offset_high)
+    if start >= end:
+        return []
+
+    # (segment, first offset to read from it): offsets, then overlaps.
+    chosen: list[tuple[RemoteSegment, int]] = []
+    covered = start
+    for seg in segments:
+        if seg.end_offset < covered or seg.base_offset >= end:
+            continue
+        chosen.append((seg, max(covered, seg.base_offset)))
+        covered = seg.end_offset + 1
+
+    # Timestamps: skip segments wholly below the start, and those after the end's segment.
+    start_ts, end_ts = bounds.start_timestamp, bounds.end_timestamp
+    if pushed.min_timestamp_us is not None:
+        min_ms = pushed.min_timestamp_us // 1000
+        chosen = [(s, o) for s, o in chosen if s.max_timestamp >= min_ms]
+    start_marker: RemoteSegment | None = None
+    end_marker: RemoteSegment | None = None
+    if start_ts is not None:
+        first = next((i for i, (s, _) in enumerate(chosen) if s.max_timestamp >= start_ts), None)
+        chosen = [] if first is None else chosen[first:]
+        start_marker = chosen[0][0] if chosen else None
+    if end_ts is not None:
+        last = next((i for i, (s, _) in enumerate(chosen) if s.max_timestamp >= end_ts), None)
+        if last is not None:
+            chosen = chosen[: last + 1]
+            end_marker = chosen[-1][0]
+
+    aborted: list[AbortedTxn] = []
+    if opts.read_committed and chosen:
+        aborted = _aborted_after(bucket, segments, chosen[0][0].base_offset)
+
+    splits: list[SegmentSplit] = []
+    for seg, first_offset in chosen:
+        log_key = seg.key(layout.LOG)
+        if log_key is None:
+            continue
+        split_end = min(end, seg.end_offset + 1)
+        base = SegmentSplit(
+            topic=topic,
+            partition=partition,
+            log_key=log_key,
+            start_position=0,
+            end_position=None,
+            start_offset=first_offset,
+            end_offset=split_end,
+            start_timestamp=start_ts if seg is start_marker else None,
+            end_timestamp=end_ts if seg is end_marker else None,
+            min_timestamp_us=pushed.min_timestamp_us,
+            aborted=overlapping(aborted, first_offset, split_end),
+            object_crc32c=seg.crc32c,
+            read_committed=opts.read_committed,
+            size_bytes=seg.size_bytes,
+        )
+        whole = seg is start_marker or seg is end_marker
+        if whole or seg.size_bytes <= opts.max_bytes_per_split or seg.key(layout.INDEX) is None:
+            splits.append(base)
+        else:
+            splits += _byte_ranges(bucket, seg, base, opts.max_bytes_per_split)
+    return splits
+
+
+def _aborted_after(
+    bucket: Bucket, segments: Iterable[RemoteSegment], from_offset: int
+) -> list[AbortedTxn]:
+    """Aborted transactions of every segment from ``from_offset`` on (markers come later)."""
+    out: list[AbortedTxn] = []
+    for seg in segments:
+        key = seg.key(layout.TXN_INDEX)
+        if key is None or seg.end_offset < from_offset:
+            continue
+        try:
+            out += parse_txn_index(bucket.get(key))
+        except ObjectNotFoundError:
+            continue
+    return out
+
+
+def _byte_ranges(
+    bucket: Bucket, seg: RemoteSegment, base: SegmentSplit, max_bytes: int
+) -> list[SegmentSplit]:
+    """Cut a large segment at offset-index positions about ``max_bytes`` apart.
+
+    Range j = ``[P_j, P_j+1)`` holds offsets above the index entry just before P_j and below the
+    entry at P_j+1 (an entry names a batch's last offset and where the batch starts; the same
+    bounds hold if a writer indexed base offsets); ranges whose conservative offset range misses
+    ``[start_offset, end_offset)`` are dropped.
+    """
+    index_key = seg.key(layout.INDEX)
+    assert index_key is not None
+    index = OffsetIndexView.parse(seg.base_offset, bucket.get(index_key))
+    positions, rel = index.positions, index.relative_offsets
+    cuts: list[int] = [-1]  # index entries where ranges start; -1 = position 0
+    for i, position in enumerate(positions):
+        if position - (0 if cuts[-1] < 0 else positions[cuts[-1]]) >= max_bytes:
+            cuts.append(i)
+    out: list[SegmentSplit] = []
+    for j, cut in enumerate(cuts):
+        begin = 0 if cut < 0 else positions[cut]
+        last = j + 1 == len(cuts)
+        end_pos = None if last else positions[cuts[j + 1]]
+        low = seg.base_offset if cut <= 0 else seg.base_offset + rel[cut - 1] + 1
+        high = seg.end_offset if last else seg.base_offset + rel[cuts[j + 1]] - 1
+        if high < base.start_offset or low >= base.end_offset:
+            continue
+        if base.start_offset > low:  # start at the batch holding start_offset
+            begin = max(begin, index.lookup(base.start_offset))
+        out.append(replace(base, start_position=begin, end_position=end_pos))
+    return out

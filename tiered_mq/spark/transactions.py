@@ -1,0 +1,110 @@
+"""read_committed for bucket reads: which batches belong to aborted transactions.
+
+Two sources, combined (a batch is dropped if either says it was aborted):
+
+1. The ``.txnindex`` objects (Kafka's TransactionIndex format, 34 bytes per entry, big-endian)::
+
+       0   version           i16   0
+       2   producerId        i64
+       10  firstOffset       i64   first offset of the aborted transaction
+       18  lastOffset        i64   offset of its ABORT marker
+       26  lastStableOffset  i64
+
+   A segment's index lists the transactions whose ABORT marker lies in that segment; the
+   transaction may have started in an earlier segment, so the planner hands every split the
+   entries of its own and all later segments that overlap its offsets.
+
+2. The control batches inside the split itself: a transactional batch of producer P is aborted
+   when the next control batch of P after it (in offset order) is an ABORT marker, committed
+   when it is a COMMIT. Batches whose marker lies beyond the split fall back to source 1
+   (kept when no entry names them: the bucket holds only data below the last stable offset,
+   so an unresolved transaction there committed).
+
+Control batches themselves are never returned to the caller (consumers never see them).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Final, NamedTuple
+
+from tiered_mq.errors import CorruptRecordError
+from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.control import ControlType, decode_control_record
+from tiered_mq.record.records import decode_batch
+
+_ENTRY: Final = struct.Struct(">hqqqq")
+ENTRY_SIZE: Final = 34
+
+
+class AbortedTxn(NamedTuple):
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the ABORT marker's offset
+
+
+def parse_txn_index(data: bytes) -> list[AbortedTxn]:
+    """Entries of a ``.txnindex`` object; a trailing partial entry is corrupt."""
+    if len(data) % ENTRY_SIZE:
+        raise CorruptRecordError(
+            f"transaction index of {len(data)} bytes is not a whole number of entries"
+        )
+    out = []
+    for pos in range(0, len(data), ENTRY_SIZE):
+        _version, pid, first, last, _lso = _ENTRY.unpack_from(data, pos)
+        out.append(AbortedTxn(pid, first, last))
+    return out
+
+
+def encode_txn_index(entries: Iterable[AbortedTxn]) -> bytes:
+    """The ``.txnindex`` bytes for ``entries`` (tests and tools)."""
+    return b"".join(
+        _ENTRY.pack(0, e.producer_id, e.first_offset, e.last_offset, -1) for e in entries
+    )
+
+
+def overlapping(
+    entries: Iterable[AbortedTxn], low: int, high: int | None
+) -> tuple[AbortedTxn, ...]:
+    """Entries whose transaction may hold offsets in ``[low, high)`` (``high`` None = open)."""
+    return tuple(
+        e for e in entries if e.last_offset >= low and (high is None or e.first_offset < high)
+    )
+
+
+def aborted_batches(
+    data: bytes, batches: Sequence[tuple[int, BatchHeader]], index: Sequence[AbortedTxn]
+) -> set[int]:
+    """Indexes (into ``batches``) of the data batches of aborted transactions."""
+    aborted: set[int] = set()
+    pending: dict[int, list[int]] = {}
+    for i, (pos, header) in enumerate(batches):
+        if not header.is_transactional:
+            continue
+        if header.is_control:
+            open_batches = pending.pop(header.producer_id, [])
+            if _is_abort(data, pos):
+                aborted.update(open_batches)
+        else:
+            pending.setdefault(header.producer_id, []).append(i)
+    for producer_id, open_batches in pending.items():
+        for i in open_batches:
+            header = batches[i][1]
+            for e in index:
+                if (
+                    e.producer_id == producer_id
+                    and e.first_offset <= header.base_offset
+                    and header.last_offset <= e.last_offset
+                ):
+                    aborted.add(i)
+                    break
+    return aborted
+
+
+def _is_abort(data: bytes, pos: int) -> bool:
+    _header, records = decode_batch(data, pos)
+    if not records:
+        return False  # an empty control batch (compacted away) ends nothing
+    marker = decode_control_record(records[0])
+    return marker.type is ControlType.ABORT
