@@ -1,0 +1,20 @@
+terraform {
+  required_version = ">= 1.5"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "~> 5.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = var.region
+  default_tags {
+    tags = {
+      Project   = "tiered-mq"
+      Cluster   = var.cluster_name
+      ManagedBy = "terraform"
+    }
+  }
+}
