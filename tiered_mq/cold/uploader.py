@@ -40,7 +40,7 @@ from tiered_mq.cold.manifest_writer import FencedError, ManifestWriter
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
-from tiered_mq.cold.remote_index import summarize_log
+from tiered_mq.cold.remote_index import SegmentSummary, summarize_log
 from tiered_mq.cold.remote_retention import (
     cleanup_unfinished,
     delete_remote_segments,
@@ -183,8 +183,20 @@ class PartitionUploader:
         await cleanup_unfinished(
             self.store, self.writer, self._in_flight, self._clock, self._metrics
         )
-        for candidate in await self._candidates():
-            await self._upload_segment(candidate)
+        candidates = await self._candidates()
+        # Pipeline: the next segment is read and checked while this one is uploaded.
+        prepared = self._prepare_soon(candidates[0]) if candidates else None
+        for i, candidate in enumerate(candidates):
+            assert prepared is not None
+            ready = await prepared
+            prepared = self._prepare_soon(candidates[i + 1]) if i + 1 < len(candidates) else None
+            try:
+                if ready is not None:
+                    await self._upload_segment(candidate, *ready)
+            except BaseException:
+                if prepared is not None:
+                    prepared.cancel()
+                raise
         await self._sync_log_start_offset()
         await self._apply_remote_retention()
         await self._sync_log_start_offset()
@@ -208,13 +220,23 @@ class PartitionUploader:
         self.copy_lag_bytes = sum(c.size for c in found)
         return [c for c in found if c.next_offset <= hwm]
 
-    async def _upload_segment(self, c: _Candidate) -> None:
+    def _prepare_soon(
+        self, c: _Candidate
+    ) -> asyncio.Task[tuple[dict[str, bytes], SegmentSummary] | None]:
+        return asyncio.create_task(asyncio.to_thread(self._prepare, c))
+
+    def _prepare(self, c: _Candidate) -> tuple[dict[str, bytes], SegmentSummary] | None:
+        """Read a segment's files and check and summarize its .log (in a worker thread)."""
         try:
-            files = await asyncio.to_thread(_read_segment_files, self.log.dir, c)
+            files = _read_segment_files(self.log.dir, c)
         except FileNotFoundError:
             log.info("%s: segment %d vanished before upload", self.tp, c.base_offset)
-            return
-        summary = await asyncio.to_thread(summarize_log, files[layout.LOG])
+            return None
+        return files, summarize_log(files[layout.LOG])
+
+    async def _upload_segment(
+        self, c: _Candidate, files: dict[str, bytes], summary: SegmentSummary
+    ) -> None:
         upload_id = uuid.uuid4().hex[:16]
         epoch = self.writer.leader_epoch
         keys: dict[str, str | None] = {
