@@ -32,7 +32,6 @@ from tiered_mq.protocol.schema import (
 )
 
 Reader = Callable[[memoryview, int], tuple[Any, int]]
-_Op = Callable[[memoryview, int, dict[str, Any]], int]
 
 
 # ---------------------------------------------------------------- sizes
@@ -83,6 +82,10 @@ def _primitive_reader(t: Primitive, name: str, nullable: bool, flex: bool) -> Re
     def not_null(pos: int) -> Exception:
         return wire.MalformedError(f"null {t.name} {name!r} at {pos} is not nullable")
 
+    if t is STRING and not flex:
+        return _string_reader(name, nullable)
+    if t is not STRING and not flex:
+        return _bytes_reader(name, nullable, copy=t is BYTES)
     if t is STRING:
 
         def read_str(buf: memoryview, pos: int) -> tuple[Any, int]:
@@ -106,6 +109,49 @@ def _primitive_reader(t: Primitive, name: str, nullable: bool, flex: bool) -> Re
     return read_bytes
 
 
+def _string_reader(name: str, nullable: bool) -> Reader:
+    i16 = wire.I16
+
+    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
+        start = pos + 2
+        if start > len(buf):
+            raise wire.short(f"string {name!r}", pos, 2, len(buf) - pos)
+        (n,) = i16.unpack_from(buf, pos)
+        if n < 0:
+            if n == -1 and nullable:
+                return None, start
+            raise wire.MalformedError(f"string {name!r} of length {n} at {pos}")
+        end = start + n
+        if end > len(buf):
+            raise wire.short(f"string {name!r}", start, n, len(buf) - start)
+        try:
+            return str(buf[start:end], "utf-8"), end
+        except UnicodeDecodeError as e:
+            raise wire.MalformedError(f"string {name!r} at {pos} is not UTF-8") from e
+
+    return read
+
+
+def _bytes_reader(name: str, nullable: bool, copy: bool) -> Reader:
+    i32 = wire.I32
+
+    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
+        start = pos + 4
+        if start > len(buf):
+            raise wire.short(f"bytes {name!r}", pos, 4, len(buf) - pos)
+        (n,) = i32.unpack_from(buf, pos)
+        if n < 0:
+            if n == -1 and nullable:
+                return None, start
+            raise wire.MalformedError(f"bytes {name!r} of length {n} at {pos}")
+        end = start + n
+        if end > len(buf):
+            raise wire.short(f"bytes {name!r}", start, n, len(buf) - start)
+        return (bytes(buf[start:end]) if copy else buf[start:end]), end
+
+    return read
+
+
 def _array_reader(t: Array, name: str, version: int, nullable: bool, flex: bool) -> Reader:
     elem = t.element
     if isinstance(elem, Primitive) and elem.name in FIXED_SIZE:
@@ -124,6 +170,10 @@ def _array_reader(t: Array, name: str, version: int, nullable: bool, flex: bool)
 
         return read_fixed
 
+    if isinstance(elem, Struct) and not flex:
+        fixed = _fixed_struct(elem.fields, version)
+        if fixed is not None:
+            return _fixed_struct_array_reader(name, nullable, *fixed)
     if isinstance(elem, Primitive):
         er = _primitive_reader(elem, name, False, flex)
     else:
@@ -147,6 +197,50 @@ def _array_reader(t: Array, name: str, version: int, nullable: bool, flex: bool)
     return read_array
 
 
+def _fixed_struct(
+    fields: tuple[Field, ...], version: int
+) -> tuple[tuple[str, ...], struct.Struct, dict[str, Any]] | None:
+    """Names, Struct and absent-field defaults of a struct whose wire fields are all fixed-width."""
+    on = [fld for fld in fields if _on_wire(fld, version)]
+    absent = [fld for fld in fields if not _on_wire(fld, version)]
+    if not on or not all(_is_fixed(fld) for fld in on) or any(f.fresh_default() for f in absent):
+        return None
+    names, st = _group_struct(on)
+    return names, st, {fld.name: fld.default_at(version) for fld in absent}
+
+
+def _row_maker(names: tuple[str, ...], constant: dict[str, Any]) -> Callable[..., dict[str, Any]]:
+    """A function building one struct dict from its unpacked values: a dict display is much
+    faster than dict(zip(...)). The source is generated from declared field names only."""
+    for n in (*names, *constant):
+        if not n.isidentifier():
+            raise ValueError(f"field name {n!r} is not an identifier")
+    args = ", ".join(f"_{i}" for i in range(len(names)))
+    items = ", ".join([f"{n!r}: _{i}" for i, n in enumerate(names)] + ["**C"])
+    make: Callable[..., dict[str, Any]] = eval(f"lambda {args}: {{{items}}}", {"C": constant})
+    return make
+
+
+def _fixed_struct_array_reader(
+    name: str, nullable: bool, names: tuple[str, ...], st: struct.Struct, constant: dict[str, Any]
+) -> Reader:
+    size = st.size
+    make = _row_maker(names, constant)
+
+    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n, pos = wire.read_length(buf, pos, False, wide=True)
+        if n < 0:
+            if not nullable:
+                raise wire.MalformedError(f"null array {name!r} at {pos}")
+            return None, pos
+        end = pos + n * size
+        if end > len(buf):
+            raise wire.short(f"array {name!r} of {n}", pos, n * size, len(buf) - pos)
+        return [make(*row) for row in st.iter_unpack(buf[pos:end])], end
+
+    return read
+
+
 def field_reader(fld: Field, version: int, flex: bool) -> Reader:
     t = fld.type
     nullable = version in fld.nullable
@@ -157,27 +251,9 @@ def field_reader(fld: Field, version: int, flex: bool) -> Reader:
     return _struct_reader(t.fields, version, flex)
 
 
-def _fixed_group_op(group: list[Field]) -> _Op:
+def _group_struct(group: list[Field]) -> tuple[tuple[str, ...], struct.Struct]:
     codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
-    st = struct.Struct(">" + codes)
-    names = tuple(fl.name for fl in group)
-    size = st.size
-
-    def op(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-        if pos + size > len(buf):
-            raise wire.short(f"fields {names}", pos, size, len(buf) - pos)
-        d.update(zip(names, st.unpack_from(buf, pos), strict=True))
-        return pos + size
-
-    return op
-
-
-def _var_op(name: str, rd: Reader) -> _Op:
-    def op(buf: memoryview, pos: int, d: dict[str, Any]) -> int:
-        d[name], pos = rd(buf, pos)
-        return pos
-
-    return op
+    return tuple(fl.name for fl in group), struct.Struct(">" + codes)
 
 
 def _is_fixed(fld: Field) -> bool:
@@ -190,7 +266,8 @@ def _on_wire(fld: Field, version: int) -> bool:
 
 
 def _struct_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reader:
-    ops: list[_Op] = []
+    # ops: (names, Struct, None) for a run of fixed-width fields, (name, None, reader) otherwise
+    ops: list[tuple[Any, Any, Reader | None]] = []
     group: list[Field] = []
     for fld in fields:
         if not _on_wire(fld, version):
@@ -199,11 +276,11 @@ def _struct_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reade
             group.append(fld)
             continue
         if group:
-            ops.append(_fixed_group_op(group))
+            ops.append((*_group_struct(group), None))
             group = []
-        ops.append(_var_op(fld.name, field_reader(fld, version, flex)))
+        ops.append((fld.name, None, field_reader(fld, version, flex)))
     if group:
-        ops.append(_fixed_group_op(group))
+        ops.append((*_group_struct(group), None))
     absent = [fld for fld in fields if not _on_wire(fld, version)]
     constant = {fld.name: fld.default_at(version) for fld in absent if not fld.fresh_default()}
     fresh = [fld for fld in absent if fld.fresh_default()]
@@ -228,11 +305,19 @@ def _struct_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reade
         return pos
 
     def read(buf: memoryview, pos: int) -> tuple[Any, int]:
-        d = dict(constant)
-        for fld in fresh:
-            d[fld.name] = fld.default_at(version)
-        for op in ops:
-            pos = op(buf, pos, d)
+        d = constant.copy()
+        if fresh:
+            for fld in fresh:
+                d[fld.name] = fld.default_at(version)
+        for key, st, rd in ops:
+            if rd is not None:
+                d[key], pos = rd(buf, pos)
+                continue
+            end = pos + st.size
+            if end > len(buf):
+                raise wire.short(f"fields {key}", pos, st.size, len(buf) - pos)
+            d.update(zip(key, st.unpack_from(buf, pos), strict=True))
+            pos = end
         if flex:
             pos = read_tags(buf, pos, d)
         return d, pos

@@ -89,6 +89,22 @@ def _primitive_writer(t: Primitive, name: str, nullable: bool, flex: bool) -> Wr
             w.buf += raw
 
         return write_uuid
+    if t is STRING and not flex:
+        i16 = wire.I16
+
+        def write_str16(w: Writer, v: Any) -> None:
+            if v is None:
+                if not nullable:
+                    raise _null_error(name)
+                w.buf += b"\xff\xff"
+                return
+            b = v.encode("utf-8")
+            if len(b) > 0x7FFF:
+                raise ValueError(f"field {name!r}: string of {len(b)} bytes")
+            w.buf += i16.pack(len(b))
+            w.buf += b
+
+        return write_str16
     if t is STRING:
 
         def write_str(w: Writer, v: Any) -> None:
@@ -192,33 +208,18 @@ def field_writer(fld: Field, version: int, flex: bool) -> WriteFn:
     return write_struct
 
 
-_WOp = Callable[[Writer, dict[str, Any]], None]
-
-
-def _fixed_group_op(group: list[Field], version: int) -> _WOp:
-    codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
-    st = struct.Struct(">" + codes)
-    pairs = [(fl.name, fl.default_at(version)) for fl in group]
-
-    def op(w: Writer, d: dict[str, Any]) -> None:
-        try:
-            w.buf += st.pack(*[d.get(n, dv) for n, dv in pairs])
-        except struct.error as e:
-            raise ValueError(f"fields {[n for n, _ in pairs]}: {e}") from None
-
-    return op
-
-
-def _var_op(name: str, default: Any, fw: WriteFn) -> _WOp:
-    def op(w: Writer, d: dict[str, Any]) -> None:
-        fw(w, d.get(name, default))
-
-    return op
-
-
 def _struct_writer(fields: tuple[Field, ...], version: int, flex: bool) -> WriteFn:
-    ops: list[_WOp] = []
+    # ops: (name, default, writer) for one field; ((name, default) pairs, Struct, None) for a
+    # run of fixed-width fields packed at once.
+    ops: list[tuple[Any, Any, WriteFn | None]] = []
     group: list[Field] = []
+
+    def close_group() -> None:
+        codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
+        pairs = tuple((fl.name, fl.default_at(version)) for fl in group)
+        ops.append((pairs, struct.Struct(">" + codes), None))
+        group.clear()
+
     for fld in fields:
         if version not in fld.versions or fld.tag is not None:
             continue
@@ -226,11 +227,10 @@ def _struct_writer(fields: tuple[Field, ...], version: int, flex: bool) -> Write
             group.append(fld)
             continue
         if group:
-            ops.append(_fixed_group_op(group, version))
-            group = []
-        ops.append(_var_op(fld.name, fld.default_at(version), field_writer(fld, version, flex)))
+            close_group()
+        ops.append((fld.name, fld.default_at(version), field_writer(fld, version, flex)))
     if group:
-        ops.append(_fixed_group_op(group, version))
+        close_group()
     tagged = sorted(
         (fld.tag, fld.name, fld.default_at(version), field_writer(fld, version, flex))
         for fld in fields
@@ -252,8 +252,15 @@ def _struct_writer(fields: tuple[Field, ...], version: int, flex: bool) -> Write
             w.buf += e
 
     def write(w: Writer, d: Any) -> None:
-        for op in ops:
-            op(w, d)
+        get = d.get
+        for key, default, fw in ops:
+            if fw is not None:
+                fw(w, get(key, default))
+                continue
+            try:
+                w.buf += default.pack(*[get(n, dv) for n, dv in key])
+            except struct.error as e:
+                raise ValueError(f"fields {[n for n, _ in key]}: {e}") from None
         if flex:
             write_tags(w, d)
 
