@@ -8,7 +8,9 @@
 
 Dicts use the Kafka JSON spec field names in snake_case; nested arrays are lists of dicts.
 A decoded request holds every declared field (those not on the wire at its version hold their
-default); a response dict may omit any field (it takes its default). See ``schema.py``.
+default); a response dict may omit any field (it takes its default) and may hold keys the
+version does not carry (ignored), so a handler can fill one dict for every version.
+See ``schema.py`` and the declarations in ``messages/``.
 
 Readers and writers are compiled once per (api, version, direction) on first use and cached.
 

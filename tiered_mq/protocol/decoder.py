@@ -3,7 +3,9 @@
 A struct compiles to a list of ops. Runs of consecutive fixed-width fields (int8..int64,
 uint16, float64, bool) merge into one precompiled ``struct.Struct``, so e.g. a Fetch request
 partition (partition, fetch_offset, log_start_offset, partition_max_bytes) is one
-``unpack_from``; arrays of fixed-width primitives are one ``unpack_from`` too.
+``unpack_from``; arrays of fixed-width primitives are one ``unpack_from``, and arrays of structs
+whose wire fields are all fixed-width are one ``iter_unpack`` with a generated dict builder.
+Non-flexible string/bytes lengths are read inline; compact forms go through ``wire``.
 
 Reader: ``(buf: memoryview, pos) -> (value, new_pos)``; structs decode to plain dicts holding
 every field of the declaration (fields not on the wire at this version hold their default).
