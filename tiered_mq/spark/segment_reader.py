@@ -123,6 +123,7 @@ def decode_split(data: bytes, split: SegmentSplit, name: str) -> Iterator[pa.Rec
             raise LogCorruptionError(name, split.start_position, str(exc)) from exc
     cuts = _Cuts(split.start_offset, split.end_offset, split.start_timestamp, split.end_timestamp)
     min_ts = None if split.min_timestamp_us is None else split.min_timestamp_us // 1000
+    waiting_for = split.start_timestamp
     run = PayloadRun()
     first_pos = 0
     for i, (pos, header) in enumerate(batches):
@@ -134,8 +135,10 @@ def decode_split(data: bytes, split: SegmentSplit, name: str) -> Iterator[pa.Rec
             break
         if min_ts is not None and header.max_timestamp < min_ts:
             continue
-        if cuts.start_timestamp is not None and header.max_timestamp < cuts.start_timestamp:
-            continue
+        if waiting_for is not None:
+            if header.max_timestamp < waiting_for:
+                continue  # wholly before the start timestamp
+            waiting_for = None  # this batch holds the first record at or after it
         try:
             validate_batch(data, pos)
             payload = memoryview(data)[pos + HEADER_SIZE : pos + header.size]
