@@ -4,13 +4,20 @@ real server shows: conditional puts, server down and back, sync store."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from tests.integration.s3_server import SeaweedFS, seaweedfs  # noqa: F401  (fixture)
+from tests.unit.cold.helpers import T0, Clock, fill, local_bytes, open_log
 from tests.unit.cold.object_store_contract import *  # noqa: F403  (the contract tests)
 from tiered_mq.cold.object_store import ObjectStore, open_object_store, open_sync_store
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.scrub import scrub
+from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError, PreconditionFailedError
+from tiered_mq.record.batch import iter_batches
+from tiered_mq.topic_partition import TopicPartition
 
 pytestmark = pytest.mark.integration
 
@@ -54,4 +61,43 @@ async def test_server_down_then_back(seaweedfs: SeaweedFS) -> None:  # noqa: F81
         seaweedfs.start()
     await store.put("after", b"3")
     assert [o.key for o in await store.list("")] == ["after", "before"]
+    await store.close()
+
+
+async def test_tiering_round_trip_on_seaweedfs(seaweedfs: SeaweedFS, tmp_path: Path) -> None:  # noqa: F811
+    """Upload a real LocalLog's rolled segments, delete them locally, replay from the bucket,
+    and inspect the bucket with the sync store (as the CLI and Spark do)."""
+    bucket = seaweedfs.new_bucket()
+    store = open_object_store(f"s3://{bucket}/c1", **seaweedfs.store_options())
+    log = open_log(tmp_path / "orders-0", local_retention_bytes="0")
+    fill(log, 3)
+    expected = local_bytes(log, 0)
+    rlm = RemoteLogManager(
+        store,
+        "c1",
+        tmp_path / "cache",
+        1 << 20,
+        chunk_size=256,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=Clock(),
+    )
+    tp = TopicPartition("orders", 0)
+    rlm.on_become_leader(tp, log, log.config, lambda: log.log_end_offset, leader_epoch=1)
+    uploader = rlm.uploader(tp)
+    assert uploader is not None
+    await uploader.stop()
+    await uploader.run_pass()
+    assert [s.base_offset for s in log.segments()] == [60]  # all rolled segments left the disk
+    replayed, offset = bytearray(), 0
+    while offset < 60:
+        data = await rlm.read(tp, offset, 700)
+        replayed += data
+        offset = iter_batches(data)[-1][1].next_offset
+    assert bytes(replayed) == expected
+    assert await rlm.offset_for_timestamp(tp, T0 + 42_000) == (42, T0 + 42_000)
+    sync = open_sync_store(f"s3://{bucket}", **seaweedfs.store_options())
+    assert scrub(sync, "c1").orphans == []
+    assert await rlm.delete_topic("orders") == 1 + 3 * 3
+    assert sync.list("c1/") == []
+    await rlm.close()
     await store.close()
