@@ -48,6 +48,18 @@ class LogConfigView(Protocol):
     def retention_bytes(self) -> int: ...
 
 
+class PartitionView(Protocol):
+    """The broker's Partition (broker/partition.py), as ARCHITECTURE.md's
+    ``on_become_leader(tp, partition)`` passes it."""
+
+    log: Any
+    leader_epoch: int
+    lock: Any
+
+    @property
+    def last_stable_offset(self) -> int: ...
+
+
 def segment_file(log_dir: Path, base_offset: int, suffix: str) -> Path:
     """Path of a local segment file (Kafka's 20-digit names; see hot/log_files.py)."""
     return log_dir / f"{base_offset:020d}.{suffix}"

@@ -3,8 +3,9 @@
 The broker creates one per process (``store`` from ``open_object_store``, ``prefix`` from the
 URL), awaits ``start()`` and ``close()``, and per partition with remote storage enabled::
 
-    rlm.on_become_leader(tp, local_log, config, high_watermark, leader_epoch=e, lock=partition.lock)
-    await rlm.on_stop(tp)                       # leadership moved away / partition closed
+    rlm.on_become_leader(tp, partition)         # or (tp, local_log, config, high_watermark,
+                                                #     leader_epoch=e, lock=partition.lock)
+    rlm.on_stop(tp)                             # leadership moved away / partition closed
     rlm.notify_roll(tp)                         # optional: LocalLog's on_roll, uploads at once
     await rlm.read(tp, offset, max_bytes)       # fetch below the local log start offset
     await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
@@ -31,13 +32,13 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import DEFAULT_CHUNK_SIZE, ChunkCache
-from tiered_mq.cold.log_view import LocalLogView, LogConfigView
+from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
@@ -101,6 +102,7 @@ class RemoteLogManager:
         )
         self.reader = RemoteReader(store, self.prefix, self.cache, self.metrics)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
+        self._stopping: set[asyncio.Future[None]] = set()
         self._started = False
 
     async def start(self) -> None:
@@ -108,8 +110,9 @@ class RemoteLogManager:
 
     async def close(self) -> None:
         """Stop every uploader and the cache's read-ahead; the store stays the caller's."""
-        await asyncio.gather(*(u.stop() for u in self._uploaders.values()))
-        self._uploaders.clear()
+        for tp in list(self._uploaders):
+            self._stop_soon(tp)
+        await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.cache.close()
         self._started = False
 
@@ -118,23 +121,35 @@ class RemoteLogManager:
     def on_become_leader(
         self,
         tp: TopicPartition,
-        local_log: LocalLogView,
-        config: LogConfigView,
-        high_watermark: Callable[[], int],
+        local_log: LocalLogView | PartitionView,
+        config: LogConfigView | None = None,
+        high_watermark: Callable[[], int] | None = None,
         *,
         leader_epoch: int = 0,
         lock: AbstractAsyncContextManager[Any] | None = None,
     ) -> None:
-        """Start uploading ``tp`` (replacing an uploader of an older epoch)."""
-        old = self._uploaders.pop(tp, None)
-        if old is not None:
-            old_task = asyncio.ensure_future(old.stop())
-            old_task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        """Start uploading ``tp`` (replacing an uploader of an older epoch).
+
+        Either ``(tp, local_log, config, high_watermark, leader_epoch=, lock=)`` or the
+        broker's ``(tp, partition)``: then the log, its current config, the last stable offset
+        (never above the high watermark), the leader epoch and the lock come from the
+        partition. Partitions whose config has ``remote.storage.enable=false`` are left alone.
+        """
+        config_source: Callable[[], LogConfigView] | None = None
+        if config is None or high_watermark is None:
+            partition = cast(PartitionView, local_log)
+            local_log = cast(LocalLogView, partition.log)
+            config = partition.log.config
+            config_source = lambda: partition.log.config  # noqa: E731
+            high_watermark = lambda: partition.last_stable_offset  # noqa: E731
+            leader_epoch = partition.leader_epoch
+            lock = partition.lock
+        self._stop_soon(tp)
         uploader = PartitionUploader(
             self.store,
             self.prefix,
             tp,
-            local_log,
+            cast(LocalLogView, local_log),
             config,
             high_watermark,
             leader_epoch=leader_epoch,
@@ -144,17 +159,29 @@ class RemoteLogManager:
             settings=self._settings,
             clock=self._clock,
             on_manifest=self.reader.manifest_updated,
+            config_source=config_source,
         )
         self._uploaders[tp] = uploader
         uploader.start()
 
-    async def on_stop(self, tp: TopicPartition) -> None:
-        """Stop uploading ``tp`` (no longer leader, or closing); reads keep working."""
-        uploader = self._uploaders.pop(tp, None)
-        if uploader is not None:
-            await uploader.stop()
+    def _stop_soon(self, tp: TopicPartition) -> None:
+        old = self._uploaders.pop(tp, None)
+        if old is not None:
+            task = asyncio.ensure_future(old.stop())
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
+    def on_stop(self, tp: TopicPartition) -> None:
+        """Stop uploading ``tp`` (no longer leader, deleted or closing); reads keep working.
+        Returns at once; the uploader task ends in the background (``stop_partition`` awaits)."""
+        self._stop_soon(tp)
         self.reader.forget(tp)
         self.metrics.forget(tp.topic, tp.partition)
+
+    async def stop_partition(self, tp: TopicPartition) -> None:
+        """``on_stop`` and wait until the uploader has ended."""
+        self.on_stop(tp)
+        await asyncio.gather(*self._stopping, return_exceptions=True)
 
     def notify_roll(self, tp: TopicPartition) -> None:
         uploader = self._uploaders.get(tp)
@@ -206,7 +233,7 @@ class RemoteLogManager:
     async def delete_topic(self, topic: str) -> int:
         """Stop the topic's uploaders and delete all its objects; returns how many."""
         for tp in [tp for tp in self._uploaders if tp.topic == topic]:
-            await self.on_stop(tp)
+            await self.stop_partition(tp)
         objects = await self.store.list(layout.topic_prefix(self.prefix, topic))
         await self.store.delete_many([o.key for o in objects])
         self.reader.forget_topic(topic)

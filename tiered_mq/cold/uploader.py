@@ -102,6 +102,7 @@ class PartitionUploader:
         settings: UploaderSettings,
         clock: Callable[[], int],
         on_manifest: Callable[[TopicPartition, PartitionManifest], None],
+        config_source: Callable[[], LogConfigView] | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
@@ -116,6 +117,7 @@ class PartitionUploader:
         self._settings = settings
         self._clock = clock
         self._on_manifest = on_manifest
+        self._config_source = config_source
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._in_flight: set[str] = set()
@@ -176,6 +178,10 @@ class PartitionUploader:
 
     async def run_pass(self) -> None:
         """One pass (see the module docstring); raises on the first failure."""
+        if self._config_source is not None:
+            self.config = self._config_source()
+        if not getattr(self.config, "remote_storage_enable", True):
+            return
         if not self._loaded:
             await self.writer.load()
             self._loaded = True

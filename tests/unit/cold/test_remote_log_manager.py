@@ -345,3 +345,39 @@ async def test_delete_topic_removes_every_object(
     assert mem.list(f"{PREFIX}/topics/orders/") == []
     assert len(mem.list(f"{PREFIX}/topics/keep/")) == 4
     assert rlm.uploader(TP) is None
+
+
+async def test_broker_partition_seam(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    """``on_become_leader(tp, partition)`` with the broker's Partition, as ARCHITECTURE.md
+    has it: uploads below the partition's last stable offset, producer snapshots included;
+    ``on_stop`` is synchronous; remote.storage.enable=false partitions are left alone."""
+    from tiered_mq.broker.partition import Partition
+    from tiered_mq.hot.log_config import LogConfig
+
+    config = LogConfig.from_properties({"remote.storage.enable": "true"})
+    partition = Partition.open(TP, tmp_path / "orders-0", config, leader_epoch=4)
+    fill(partition.log, 2)
+    partition.high_watermark = 20
+    rlm.on_become_leader(TP, partition)
+    await _one_pass(rlm)
+    uploader = rlm.uploader(TP)
+    assert uploader is not None
+    [segment] = uploader.manifest.segments
+    assert (segment.base_offset, segment.end_offset, segment.uploader_epoch) == (0, 19, 4)
+    snapshot = segment.key("snapshot")
+    assert snapshot is not None and mem.head(snapshot) is not None
+    rlm.on_stop(TP)
+    assert rlm.uploader(TP) is None
+
+    off = TopicPartition("plain", 0)
+    plain = Partition.open(off, tmp_path / "plain-0", LogConfig(), leader_epoch=1)
+    fill(plain.log, 2)
+    plain.high_watermark = plain.log_end_offset
+    rlm.on_become_leader(off, plain)
+    await _one_pass(rlm, off)
+    assert mem.list(f"{PREFIX}/topics/plain/") == []
+    await rlm.stop_partition(off)
+    partition.close()
+    plain.close()
