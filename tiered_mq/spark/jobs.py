@@ -1,0 +1,89 @@
+"""Shared command-line plumbing of the Spark jobs in ``spark/`` (replay.py, reproduce.py).
+
+``add_source_arguments(parser)`` declares the bucket/range arguments every job takes;
+``source_options(args)`` turns them into data source options; ``session(args, app)`` returns the
+SparkSession: the one spark-submit configured, else a local one (``--master``, default
+``local[*]``) when the job runs under plain ``python``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_argument_group("source (the bucket)")
+    src.add_argument("--bucket", required=True, help="s3://bucket/prefix or file:///dir")
+    names = src.add_mutually_exclusive_group(required=True)
+    names.add_argument("--topic", help="topic, or comma-separated topics")
+    names.add_argument("--topic-pattern", help="regex over the topics in the bucket")
+    src.add_argument("--starting-offsets", default="earliest",
+                     help='earliest, latest or JSON {"orders": {"0": 23}}')  # fmt: skip
+    src.add_argument("--ending-offsets", default="latest",
+                     help="latest, earliest or JSON (exclusive)")  # fmt: skip
+    src.add_argument("--starting-timestamp", type=int, help="ms since the epoch")
+    src.add_argument("--ending-timestamp", type=int, help="ms since the epoch (exclusive)")
+    src.add_argument("--read-uncommitted", action="store_true",
+                     help="keep records of aborted transactions")  # fmt: skip
+    src.add_argument("--max-bytes-per-split", type=int, help="split larger .log objects")
+    src.add_argument("--where", help='a Spark SQL filter, e.g. "partition = 0"')
+    s3 = parser.add_argument_group("S3 (defaults: the AWS chain and AWS_* variables)")
+    s3.add_argument("--s3-endpoint", default=os.environ.get("AWS_ENDPOINT_URL"))
+    s3.add_argument("--s3-region", default=os.environ.get("AWS_REGION"))
+    s3.add_argument("--s3-access-key", default=os.environ.get("AWS_ACCESS_KEY_ID"))
+    s3.add_argument("--s3-secret-key", default=os.environ.get("AWS_SECRET_ACCESS_KEY"))
+    s3.add_argument("--s3-path-style", action="store_true", help="endpoint/bucket/key URLs")
+    parser.add_argument("--master", help="Spark master when run with plain python")
+
+
+def source_options(args: argparse.Namespace) -> dict[str, str]:
+    opts: dict[str, str] = {
+        "path": args.bucket,
+        "startingOffsets": args.starting_offsets,
+        "endingOffsets": args.ending_offsets,
+        "isolation.level": "read_uncommitted" if args.read_uncommitted else "read_committed",
+    }
+    if args.topic:
+        opts["topics"] = args.topic
+    else:
+        opts["topicPattern"] = args.topic_pattern
+    optional = {
+        "startingTimestamp": args.starting_timestamp,
+        "endingTimestamp": args.ending_timestamp,
+        "maxBytesPerSplit": args.max_bytes_per_split,
+        "s3.endpoint": args.s3_endpoint,
+        "s3.region": args.s3_region,
+        "s3.accessKey": args.s3_access_key,
+        "s3.secretKey": args.s3_secret_key,
+    }
+    opts.update({k: str(v) for k, v in optional.items() if v is not None})
+    if args.s3_path_style:
+        opts["s3.pathStyle"] = "true"
+    return opts
+
+
+def session(args: argparse.Namespace, app: str) -> tuple[Any, bool]:
+    """(SparkSession, whether this call created it: then the job stops it at the end)."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    import tiered_mq.spark
+
+    active = SparkSession.getActiveSession()
+    builder = SparkSession.builder.appName(app)
+    if active is None and not SparkConf().contains("spark.master"):
+        builder = builder.master(args.master or "local[*]")  # plain `python job.py`
+    spark = active or builder.getOrCreate()
+    tiered_mq.spark.register(spark)
+    return spark, active is None
+
+
+def source(spark: Any, args: argparse.Namespace) -> Any:
+    """The DataFrame of the requested range (``--where`` applied: pushed down when it can)."""
+    reader = spark.read.format("tiered-mq")
+    for key, value in source_options(args).items():
+        reader = reader.option(key, value)
+    df = reader.load()
+    return df.where(args.where) if args.where else df
