@@ -1,9 +1,10 @@
 """Broker: wires the services of one broker process together and runs them.
 
-Start order: data dir lock -> coordinator -> replica manager (opens and recovers every
-partition) -> TCP server (binds; port 0 picks a free one) -> broker registration ->
-group coordinator -> metrics endpoint. ``close()`` runs it backwards: stop accepting and drop
-connections, close the group coordinator, then flush every log, snapshot producer state and
+Start order: data dir lock -> coordinator -> cold tier (remote_tier.py; an uploader starts as
+each tiered partition opens) -> replica manager (opens and recovers every partition) -> TCP
+server (binds; port 0 picks a free one) -> broker registration -> group coordinator -> metrics
+endpoint. ``close()`` runs it backwards: stop accepting and drop connections, close the group
+coordinator, stop the cold tier's uploaders, then flush every log, snapshot producer state and
 close the logs, then the coordinator. A second broker on the same data dir fails at start
 (``<data_dir>/.lock``, flock).
 """
@@ -21,6 +22,7 @@ from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
+from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.server import KafkaServer
 from tiered_mq.broker.topic_registry import TopicRegistry
@@ -96,6 +98,8 @@ class Broker:
         LogConfig.from_properties(self.config.topic_defaults)  # fail fast on bad defaults
         self._lock_data_dir()
         await self.coordinator.start()
+        self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
+        self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()
         await self.server.start(self.config.host, self.config.port)
         await self.coordinator.register_broker(
@@ -114,6 +118,10 @@ class Broker:
                 await self.group_coordinator.close()
             except Exception:
                 log.exception("group coordinator close failed")
+        try:
+            await stop_remote_tier(self.remote_log_manager)  # uploaders end before logs close
+        except Exception:
+            log.exception("cold tier close failed")
         await self.replica_manager.close()
         await self.coordinator.close()
         self.metrics.close()

@@ -4,7 +4,7 @@
 ``--config key=value``) and the broker's defaults for topic configs. A ``--config`` key is read as:
 
 - a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
-  (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``);
+  (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
@@ -42,6 +42,16 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "log.retention.check.interval.ms": "300000",
     "producer.id.block.size": "1000",
     "fetch.max.bytes": "57671680",
+    # tiered storage (broker/remote_tier.py); rates 0 = unlimited, task interval dev-friendly
+    "remote.log.storage.system.enable": "true",
+    "remote.log.manager.task.interval.ms": "1000",
+    "remote.log.manager.copy.max.bytes.per.second": "0",
+    "remote.log.manager.fetch.max.bytes.per.second": "0",
+    "remote.log.reader.cache.bytes": "268435456",
+    "remote.log.reader.chunk.bytes": "1048576",
+    "remote.log.reader.read.ahead.chunks": "4",
+    "remote.log.s3.region": "",
+    "remote.log.s3.path.style": "",
 }
 
 #: broker config name -> the topic config it defaults (Kafka's synonyms)
@@ -64,7 +74,14 @@ TOPIC_SYNONYMS: Final[dict[str, str]] = {
     "min.insync.replicas": "min.insync.replicas",
 }
 
-_BROKER_PREFIXES: Final = ("group.", "offsets.", "transaction.", "socket.", "metrics.")
+_BROKER_PREFIXES: Final = (
+    "group.",
+    "offsets.",
+    "transaction.",
+    "socket.",
+    "metrics.",
+    "remote.log.",
+)
 
 
 class BrokerConfig:

@@ -5,6 +5,10 @@ it cleanly: connections closed, every log flushed, producer state snapshotted, l
 ``--config key=value`` (repeatable) sets broker configs (``num.partitions=3``) and default topic
 configs (``segment.bytes=1048576`` or ``log.segment.bytes=...``). ``--metrics-port 0`` turns
 the Prometheus endpoint off (default 9308; if that port is taken the broker runs without it).
+Tiered storage goes to ``--cold-url`` (``s3://bucket/prefix`` with ``--s3-endpoint``,
+``--s3-region``, ``--s3-path-style``; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)
+for topics with ``remote.storage.enable=true`` (``--config remote.storage.enable=true`` tiers
+every topic); see broker/remote_tier.py for the ``remote.log.*`` settings.
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ def _parse_configs(items: tuple[str, ...]) -> dict[str, str]:
         if not sep or not key.strip():
             raise click.BadParameter(f"expected key=value, got {item!r}", param_hint="--config")
         out[key.strip()] = value.strip()
+    return out
+
+
+def _s3_configs(region: str | None, path_style: bool | None) -> dict[str, str]:
+    out = {"remote.log.s3.region": region} if region else {}
+    if path_style is not None:
+        out["remote.log.s3.path.style"] = str(path_style).lower()
     return out
 
 
@@ -69,6 +80,12 @@ async def _run(broker: Broker) -> None:
 )
 @click.option("--cold-url", default=None, help="Object store URL [default: file://<data-dir>/cold]")
 @click.option("--s3-endpoint", default=None, help="S3 endpoint URL for s3:// cold URLs.")
+@click.option("--s3-region", default=None, help="S3 region (remote.log.s3.region).")
+@click.option(
+    "--s3-path-style/--no-s3-path-style",
+    default=None,
+    help="Path-style S3 addressing [default: on with --s3-endpoint].",
+)
 @click.option("--metrics-port", default=DEFAULT_METRICS_PORT, show_default=True, type=int)
 @click.option(
     "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Broker/topic config."
@@ -80,6 +97,8 @@ def command(
     data_dir: Path,
     cold_url: str | None,
     s3_endpoint: str | None,
+    s3_region: str | None,
+    s3_path_style: bool | None,
     metrics_port: int,
     configs: tuple[str, ...],
     log_level: str,
@@ -94,7 +113,7 @@ def command(
         data_dir,
         host=host,
         port=port,
-        overrides=_parse_configs(configs),
+        overrides=_parse_configs(configs) | _s3_configs(s3_region, s3_path_style),
         cold_url=cold,
         s3_endpoint=s3_endpoint,
     )

@@ -1,0 +1,161 @@
+"""The broker's cold tier: builds, checks and stops the RemoteLogManager from broker configs.
+
+``start_remote_tier(config, registry)`` is called by ``Broker.start`` before the replica
+manager opens the partitions (each opened partition is then handed to
+``on_become_leader``); it returns None when tiering is off. ``stop_remote_tier`` is called by
+``Broker.close`` before the logs close: it stops every uploader (waiting for them, so no
+upload touches a closed log) and closes the object store.
+
+Broker configs (Kafka's names where Kafka has one)::
+
+    remote.log.storage.system.enable                 false: no cold tier at all (default true)
+    remote.log.manager.task.interval.ms              uploader pass interval (also runs the
+                                                     local retention of tiered topics)
+    remote.log.manager.copy.max.bytes.per.second     upload rate limit (0 = unlimited)
+    remote.log.manager.fetch.max.bytes.per.second    bucket read rate limit (0 = unlimited)
+    remote.log.reader.cache.bytes                    on-disk chunk cache of remote reads
+    remote.log.reader.chunk.bytes                    size of one ranged GET
+    remote.log.reader.read.ahead.chunks              chunks prefetched by a sequential reader
+    remote.log.s3.region / remote.log.s3.path.style  S3 client settings (path style defaults
+                                                     to true with a custom endpoint)
+
+The URL is ``BrokerConfig.cold_url`` (``s3://bucket/prefix``, ``file:///dir``, ``memory://``);
+S3 credentials come from the standard AWS chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
+Which topics are tiered is the topic config ``remote.storage.enable`` (a broker default may set
+it for all); internal topics (``__consumer_offsets``...) and compacted topics never are.
+
+Startup check: one LIST under the prefix. An answer from the server that refuses (wrong
+credentials, missing bucket) fails the start with ``RemoteTierError`` naming the reason; an
+unreachable server only logs a warning: the broker serves hot data and uploads resume when
+the server returns (the copy lag grows meanwhile).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from botocore.exceptions import ClientError
+from prometheus_client import CollectorRegistry
+
+from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.cold import layout
+from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
+from tiered_mq.cold.object_store import ObjectStore, open_object_store, parse_store_url
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.uploader import UploaderSettings
+from tiered_mq.errors import ObjectStoreError
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR_NAME = ".remote-cache"
+
+
+class RemoteTierError(RuntimeError):
+    """The cold tier cannot work with this configuration (the broker does not start)."""
+
+
+class BrokerRemoteLogManager(RemoteLogManager):
+    """RemoteLogManager that leaves internal and compacted topics alone."""
+
+    def on_become_leader(
+        self,
+        tp: TopicPartition,
+        local_log: LocalLogView | PartitionView,
+        config: LogConfigView | None = None,
+        high_watermark: Callable[[], int] | None = None,
+        *,
+        leader_epoch: int = 0,
+        lock: AbstractAsyncContextManager[Any] | None = None,
+    ) -> None:
+        if not is_tierable(tp, local_log):
+            return
+        super().on_become_leader(
+            tp, local_log, config, high_watermark, leader_epoch=leader_epoch, lock=lock
+        )
+
+
+def is_tierable(tp: TopicPartition, partition: Any) -> bool:
+    if tp.topic.startswith("__"):
+        return False
+    config = getattr(getattr(partition, "log", None), "config", None)
+    policy = str(getattr(config, "cleanup_policy", "delete"))
+    return "compact" not in policy
+
+
+def _path_style(config: BrokerConfig) -> bool:
+    value = (config.get("remote.log.s3.path.style") or "").strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    return bool(config.s3_endpoint)
+
+
+def open_store(config: BrokerConfig) -> ObjectStore:
+    assert config.cold_url is not None
+    return open_object_store(
+        config.cold_url,
+        endpoint_url=config.s3_endpoint,
+        region=config.get("remote.log.s3.region") or None,
+        path_style=_path_style(config),
+    )
+
+
+def build_remote_log_manager(
+    config: BrokerConfig, registry: CollectorRegistry | None = None
+) -> BrokerRemoteLogManager | None:
+    """The manager for this broker's configs, None when tiering is off (nothing started)."""
+    if not config.get_bool("remote.log.storage.system.enable", True) or not config.cold_url:
+        return None
+    url = parse_store_url(config.cold_url)  # ValueError on a bad URL: fail the start
+    interval_s = max(config.get_int("remote.log.manager.task.interval.ms"), 10) / 1000
+    return BrokerRemoteLogManager(
+        open_store(config),
+        url.prefix,
+        config.data_dir / CACHE_DIR_NAME,
+        config.get_int("remote.log.reader.cache.bytes"),
+        chunk_size=config.get_int("remote.log.reader.chunk.bytes"),
+        read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
+        upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
+        fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),
+        settings=UploaderSettings(check_interval_s=interval_s),
+        registry=registry,
+    )
+
+
+async def check_store(store: ObjectStore, prefix: str, url: str) -> None:
+    """One LIST; raises RemoteTierError when the server answers with a refusal."""
+    try:
+        await store.list(layout.topic_prefix(prefix, "__tiered_mq_probe__"))
+    except ObjectStoreError as e:
+        if isinstance(e.__cause__, ClientError):
+            raise RemoteTierError(f"cold tier {url}: {e.reason}") from e
+        log.warning("cold tier %s unreachable at start (uploads will retry): %s", url, e.reason)
+
+
+async def start_remote_tier(
+    config: BrokerConfig, registry: CollectorRegistry | None = None
+) -> BrokerRemoteLogManager | None:
+    rlm = build_remote_log_manager(config, registry)
+    if rlm is None:
+        log.info("tiered storage off (remote.log.storage.system.enable=false or no cold URL)")
+        return None
+    try:
+        await check_store(rlm.store, rlm.prefix, str(config.cold_url))
+    except BaseException:
+        await rlm.store.close()
+        raise
+    await rlm.start()
+    log.info("tiered storage on: %s", config.cold_url)
+    return rlm
+
+
+async def stop_remote_tier(rlm: RemoteLogManager | None) -> None:
+    if rlm is None:
+        return
+    try:
+        await rlm.close()
+    finally:
+        await rlm.store.close()
