@@ -104,7 +104,10 @@ class ReplicaManager:
             log_.maybe_roll(now)
             if log_.config.flush_ms < LONG_MAX:
                 log_.maybe_flush(now)
-            remote = log_.config.remote_storage_enable
+            rlm = self.remote_log_manager  # owns local retention of the partitions it tiers
+            remote = log_.config.remote_storage_enable and (
+                rlm is not None and rlm.uploader(partition.tp) is not None
+            )
             if retention_due and not remote and log_.apply_retention(now):
                 partition.producer_state.delete_snapshots_before(log_.local_log_start_offset)
 

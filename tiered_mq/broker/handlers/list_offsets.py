@@ -5,7 +5,9 @@
 - ``t >= 0``: the first offset whose batch max timestamp is >= t, through the time index
   (``LocalLog.offset_for_timestamp``); none -> offset -1 and timestamp -1, as Kafka does.
   Offsets at or above the high watermark are never returned.
-The cold tier, when wired, adds -4/-5 and timestamp lookups below the local log start offset.
+With the cold tier: ``-2`` includes the bucket (the log start offset is the remote one),
+``-4`` answers the local log start offset, ``-5`` the highest uploaded offset (-1: none), and a
+timestamp older than the local data is looked up through the remote time indexes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from tiered_mq.topic_partition import TopicPartition
 API_KEY = ApiKey.LIST_OFFSETS
 LATEST = -1
 EARLIEST = -2
+EARLIEST_LOCAL = -4  # KIP-405 (v8 in Kafka; accepted at every version here)
+LATEST_TIERED = -5  # KIP-1005 (v9 in Kafka): highest offset in the bucket, -1 when none
 
 
 async def _lookup(
@@ -32,6 +36,10 @@ async def _lookup(
     if timestamp == EARLIEST:
         return -1, partition.log_start_offset
     rlm = ctx.broker.remote_log_manager
+    if timestamp == EARLIEST_LOCAL:
+        return -1, partition.log.local_log_start_offset
+    if timestamp == LATEST_TIERED:
+        return -1, rlm.highest_uploaded_offset(tp) if rlm is not None else -1
     found = None
     if rlm is not None and partition.log_start_offset < partition.log.local_log_start_offset:
         found = await rlm.offset_for_timestamp(tp, timestamp)
