@@ -72,6 +72,8 @@ class SegmentSplit(InputPartition):  # type: ignore[misc]
     object_crc32c: int | None = None  # checked when the whole object is read
     read_committed: bool = True
     size_bytes: int = 0
+    # read_committed: byte ranges after this split (key, start, end) where markers may lie
+    later: tuple[tuple[str, int, int], ...] = ()
 
 
 def list_topics(bucket: Bucket, opts: ReadOptions) -> list[str]:
@@ -169,6 +171,7 @@ def plan_partition(
         aborted = _aborted_after(bucket, segments, chosen[0][0].base_offset)
 
     splits: list[SegmentSplit] = []
+    following = {id(s): _later(segments, i) for i, s in enumerate(segments)}
     for seg, first_offset in chosen:
         log_key = seg.key(layout.LOG)
         if log_key is None:
@@ -189,6 +192,7 @@ def plan_partition(
             object_crc32c=seg.crc32c,
             read_committed=opts.read_committed,
             size_bytes=seg.size_bytes,
+            later=following[id(seg)] if opts.read_committed else (),
         )
         whole = seg is start_marker or seg is end_marker
         if whole or seg.size_bytes <= opts.max_bytes_per_split or seg.key(layout.INDEX) is None:
@@ -243,5 +247,20 @@ def _byte_ranges(
             continue
         if base.start_offset > low:  # start at the batch holding start_offset
             begin = max(begin, index.lookup(base.start_offset))
-        out.append(replace(base, start_position=begin, end_position=end_pos))
+        rest = () if end_pos is None else ((base.log_key, end_pos, seg.size_bytes),)
+        out.append(
+            replace(base, start_position=begin, end_position=end_pos, later=rest + base.later)
+        )
     return out
+
+
+LOOKAHEAD_SEGMENTS = 16
+
+
+def _later(segments: list[RemoteSegment], i: int) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for seg in segments[i + 1 : i + 1 + LOOKAHEAD_SEGMENTS]:
+        key = seg.key(layout.LOG)
+        if key is not None:
+            out.append((key, 0, seg.size_bytes))
+    return tuple(out)

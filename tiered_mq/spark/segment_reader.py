@@ -39,7 +39,7 @@ from tiered_mq.record.compression import decompress
 from tiered_mq.spark.bucket import Bucket
 from tiered_mq.spark.columnar import PayloadRun, decode_run
 from tiered_mq.spark.planner import SegmentSplit
-from tiered_mq.spark.transactions import aborted_batches
+from tiered_mq.spark.transactions import Lookahead, aborted_batches, first_markers
 
 RUN_BYTES: Final = 4 * 1024 * 1024
 
@@ -62,7 +62,22 @@ def fetch(bucket: Bucket, split: SegmentSplit) -> bytes:
 def read_split(bucket: Bucket, split: SegmentSplit) -> Iterator[pa.RecordBatch]:
     data = fetch(bucket, split)
     name = bucket.url.describe(split.log_key)
-    yield from decode_split(data, split, name)
+    yield from decode_split(data, split, name, lambda pids: _look_ahead(bucket, split, pids))
+
+
+def _look_ahead(bucket: Bucket, split: SegmentSplit, producer_ids: set[int]) -> dict[int, bool]:
+    """Markers of ``producer_ids`` in the byte ranges after the split (read_committed)."""
+    found: dict[int, bool] = {}
+    for key, start, end in split.later:
+        data = bucket.get_range(key, start, end - 1)
+        try:
+            batches = walk_headers(data, bucket.url.describe(key), start)
+            found.update(first_markers(data, batches, producer_ids - set(found)))
+        except CorruptRecordError as exc:
+            raise LogCorruptionError(bucket.url.describe(key), start, str(exc)) from exc
+        if len(found) == len(producer_ids):
+            break
+    return found
 
 
 def walk_headers(data: bytes, name: str, base_position: int) -> list[tuple[int, BatchHeader]]:
@@ -113,12 +128,14 @@ class _Cuts:
         return batch.filter(pa.array(keep))
 
 
-def decode_split(data: bytes, split: SegmentSplit, name: str) -> Iterator[pa.RecordBatch]:
+def decode_split(
+    data: bytes, split: SegmentSplit, name: str, lookahead: Lookahead | None = None
+) -> Iterator[pa.RecordBatch]:
     batches = walk_headers(data, name, split.start_position)
     aborted: set[int] = set()
     if split.read_committed:
         try:
-            aborted = aborted_batches(data, batches, split.aborted)
+            aborted = aborted_batches(data, batches, split.aborted, lookahead)
         except CorruptRecordError as exc:
             raise LogCorruptionError(name, split.start_position, str(exc)) from exc
     cuts = _Cuts(split.start_offset, split.end_offset, split.start_timestamp, split.end_timestamp)

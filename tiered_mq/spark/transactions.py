@@ -16,9 +16,13 @@ Two sources, combined (a batch is dropped if either says it was aborted):
 
 2. The control batches inside the split itself: a transactional batch of producer P is aborted
    when the next control batch of P after it (in offset order) is an ABORT marker, committed
-   when it is a COMMIT. Batches whose marker lies beyond the split fall back to source 1
-   (kept when no entry names them: the bucket holds only data below the last stable offset,
-   so an unresolved transaction there committed).
+   when it is a COMMIT.
+
+3. Batches whose marker lies beyond the split and that no index entry names: the reader looks
+   ahead (the rest of the segment, then up to 16 later segments of the partition) for the
+   producer's next control batch. The broker's uploader does not write ``.txnindex`` objects
+   yet, so this is what finds markers in later segments. A transaction whose marker is found
+   nowhere (not uploaded yet) is kept, as read_uncommitted would.
 
 Control batches themselves are never returned to the caller (consumers never see them).
 """
@@ -26,7 +30,7 @@ Control batches themselves are never returned to the caller (consumers never see
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, NamedTuple
 
 from tiered_mq.errors import CorruptRecordError
@@ -73,10 +77,21 @@ def overlapping(
     )
 
 
+Lookahead = Callable[[set[int]], dict[int, bool]]
+
+
 def aborted_batches(
-    data: bytes, batches: Sequence[tuple[int, BatchHeader]], index: Sequence[AbortedTxn]
+    data: bytes,
+    batches: Sequence[tuple[int, BatchHeader]],
+    index: Sequence[AbortedTxn],
+    lookahead: Lookahead | None = None,
 ) -> set[int]:
-    """Indexes (into ``batches``) of the data batches of aborted transactions."""
+    """Indexes (into ``batches``) of the data batches of aborted transactions.
+
+    ``lookahead(producer_ids)`` is asked about producers whose transaction is still open at the
+    end of ``batches`` and that no index entry names: it returns, for those whose next marker
+    it found (in the bytes after the split), whether that marker is an ABORT.
+    """
     aborted: set[int] = set()
     pending: dict[int, list[int]] = {}
     for i, (pos, header) in enumerate(batches):
@@ -88,18 +103,39 @@ def aborted_batches(
                 aborted.update(open_batches)
         else:
             pending.setdefault(header.producer_id, []).append(i)
+    unresolved: dict[int, list[int]] = {}
     for producer_id, open_batches in pending.items():
         for i in open_batches:
             header = batches[i][1]
-            for e in index:
-                if (
-                    e.producer_id == producer_id
-                    and e.first_offset <= header.base_offset
-                    and header.last_offset <= e.last_offset
-                ):
-                    aborted.add(i)
-                    break
+            if any(
+                e.producer_id == producer_id
+                and e.first_offset <= header.base_offset
+                and header.last_offset <= e.last_offset
+                for e in index
+            ):
+                aborted.add(i)
+            else:
+                unresolved.setdefault(producer_id, []).append(i)
+    if unresolved and lookahead is not None:
+        for producer_id, is_abort in lookahead(set(unresolved)).items():
+            if is_abort:
+                aborted.update(unresolved[producer_id])
     return aborted
+
+
+def first_markers(
+    data: bytes, batches: Sequence[tuple[int, BatchHeader]], producer_ids: set[int]
+) -> dict[int, bool]:
+    """For each of ``producer_ids`` with a control batch in ``batches``: is its first one an
+    ABORT (True) or a COMMIT (False)."""
+    found: dict[int, bool] = {}
+    for pos, header in batches:
+        pid = header.producer_id
+        if header.is_control and pid in producer_ids and pid not in found:
+            found[pid] = _is_abort(data, pos)
+            if len(found) == len(producer_ids):
+                break
+    return found
 
 
 def _is_abort(data: bytes, pos: int) -> bool:

@@ -71,3 +71,25 @@ def test_abort_marker_in_a_later_segment_uses_the_txn_index(tmp_path: Path) -> N
     assert sorted(got) == sorted(v for _, v, _, _ in txn_rows(b"plain") + txn_rows(b"plain2"))
     # Reading only the first segment still drops it (the planner passes later entries).
     assert not [v for v in values(tmp_path, endingOffsets='{"t": {"0": 6}}') if b"aborted" in v]
+
+
+def test_abort_marker_in_a_later_segment_without_txn_index(tmp_path: Path) -> None:
+    """The broker uploads no .txnindex: the reader looks ahead for the marker."""
+    store = open_sync_store(f"file://{tmp_path}")
+    w = PartitionWriter(store, "", "t", 0, index_interval=100)
+    txn = {"producer_id": 5, "producer_epoch": 0, "is_transactional": True}
+    first, _ = w.append(txn_rows(b"aborted"), **txn)
+    w.append(txn_rows(b"plain"))
+    w.roll(with_txnindex=False)
+    w.append(txn_rows(b"plain2"))
+    w.roll(with_txnindex=False)
+    w.append(txn_rows(b"aborted2"), **txn)  # the same open transaction goes on
+    w.control(5, commit=False, timestamp=T0, first_offset=first)
+    w.append(txn_rows(b"committed"), producer_id=6, producer_epoch=0, is_transactional=True)
+    w.roll(with_txnindex=False)  # producer 6's marker is not uploaded yet: kept
+    expected = [b"plain-0", b"plain-1", b"plain-2", b"plain2-0", b"plain2-1", b"plain2-2"]
+    expected += [b"committed-0", b"committed-1", b"committed-2"]
+    assert sorted(values(tmp_path)) == sorted(expected)
+    # Byte-range splits of one segment look ahead through the rest of it too.
+    assert sorted(values(tmp_path, maxBytesPerSplit="100")) == sorted(expected)
+    assert len(values(tmp_path, **{"isolation.level": "read_uncommitted"})) == 15
