@@ -11,6 +11,8 @@ Broker configs (Kafka's names where Kafka has one)::
     remote.log.storage.system.enable                 false: no cold tier at all (default true)
     remote.log.manager.task.interval.ms              uploader pass interval (also runs the
                                                      local retention of tiered topics)
+    remote.log.manager.task.retry.backoff.ms / .max.ms  first and longest pause after a
+                                                     failed pass (500 ms doubling to 30 s)
     remote.log.manager.copy.max.bytes.per.second     upload rate limit (0 = unlimited)
     remote.log.manager.fetch.max.bytes.per.second    bucket read rate limit (0 = unlimited)
     remote.log.reader.cache.bytes                    on-disk chunk cache of remote reads
@@ -120,7 +122,12 @@ def build_remote_log_manager(
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),
-        settings=UploaderSettings(check_interval_s=interval_s),
+        settings=UploaderSettings(
+            check_interval_s=interval_s,
+            retry_initial_s=config.get_int("remote.log.manager.task.retry.backoff.ms", 500) / 1000,
+            retry_max_s=config.get_int("remote.log.manager.task.retry.backoff.max.ms", 30000)
+            / 1000,
+        ),
         registry=registry,
     )
 
