@@ -1,0 +1,213 @@
+"""Spark reads the segments the REAL broker uploaded (``tiered-mq dev`` tiering to SeaweedFS)
+and returns exactly what a Kafka consumer reads through the broker, for every codec; aborted
+transactions are absent from both."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from tests.integration.s3_server import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs  # noqa: F401
+from tests.integration.tiered_support import PREFIX, TieredBroker, wait_until
+from tests.unit.spark.spark_support import spark_session
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+COUNT = 1500  # ~250 KB per topic: several 64 KiB segments each
+T0 = (int(time.time()) - 3600) * 1000
+
+
+def _noise(i: int, blocks: int) -> bytes:
+    return b"".join(hashlib.sha256(b"%d-%d" % (i, j)).digest() for j in range(blocks))
+
+
+def record(i: int) -> dict[str, Any]:
+    return {
+        "key": None if i % 13 == 0 else b"key-%d" % i,
+        # incompressible, so that every codec's topic fills several 64 KiB segments
+        "value": None if i % 17 == 0 else b"value-%d|" % i + _noise(i, 3 + i % 10),
+        "headers": [("i", b"%d" % i), ("empty", None)] if i % 4 == 0 else None,
+        "timestamp": T0 + i * 10,
+    }
+
+
+@pytest.fixture(scope="module")
+def tiered(
+    tmp_path_factory: pytest.TempPathFactory,
+    seaweedfs: SeaweedFS,  # noqa: F811
+) -> Iterator[TieredBroker]:
+    with TieredBroker(tmp_path_factory.mktemp("spark"), seaweedfs) as broker:
+        for codec in CODECS:
+            broker.create_topic(f"spark-{codec}")
+            producer = Producer(
+                {
+                    "bootstrap.servers": broker.bootstrap,
+                    "compression.type": codec,
+                    "linger.ms": 5,
+                    "batch.size": 8192,
+                }
+            )
+            for i in range(COUNT):
+                producer.produce(f"spark-{codec}", partition=0, **record(i))
+                if i % 500 == 0:
+                    producer.poll(0)
+            assert producer.flush(30) == 0
+        for codec in CODECS:
+            wait_until(
+                lambda c=codec: len(broker.remote_segments(f"spark-{c}")) >= 2,  # type: ignore[misc]
+                timeout=60,
+                what=f"spark-{codec} segments in the bucket",
+            )
+        yield broker
+
+
+def uploaded_end(broker: TieredBroker, topic: str) -> int:
+    manifest = broker.manifest(topic)
+    assert manifest is not None
+    return manifest.next_offset()
+
+
+def consume(broker: TieredBroker, ends: dict[str, int], committed: bool = True) -> list[Any]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": f"verify-{time.time()}",
+            "enable.auto.commit": "false",
+            "isolation.level": "read_committed" if committed else "read_uncommitted",
+        }
+    )
+    consumer.assign([TopicPartition(t, 0, 0) for t in ends])
+    rows: list[Any] = []
+    done: set[str] = {t for t, end in ends.items() if end == 0}
+    deadline = time.monotonic() + 60
+    try:
+        while len(done) < len(ends) and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error():
+                continue
+            if msg.offset() >= ends[msg.topic()]:
+                done.add(msg.topic())
+                continue
+            ts_type, ts = msg.timestamp()
+            headers = msg.headers()
+            rows.append(
+                (
+                    msg.topic(),
+                    msg.offset(),
+                    msg.key(),
+                    msg.value(),
+                    ts * 1000,
+                    ts_type - 1,
+                    None if not headers else [tuple(h) for h in headers],
+                )
+            )
+            if msg.offset() == ends[msg.topic()] - 1:
+                done.add(msg.topic())
+    finally:
+        consumer.close()
+    return sorted(rows, key=lambda r: (r[0], r[1]))
+
+
+def spark_rows(broker: TieredBroker, options: dict[str, str]) -> list[Any]:
+    spark = spark_session()
+    reader = (
+        spark.read.format("tiered-mq")
+        .option("path", f"s3://{broker.bucket}/{PREFIX}")
+        .option("s3.endpoint", broker.seaweedfs.endpoint_url)
+        .option("s3.accessKey", ACCESS_KEY)
+        .option("s3.secretKey", SECRET_KEY)
+        .option("s3.region", "us-east-1")
+        .option("s3.pathStyle", "true")
+    )
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    out = []
+    cols = ["topic", "offset", "key", "value", "unix_micros(timestamp) AS ts", "timestampType",
+            "headers"]  # fmt: skip
+    for r in reader.load().selectExpr(*cols).collect():
+        headers = None
+        if r.headers is not None:
+            headers = [(h.key, None if h.value is None else bytes(h.value)) for h in r.headers]
+        out.append(
+            (
+                r.topic,
+                r.offset,
+                None if r.key is None else bytes(r.key),
+                None if r.value is None else bytes(r.value),
+                r.ts,
+                r.timestampType,
+                headers,
+            )
+        )
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+def test_spark_matches_the_consumer_for_every_codec(tiered: TieredBroker) -> None:
+    ends = {f"spark-{c}": uploaded_end(tiered, f"spark-{c}") for c in CODECS}
+    assert all(end > 0 for end in ends.values())
+    expected = consume(tiered, ends)
+    assert len(expected) == sum(ends.values())
+    got = spark_rows(
+        tiered,
+        {
+            "topicPattern": "spark-.*",
+            "endingOffsets": json.dumps({t: {"0": e} for t, e in ends.items()}),
+        },
+    )
+    assert got == expected
+    # and both are what was produced
+    first = [r for r in got if r[0] == "spark-zstd"][:50]
+    assert [(r[2], r[3], r[4] // 1000) for r in first] == [
+        (record(i)["key"], record(i)["value"], record(i)["timestamp"]) for i in range(50)
+    ]
+
+
+def test_aborted_transaction_absent_as_for_a_read_committed_consumer(
+    tiered: TieredBroker,
+) -> None:
+    topic = "spark-txn"
+    tiered.create_topic(topic)
+    producer = Producer(
+        {"bootstrap.servers": tiered.bootstrap, "transactional.id": "spark-test", "linger.ms": 5}
+    )
+    try:
+        producer.init_transactions(15)
+    except KafkaException as exc:
+        pytest.skip(f"broker transactions unavailable: {exc}")
+    for round_ in range(6):
+        producer.begin_transaction()
+        for i in range(120):
+            value = b"round-%d-%d|" % (round_, i) + b"x" * 200
+            producer.produce(topic, partition=0, value=value, timestamp=T0 + i)
+        if round_ % 2:
+            producer.abort_transaction(15)
+        else:
+            producer.commit_transaction(15)
+    plain = Producer({"bootstrap.servers": tiered.bootstrap, "linger.ms": 5})
+    for i in range(400):  # roll past the last marker so it is uploaded too
+        plain.produce(topic, partition=0, value=b"after-%d|" % i + b"y" * 200)
+    assert plain.flush(30) == 0
+    wait_until(
+        lambda: uploaded_end(tiered, topic) > 6 * 121 if tiered.manifest(topic) else False,
+        timeout=60,
+        what="the transactions to reach the bucket",
+    )
+    end = uploaded_end(tiered, topic)
+    expected = consume(tiered, {topic: end})
+    got = spark_rows(tiered, {"topic": topic, "endingOffsets": json.dumps({topic: {"0": end}})})
+    assert got == expected
+    values = [r[3] for r in got]
+    assert not [v for v in values if v.startswith((b"round-1-", b"round-3-", b"round-5-"))]
+    assert len([v for v in values if v.startswith(b"round-")]) == 3 * 120
