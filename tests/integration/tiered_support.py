@@ -106,8 +106,10 @@ class TieredBroker:
         futures = admin.create_topics([NewTopic(topic, 1, 1, config=conf)])
         futures[topic].result(timeout=10)
 
-    def produce(self, topic: str, start: int, count: int) -> None:
-        """Messages ``start .. start + count - 1`` (offsets equal to their index)."""
+    def produce(self, topic: str, start: int, count: int, base_ts: int | None = None) -> None:
+        """Messages ``start .. start + count - 1`` (offsets equal to their index), message i
+        with CreateTime ``base_ts + i`` seconds (``BASE_TS`` by default)."""
+        base = BASE_TS if base_ts is None else base_ts
         producer = Producer(
             {
                 "bootstrap.servers": self.bootstrap,
@@ -118,7 +120,7 @@ class TieredBroker:
         )
         for i in range(start, start + count):
             key, value = message(i)
-            producer.produce(topic, value=value, key=key, partition=0, timestamp=BASE_TS + i * 1000)
+            producer.produce(topic, value=value, key=key, partition=0, timestamp=base + i * 1000)
             if i % 1000 == 0:
                 producer.poll(0)
         assert producer.flush(30) == 0

@@ -170,6 +170,12 @@ class PartitionManifest:
         """One past the highest uploaded offset (the local-retention upper bound)."""
         return self.end_offset() + 1
 
+    def upload_bound(self) -> int:
+        """First offset the bucket still needs: past the uploaded data and the log start offset
+        (offsets below a log start offset raised by retention are never uploaded again, and
+        their local segments may go)."""
+        return max(self.next_offset(), self.log_start_offset)
+
     def remote_log_start_offset(self) -> int | None:
         """First offset readable from the bucket, None when nothing is."""
         readable = self.readable_segments()

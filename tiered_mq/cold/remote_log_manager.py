@@ -216,7 +216,8 @@ class RemoteLogManager:
 
     def upload_bound(self, tp: TopicPartition) -> int:
         """First offset not yet uploaded: local retention may delete only below it."""
-        return self.highest_uploaded_offset(tp) + 1
+        manifest = self._known_manifest(tp)
+        return 0 if manifest is None else manifest.upload_bound()
 
     async def remote_manifest(self, tp: TopicPartition) -> PartitionManifest:
         """The partition's manifest (the bucket's, for partitions led elsewhere)."""

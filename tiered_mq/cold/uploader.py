@@ -167,6 +167,7 @@ class PartitionUploader:
                 failures += 1
                 self.last_error = f"{type(e).__name__}: {e}"
                 self._metrics.upload_errors.inc()
+                self._publish_lag()  # the lag grows while the bucket is unreachable
                 delay = min(
                     self._settings.retry_max_s,
                     self._settings.retry_initial_s * 2 ** (failures - 1),
@@ -208,12 +209,12 @@ class PartitionUploader:
         await self._sync_log_start_offset()
         if self._settings.local_retention:
             async with self._locked():
-                self.log.apply_retention(self._clock(), self.manifest.next_offset())
+                self.log.apply_retention(self._clock(), self.manifest.upload_bound())
         await self._candidates()  # refresh the copy lag after this pass
         self._publish()
 
     async def _candidates(self) -> list[_Candidate]:
-        uploaded_end = self.manifest.end_offset()
+        uploaded_end = self.manifest.upload_bound() - 1
         async with self._locked():
             hwm = self.high_watermark()
             rolled = list(self.log.segments())[:-1]
@@ -324,9 +325,14 @@ class PartitionUploader:
         )
         async with self._locked():
             log_start = self.log.log_start_offset
-        below_start = [s for s in manifest.readable_segments() if s.end_offset < log_start]
+        below_start = [
+            s
+            for s in manifest.segments
+            if s.state == SegmentState.COPY_FINISHED
+            and s.end_offset < max(log_start, manifest.log_start_offset)
+        ]
         chosen = {s.upload_id: s for s in [*victims, *below_start]}
-        ordered = [s for s in manifest.readable_segments() if s.upload_id in chosen]
+        ordered = [s for s in manifest.segments if s.upload_id in chosen]
         await delete_remote_segments(self.store, self.writer, ordered, self._clock, self._metrics)
 
     async def _sync_log_start_offset(self) -> None:
@@ -355,11 +361,15 @@ class PartitionUploader:
                 lambda m: setattr(m, "log_start_offset", max(m.log_start_offset, current))
             )
 
-    def _publish(self) -> None:
-        m = self.manifest
+    def _publish_lag(self) -> None:
         labels = (self.tp.topic, str(self.tp.partition))
         self._metrics.copy_lag_bytes.labels(*labels).set(self.copy_lag_bytes)
         self._metrics.copy_lag_segments.labels(*labels).set(self.copy_lag_segments)
+
+    def _publish(self) -> None:
+        m = self.manifest
+        labels = (self.tp.topic, str(self.tp.partition))
+        self._publish_lag()
         self._metrics.log_bytes.labels(*labels).set(m.size_bytes())
         self._metrics.log_segments.labels(*labels).set(len(m.readable_segments()))
         self._on_manifest(self.tp, m)
