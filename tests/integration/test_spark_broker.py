@@ -8,14 +8,20 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from tests.integration.conftest import BrokerFactory
 from tests.integration.s3_server import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs  # noqa: F401
 from tests.integration.tiered_support import PREFIX, TieredBroker, wait_until
 from tests.unit.spark.spark_support import spark_session
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import parse_partition_manifest
+from tiered_mq.cold.object_store import open_sync_store
+from tiered_mq.errors import ObjectNotFoundError
 
 pytestmark = [
     pytest.mark.spark,
@@ -211,3 +217,56 @@ def test_aborted_transaction_absent_as_for_a_read_committed_consumer(
     values = [r[3] for r in got]
     assert not [v for v in values if v.startswith((b"round-1-", b"round-3-", b"round-5-"))]
     assert len([v for v in values if v.startswith(b"round-")]) == 3 * 120
+
+
+def test_dev_broker_file_bucket(tmp_path: Path, broker_factory: BrokerFactory) -> None:
+    """`tiered-mq dev` tiers to file://<data-dir>/cold by default; Spark reads that path."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    configs = ["segment.bytes=65536", "remote.log.manager.task.interval.ms=200"]
+    broker = broker_factory(extra_args=[a for c in configs for a in ("--config", c)])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = NewTopic("local-orders", 2, 1, config={"remote.storage.enable": "true"})
+    admin.create_topics([topic])["local-orders"].result(30)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "compression.type": "zstd"})
+    for i in range(2 * COUNT):
+        producer.produce("local-orders", partition=i % 2, **record(i))
+    assert producer.flush(30) == 0
+    store = open_sync_store(f"file://{broker.data_dir / 'cold'}")
+
+    def ends() -> dict[int, int]:
+        out = {}
+        for p in (0, 1):
+            try:
+                data, _ = store.get(layout.manifest_key("", "local-orders", p))
+            except ObjectNotFoundError:
+                return {}
+            out[p] = parse_partition_manifest(data).next_offset()
+        return out if all(out.values()) else {}
+
+    end = wait_until(ends, timeout=60, what="uploads to the file:// bucket")
+    spark = spark_session()
+    df = (
+        spark.read.format("tiered-mq")
+        .option("path", f"file://{broker.data_dir / 'cold'}")
+        .option("topic", "local-orders")
+        .option("endingOffsets", json.dumps({"local-orders": {str(p): e for p, e in end.items()}}))
+        .load()
+    )
+    got = sorted(
+        (r.partition, r.offset, r.value)
+        for r in df.select("partition", "offset", "value").collect()
+    )
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "v", "enable.auto.commit": "false"}
+    )
+    consumer.assign([TopicPartition("local-orders", p, 0) for p in end])
+    want: list[Any] = []
+    deadline = time.monotonic() + 60
+    while len(want) < sum(end.values()) and time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is not None and not msg.error() and msg.offset() < end[msg.partition()]:
+            want.append((msg.partition(), msg.offset(), msg.value()))
+    consumer.close()
+    assert got == sorted(want)
+    assert len(got) == sum(end.values())
