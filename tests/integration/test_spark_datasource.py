@@ -168,8 +168,8 @@ def test_s3_bucket_rows_and_fewer_gets_with_bounds(spark: Any, s3_bucket: dict[s
 
 def test_corrupt_object_fails_the_job_naming_it(
     spark: Any,
-    seaweedfs: SeaweedFS,
-    tmp_path: Path,  # noqa: F811
+    seaweedfs: SeaweedFS,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     from tests.integration.s3_server import ACCESS_KEY, SECRET_KEY
 
@@ -233,6 +233,14 @@ def test_plain_registration_without_pushdown(spark: Any, tmp_path: Path) -> None
         )
         assert df.where("offset < 3").count() == 3 * len(CODECS)
         assert df.count() == len(expected)
+        nothing = (
+            spark.read.format("tiered-mq")
+            .option("path", f"file://{tmp_path}")
+            .option("topic", "orders")
+            .option("startingOffsets", "latest")
+            .load()
+        )
+        assert nothing.count() == 0  # no split at all
     finally:
         with contextlib.suppress(Exception):
             import tiered_mq.spark

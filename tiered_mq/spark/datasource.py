@@ -91,7 +91,8 @@ class TieredMQReader(DataSourceReader):  # type: ignore[misc]
         return plan(bucket, self.opts, self.pushed)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, SegmentSplit)
+        if not isinstance(partition, SegmentSplit):
+            return  # Spark reads one placeholder partition when the plan has none
         bucket = open_bucket(self.opts.path, self.opts.s3)
         for batch in read_split(bucket, partition):
             yield batch if self.opts.include_headers else batch.drop_columns(["headers"])

@@ -245,3 +245,21 @@ def test_rows_come_as_arrow_batches_of_the_kafka_schema(bucket_and_data: Any) ->
     batches = list(read_split(bucket, split))
     assert all(isinstance(b, pa.RecordBatch) for b in batches)
     assert batches[0].schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
+
+
+def test_start_timestamp_keeps_later_log_append_time_batches(tmp_path: Path) -> None:
+    """After the first record at or past the start timestamp every record counts, even a
+    LogAppendTime batch stamped earlier (Kafka's offsetsForTimes semantics)."""
+    store = open_sync_store(f"file://{tmp_path}")
+    w = PartitionWriter(store, "", "t", 0)
+    w.append([(b"k", b"early", (), T0)] * 3)
+    w.append([(b"k", b"start", (), T0 + 100)] * 3)
+    w.append([(b"k", b"stamped", (), T0)] * 3, log_append_time=True, append_time=T0 + 1)
+    w.roll()
+    bucket = CountingBucket(open_bucket(f"file://{tmp_path}"))
+    options = ReadOptions.parse(
+        {"path": f"file://{tmp_path}", "topic": "t", "startingTimestamp": str(T0 + 50)}
+    )
+    values = [v for s in plan(bucket, options, Pushed()) for b in read_split(bucket, s)
+              for v in b.column("value").to_pylist()]  # fmt: skip
+    assert values == [b"start"] * 3 + [b"stamped"] * 3
