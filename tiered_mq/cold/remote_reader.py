@@ -7,7 +7,8 @@ the batch holding ``offset`` -> whole batches from there, up to ``max_bytes`` (a
 batch, like a local fetch), never past the segment's end (a fetch returns data of one segment,
 as in Kafka; the consumer's next fetch continues in the next one).
 
-Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch). A batch
+Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch; offsets
+rising within the segment's range, as the base offset is not covered by the CRC). A batch
 failing the check makes the reader drop the object's cached chunks and read once more from the
 bucket; if it fails again the read raises ObjectStoreError naming the object key and position:
 wrong bytes are never served.
@@ -189,6 +190,7 @@ class RemoteReader:
         """Validated whole batches at the front of ``data`` (fetching the rest of a first
         batch larger than ``max_bytes``)."""
         pos = 0
+        previous_last = segment.base_offset - 1
         while len(data) - pos >= HEADER_SIZE:
             header = read_header(data, pos)
             if pos + header.size > len(data):
@@ -199,6 +201,14 @@ class RemoteReader:
                 validate_batch(data, pos)
             except CorruptRecordError as e:
                 raise CorruptRecordError(f"batch at position {start + pos}: {e}") from e
+            # the base offset is outside the CRC: offsets must rise within the segment's range
+            if not previous_last < header.base_offset <= header.last_offset <= segment.end_offset:
+                raise CorruptRecordError(
+                    f"batch at position {start + pos}: offsets {header.base_offset}-"
+                    f"{header.last_offset} outside segment {segment.base_offset}-"
+                    f"{segment.end_offset} (after {previous_last})"
+                )
+            previous_last = header.last_offset
             pos += header.size
             if pos >= max_bytes:
                 break
