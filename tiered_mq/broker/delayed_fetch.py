@@ -17,15 +17,15 @@ from tiered_mq.topic_partition import TopicPartition
 
 class FetchPurgatory:
     def __init__(self) -> None:
-        self._watchers: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+        self._watchers: dict[TopicPartition, set[asyncio.Future[bool]]] = {}
 
-    def watch(self, tps: Iterable[TopicPartition]) -> asyncio.Future[None]:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def watch(self, tps: Iterable[TopicPartition]) -> asyncio.Future[bool]:
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         for tp in tps:
             self._watchers.setdefault(tp, set()).add(fut)
         return fut
 
-    def unwatch(self, fut: asyncio.Future[None], tps: Iterable[TopicPartition]) -> None:
+    def unwatch(self, fut: asyncio.Future[bool], tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
             waiters = self._watchers.get(tp)
             if waiters is not None:
@@ -38,7 +38,7 @@ class FetchPurgatory:
         if waiters:
             for fut in waiters:
                 if not fut.done():
-                    fut.set_result(None)
+                    fut.set_result(True)
 
     def __len__(self) -> int:
         return sum(len(w) for w in self._watchers.values())
@@ -48,10 +48,14 @@ class FetchPurgatory:
         if timeout_s <= 0:
             return False
         fut = self.watch(tps)
+        timer = asyncio.get_running_loop().call_later(timeout_s, _expire, fut)
         try:
-            done, _ = await asyncio.wait({fut}, timeout=timeout_s)
-            return bool(done)
+            return await fut
         finally:
+            timer.cancel()
             self.unwatch(fut, tps)
-            if not fut.done():
-                fut.cancel()
+
+
+def _expire(fut: asyncio.Future[bool]) -> None:
+    if not fut.done():
+        fut.set_result(False)

@@ -15,6 +15,7 @@ over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -42,7 +43,20 @@ class BrokerMetrics:
             registry=r,
         )
         self.connections = Gauge("tiered_mq_connections", "Open connections", registry=r)
+        self._per_api: dict[str, tuple[Any, Any, Any]] = {}
         self._server: object | None = None
+
+    def for_api(self, api: str) -> tuple[Any, Any, Any]:
+        """(requests counter, errors counter, latency histogram) of one API, cached."""
+        children = self._per_api.get(api)
+        if children is None:
+            children = (
+                self.requests.labels(api),
+                self.request_errors.labels(api),
+                self.latency.labels(api),
+            )
+            self._per_api[api] = children
+        return children
 
     def serve(self, host: str, port: int) -> int | None:
         """Start the HTTP endpoint; returns its port, None if off (port 0) or the port is taken."""
