@@ -12,8 +12,9 @@ Pruning, in order (each one means fewer objects read):
   byte range's conservative offset range from the index entries around it;
 - timestamps: segments whose ``max_timestamp`` is below startingTimestamp (or a pushed-down
   lower bound on ``timestamp``) are skipped; segments after the first one whose
-  ``max_timestamp`` reaches endingTimestamp are skipped. The segments holding those boundaries
-  are read whole, with the timestamp carried in the split (the executor finds the exact record).
+  ``max_timestamp`` reaches endingTimestamp are skipped. In the segments holding those
+  boundaries, the ``.timeindex`` narrows them to a window of byte ranges; the split covering a
+  window carries the timestamp and the executor finds the exact record.
 
 Segments whose offset ranges overlap (a new leader re-uploaded) hold equal data there; each
 offset is read from the first segment that covers it.
@@ -23,8 +24,10 @@ Manifest and index reads happen here, on the driver; executors read only ``.log`
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from pyspark.sql.datasource import InputPartition
 
@@ -35,7 +38,7 @@ from tiered_mq.cold.manifest import (
     parse_partition_manifest,
     parse_topic_manifest,
 )
-from tiered_mq.cold.remote_index import OffsetIndexView
+from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
 from tiered_mq.errors import ObjectNotFoundError
 from tiered_mq.spark.bucket import Bucket
 from tiered_mq.spark.options import EARLIEST, LATEST, ReadOptions
@@ -185,8 +188,6 @@ def plan_partition(
             end_position=None,
             start_offset=first_offset,
             end_offset=split_end,
-            start_timestamp=start_ts if seg is start_marker else None,
-            end_timestamp=end_ts if seg is end_marker else None,
             min_timestamp_us=pushed.min_timestamp_us,
             aborted=overlapping(aborted, first_offset, split_end),
             object_crc32c=seg.crc32c,
@@ -194,11 +195,16 @@ def plan_partition(
             size_bytes=seg.size_bytes,
             later=following[id(seg)] if opts.read_committed else (),
         )
-        whole = seg is start_marker or seg is end_marker
-        if whole or seg.size_bytes <= opts.max_bytes_per_split or seg.key(layout.INDEX) is None:
-            splits.append(base)
+        large = seg.size_bytes > opts.max_bytes_per_split and seg.key(layout.INDEX) is not None
+        if large:
+            ranges = _byte_ranges(bucket, seg, base, opts.max_bytes_per_split)
         else:
-            splits += _byte_ranges(bucket, seg, base, opts.max_bytes_per_split)
+            ranges = [Range(base, first_offset, split_end - 1)]
+        s_ts = start_ts if seg is start_marker else None
+        e_ts = end_ts if seg is end_marker else None
+        if ranges and (s_ts is not None or e_ts is not None):
+            ranges = place_markers(bucket, seg, ranges, s_ts, e_ts)
+        splits += [r.split for r in ranges]
     return splits
 
 
@@ -218,9 +224,17 @@ def _aborted_after(
     return out
 
 
+class Range(NamedTuple):
+    """A split and a conservative range ``[low, high]`` of the offsets it may hold."""
+
+    split: SegmentSplit
+    low: int
+    high: int
+
+
 def _byte_ranges(
     bucket: Bucket, seg: RemoteSegment, base: SegmentSplit, max_bytes: int
-) -> list[SegmentSplit]:
+) -> list[Range]:
     """Cut a large segment at offset-index positions about ``max_bytes`` apart.
 
     Range j = ``[P_j, P_j+1)`` holds offsets above the index entry just before P_j and below the
@@ -236,7 +250,7 @@ def _byte_ranges(
     for i, position in enumerate(positions):
         if position - (0 if cuts[-1] < 0 else positions[cuts[-1]]) >= max_bytes:
             cuts.append(i)
-    out: list[SegmentSplit] = []
+    out: list[Range] = []
     for j, cut in enumerate(cuts):
         begin = 0 if cut < 0 else positions[cut]
         last = j + 1 == len(cuts)
@@ -248,10 +262,73 @@ def _byte_ranges(
         if base.start_offset > low:  # start at the batch holding start_offset
             begin = max(begin, index.lookup(base.start_offset))
         rest = () if end_pos is None else ((base.log_key, end_pos, seg.size_bytes),)
-        out.append(
-            replace(base, start_position=begin, end_position=end_pos, later=rest + base.later)
-        )
+        split = replace(base, start_position=begin, end_position=end_pos, later=rest + base.later)
+        out.append(Range(split, max(low, base.start_offset), min(high, base.end_offset - 1)))
     return out
+
+
+def place_markers(
+    bucket: Bucket,
+    seg: RemoteSegment,
+    ranges: list[Range],
+    start_ts: int | None,
+    end_ts: int | None,
+) -> list[Range]:
+    """Give the start / end timestamps to the ranges that may hold the boundary records.
+
+    The ``.timeindex`` bounds where the first record with timestamp >= T lies: after the
+    greatest entry below T (every record up to an entry's offset is at most its timestamp) and
+    at or before the first entry at or above T. Ranges before the start window and after the
+    end window are dropped, the ranges of each window are merged into one split carrying the
+    timestamp, and the ranges in between are read as they are. Without a usable time index the
+    segment is read as one split carrying both timestamps.
+    """
+    view = None
+    time_key = seg.key(layout.TIME_INDEX)
+    if len(ranges) > 1 and time_key is not None:
+        view = TimeIndexView.parse(seg.base_offset, bucket.get(time_key))
+    if view is None or not view.timestamps:
+        return [_merge(ranges, 0, len(ranges) - 1, start_ts, end_ts)]
+    first, last = 0, len(ranges) - 1
+    groups: list[tuple[int, int, int | None, int | None]] = []
+    for ts, is_start in ((start_ts, True), (end_ts, False)):
+        if ts is None:
+            continue
+        low = view.lookup(ts)
+        i = bisect_left(view.timestamps, ts)
+        high = view.offsets[i] if i < len(view.timestamps) else seg.end_offset
+        a = next((k for k, r in enumerate(ranges) if r.high >= low), len(ranges) - 1)
+        b = max(a, max((k for k, r in enumerate(ranges) if r.low <= high), default=a))
+        groups.append((a, b, ts if is_start else None, None if is_start else ts))
+        first, last = (a, last) if is_start else (first, b)
+    out: list[Range] = []
+    k = first
+    while k <= last:
+        hits = [g for g in groups if g[0] <= k <= g[1]]
+        if not hits:
+            out.append(ranges[k])
+            k += 1
+            continue
+        end = k
+        while any(g[0] <= end + 1 <= g[1] for g in groups) and end + 1 <= last:
+            end += 1
+        touched = [g for g in groups if g[0] <= end and g[1] >= k]
+        s = next((g[2] for g in touched if g[2] is not None), None)
+        e = next((g[3] for g in touched if g[3] is not None), None)
+        out.append(_merge(ranges, k, min(end, last), s, e))
+        k = end + 1
+    return out
+
+
+def _merge(ranges: list[Range], i: int, j: int, start_ts: int | None, end_ts: int | None) -> Range:
+    split = replace(
+        ranges[i].split,
+        end_position=ranges[j].split.end_position,
+        later=ranges[j].split.later,
+        start_timestamp=start_ts,
+        end_timestamp=end_ts,
+    )
+    return Range(split, ranges[i].low, ranges[j].high)
 
 
 LOOKAHEAD_SEGMENTS = 16

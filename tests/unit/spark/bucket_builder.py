@@ -25,19 +25,23 @@ Row = tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]], int]
 
 
 def indexes(log: bytes, base_offset: int, interval: int) -> tuple[bytes, bytes]:
-    """Offset and time index bytes for ``log`` (entries as hot/ writes them)."""
+    """Offset and time index bytes for ``log`` (entries as hot/ writes them: at most one per
+    ``interval`` bytes; the time index holds the greatest max timestamp so far and the last
+    offset of the batch that has it, only when it grew)."""
     index = bytearray()
     timeindex = bytearray()
     since = 0
-    max_ts = -1
+    max_ts, max_ts_rel, last_entry_ts = -1, 0, -1
     for pos, header in iter_batches(log, validate=False):
+        if header.max_timestamp > max_ts:  # greatest so far, and its batch's last offset
+            max_ts, max_ts_rel = header.max_timestamp, header.last_offset - base_offset
         since += header.size
         if since > interval:
             rel = header.last_offset - base_offset
             index += rel.to_bytes(4, "big") + pos.to_bytes(4, "big")
-            if header.max_timestamp > max_ts:
-                max_ts = header.max_timestamp
-                timeindex += max_ts.to_bytes(8, "big", signed=True) + rel.to_bytes(4, "big")
+            if max_ts > last_entry_ts:
+                timeindex += max_ts.to_bytes(8, "big", signed=True) + max_ts_rel.to_bytes(4, "big")
+                last_entry_ts = max_ts
             since = 0
     return bytes(index), bytes(timeindex)
 

@@ -263,3 +263,62 @@ def test_start_timestamp_keeps_later_log_append_time_batches(tmp_path: Path) -> 
     values = [v for s in plan(bucket, options, Pushed()) for b in read_split(bucket, s)
               for v in b.column("value").to_pylist()]  # fmt: skip
     assert values == [b"start"] * 3 + [b"stamped"] * 3
+
+
+@pytest.mark.parametrize(
+    ("start", "end"), [(105, 250), (105, 130), (0, 37), (333, None), (None, 3), (150, 150)]
+)
+def test_timestamp_bounds_with_byte_ranges(
+    bucket_and_data: Any, start: int | None, end: int | None
+) -> None:
+    """Boundary segments are split too: the time index picks the ranges holding the bounds."""
+    bucket, built = bucket_and_data
+    opts = {"path": built["url"], "maxBytesPerSplit": "300"}
+    if start is not None:
+        opts["startingTimestamp"] = str(T0 + start)
+    if end is not None:
+        opts["endingTimestamp"] = str(T0 + end)
+    _, rows = read_all(bucket, opts)
+    lo, hi = T0 + (start or 0), T0 + (10**6 if end is None else end)
+    assert rows == flat(built["expected"], lambda p, o, ts: lo <= ts < hi)
+    if start == 105 and end == 130:  # inside one segment: a few ranges, not whole segments
+        assert bucket.log_bytes() < 2 * 2005 * 0.7
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_timestamp_bounds_match_offsets_for_times(tmp_path: Path, seed: int) -> None:
+    """Out-of-order timestamps: rows run from the first record at or past the start timestamp
+    to before the first at or past the end one (Kafka's offsetsForTimes), split or not."""
+    import random
+
+    rng = random.Random(seed)
+    store = open_sync_store(f"file://{tmp_path}")
+    w = PartitionWriter(store, "", "t", 0, index_interval=150)
+    stamps: list[int] = []
+    for _ in range(4):
+        for _ in range(6):
+            rows = [
+                (None, b"v", (), T0 + len(stamps) * 3 + rng.randrange(-40, 40)) for _ in range(8)
+            ]
+            stamps += [r[3] for r in rows]
+            w.append(rows)
+        w.roll()
+    start = T0 + rng.randrange(0, len(stamps) * 3)
+    end = start + rng.randrange(0, 200)
+    first = next((i for i, ts in enumerate(stamps) if ts >= start), len(stamps))
+    stop = next((i for i, ts in enumerate(stamps) if ts >= end), len(stamps))
+    expected = list(range(first, max(first, stop)))
+    bucket = CountingBucket(open_bucket(f"file://{tmp_path}"))
+    for split_bytes in ("100000", "200"):
+        opts = ReadOptions.parse(
+            {
+                "path": f"file://{tmp_path}",
+                "topic": "t",
+                "startingTimestamp": str(start),
+                "endingTimestamp": str(end),
+                "maxBytesPerSplit": split_bytes,
+            }
+        )
+        offsets = sorted(o for s in plan(bucket, opts, Pushed()) for b in read_split(bucket, s)
+                         for o in b.column("offset").to_pylist())  # fmt: skip
+        assert offsets == expected, (split_bytes, start, end)
