@@ -80,6 +80,7 @@ class Partition:
         self.high_watermark = log.log_end_offset
         self.isr: tuple[int, ...] = ()
         self.on_append: Callable[[TopicPartition], None] | None = None
+        self.on_roll: Callable[[TopicPartition], None] | None = None
         self.configure(log.config)
 
     def configure(self, config: LogConfig) -> None:
@@ -119,6 +120,8 @@ class Partition:
             self.producer_state.delete_snapshots_before(self.log.local_log_start_offset)
         except OSError:
             log.exception("%s: producer state snapshot at %d failed", self.tp, new_base_offset)
+        if self.on_roll is not None:
+            self.on_roll(self.tp)
 
     # leader append -----------------------------------------------------------------------------
     async def append_as_leader(

@@ -126,11 +126,18 @@ class ReplicaManager:
                 Partition.open, tp, self.partition_dir(tp), config, epoch
             )
             partition.on_append = self.purgatory.notify
+            partition.on_roll = self._on_roll
             self.partitions[tp] = partition
             opened.append(partition)
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_become_leader(tp, partition)
         return opened
+
+    def _on_roll(self, tp: TopicPartition) -> None:
+        """A segment was rolled: the cold tier may upload it at once."""
+        rlm = self.remote_log_manager
+        if rlm is not None and hasattr(rlm, "notify_roll"):
+            rlm.notify_roll(tp)
 
     async def delete_partitions(self, topic: str) -> None:
         doomed = [tp for tp in self.partitions if tp.topic == topic]
