@@ -26,7 +26,6 @@ CorruptRecordError naming the batch's base offset; the caller adds the object ke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -191,9 +190,7 @@ def _constant_string(value: str, n: int) -> pa.Array:
     )
 
 
-def _headers_column(
-    data: bytes, hstarts: Any, hcounts: Any, ends: Sequence[int], n: int
-) -> pa.Array:
+def _headers_column(data: bytes, hstarts: Any, hcounts: Any, ends: Any, n: int) -> pa.Array:
     """The headers column: records with a header count of 0 get null, others parsed in Python."""
     with_headers = np.nonzero(hcounts != 0)[0]
     if not len(with_headers):
@@ -204,7 +201,7 @@ def _headers_column(
     for i in with_headers.tolist():
         count = int(hcounts[i])
         pos = int(hstarts[i])
-        end = ends[i]
+        end = int(ends[i])
         if count < 0 or count * 2 > end - pos:
             raise CorruptRecordError(f"header count {count} impossible at {pos}")
         for _ in range(count):
@@ -260,7 +257,7 @@ def decode_run(run: PayloadRun, topic: str, partition: int) -> pa.RecordBatch:
     if end != len(data) or not np.array_equal(
         starts[first_record[with_records]], payload_start[with_records]
     ):
-        bad = _first_misaligned(run, starts, first_record, payload_start, end, len(data))
+        bad = _first_misaligned(run, starts, first_record, payload_start)
         raise _corrupt(bad, "records do not fill the batch payload exactly")
     ends = np.empty(n, dtype=np.int64)
     ends[:-1] = starts[1:]
@@ -306,13 +303,13 @@ def decode_run(run: PayloadRun, topic: str, partition: int) -> pa.RecordBatch:
         pa.array(base_offset + off_delta),
         pa.array(timestamps * 1000, type=pa.timestamp("us", tz="UTC")),
         pa.array(append_time.astype(np.int32)),
-        _headers_column(data, hstart, hcount, ends.tolist(), n),
+        _headers_column(data, hstart, hcount, ends, n),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
 def _first_misaligned(
-    run: PayloadRun, starts: Any, first_record: Any, payload_start: Any, end: int, size: int
+    run: PayloadRun, starts: Any, first_record: Any, payload_start: Any
 ) -> BatchHeader:
     for header, first, begin in zip(run.headers, first_record, payload_start, strict=True):
         if header.records_count and starts[first] != begin:
