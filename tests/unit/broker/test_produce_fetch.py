@@ -221,3 +221,41 @@ async def test_list_offsets_earliest_latest_and_by_time(client: Client) -> None:
     assert await lookup(15_000) == (1, 20_000)
     assert await lookup(30_000) == (2, 30_000)
     assert await lookup(99_000) == (-1, -1)
+
+
+async def test_large_fetch_is_byte_exact(client: Client) -> None:
+    """Megabytes of batches go out through sendfile (and the pread fallback) intact."""
+    await create(client, "big")
+    expected = []
+    for b in range(12):
+        values = [bytes([b, i % 256]) * 2000 for i in range(100)]  # ~400 KB per batch
+        expected.extend(values)
+        r = await client.call(PRODUCE, 8, produce_body("big", batch(values)))
+        assert part(r)["error_code"] == 0
+    body = fetch_body("big", 0)
+    body["max_bytes"] = 64 << 20
+    body["topics"][0]["partitions"][0]["partition_max_bytes"] = 64 << 20
+    fp = part(await client.call(FETCH, 11, body), "responses", "partitions")
+    got = [r.value for _, rs in decode_batches(fp["records"]) for r in rs]
+    assert len(fp["records"]) > 4_000_000
+    assert got == expected
+
+
+async def test_delete_records_moves_log_start_offset(client: Client) -> None:
+    await create(client, "trim")
+    for i in range(4):
+        await client.call(PRODUCE, 8, produce_body("trim", batch([f"v{i}".encode()])))
+    r = await client.call(
+        21,
+        1,
+        {
+            "topics": [{"name": "trim", "partitions": [{"partition_index": 0, "offset": 2}]}],
+            "timeout_ms": 1000,
+        },
+    )
+    p = r["topics"][0]["partitions"][0]
+    assert (p["error_code"], p["low_watermark"]) == (0, 2)
+    fp = part(await client.call(FETCH, 11, fetch_body("trim", 0)), "responses", "partitions")
+    assert fp["error_code"] == 1 and fp["log_start_offset"] == 2
+    fp = part(await client.call(FETCH, 11, fetch_body("trim", 2)), "responses", "partitions")
+    assert [r.value for _, rs in decode_batches(fp["records"]) for r in rs] == [b"v2", b"v3"]
