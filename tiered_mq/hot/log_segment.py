@@ -166,9 +166,18 @@ class LogSegment:
         return read_header(data)
 
     def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
-        """(position, header) of every batch from ``position`` (a batch boundary) to the end."""
+        """(position, header) of every batch from ``position`` (a batch boundary) to the end.
+
+        Reads the file in ``_SCAN_CHUNK`` pieces (one pread for many small batches)."""
+        buf, buf_start = b"", position
         while position < self.size:
-            header = self.read_header_at(position)
+            rel = position - buf_start
+            if rel + HEADER_SIZE > len(buf):
+                buf = os.pread(self._fd, max(HEADER_SIZE, _SCAN_CHUNK), position)
+                buf_start, rel = position, 0
+                if len(buf) < HEADER_SIZE:
+                    raise LogCorruptionError(str(self.log_path), position, "truncated batch header")
+            header = read_header(buf, rel)
             yield position, header
             position += header.size
 
@@ -189,11 +198,15 @@ class LogSegment:
             return self.size
         _, position = self.offset_index.lookup_by_position(limit)
         position = max(position, known)
+        buf, buf_start = b"", position
         while True:
-            data = os.pread(self._fd, LOG_OVERHEAD, position)
-            if len(data) < LOG_OVERHEAD:
-                return position
-            _, length = _LENGTH.unpack(data)
+            rel = position - buf_start
+            if rel + LOG_OVERHEAD > len(buf):
+                buf = os.pread(self._fd, _SCAN_CHUNK, position)
+                buf_start, rel = position, 0
+                if len(buf) < LOG_OVERHEAD:
+                    return position
+            _, length = _LENGTH.unpack_from(buf, rel)
             end = position + length + LOG_OVERHEAD
             if end > limit:
                 return position
