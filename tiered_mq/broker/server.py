@@ -57,6 +57,7 @@ PREAD_CHUNK: Final = 1024 * 1024
 # regions up to this size are read and written with the rest of the response (one syscall
 # instead of a write plus a sendfile): cheaper for the small fetches of a caught-up consumer
 INLINE_REGION_MAX: Final = 16 * 1024
+JOIN_MAX: Final = 64 * 1024  # responses up to this size are joined into one write
 _SIZE = struct.Struct(">i")
 
 
@@ -283,8 +284,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 await self._send_region(c)
             else:
                 pending.append(c)
-        if pending:
-            transport.writelines(pending)
+        if len(pending) == 1:
+            transport.write(pending[0])
+        elif pending:
+            if sum(len(c) for c in pending) <= JOIN_MAX:
+                transport.write(b"".join(pending))  # one small send beats writev of pieces
+            else:
+                transport.writelines(pending)
         await self._drain()
 
     async def _send_region(self, region: FileRegion) -> None:
