@@ -131,12 +131,11 @@ class Partition:
         async with self.lock:
             ps = self.producer_state
             if any(h.producer_id >= 0 for _, h in batches):
-                for _, h in batches:
-                    dup = ps.check(h)
-                    if dup is not None:
-                        return AppendResult(
-                            dup.first_offset, dup.last_offset, self.log.log_start_offset, True
-                        )
+                dup = ps.check_all([h for _, h in batches])
+                if dup is not None:
+                    return AppendResult(
+                        dup.first_offset, dup.last_offset, self.log.log_start_offset, True
+                    )
             info = self.log.append_as_leader(records, self.leader_epoch, batches)  # type: ignore[arg-type]
             offset = info.first_offset
             for _, h in batches:
@@ -184,5 +183,5 @@ class Partition:
         """Flush, snapshot the producer state at the log end offset and close (blocking)."""
         leo = self.log.log_end_offset
         if snapshot and leo > 0 and not snapshot_path(self.log.dir, leo).exists():
-            self.producer_state.take_snapshot(leo)
+            self.producer_state.take_snapshot(leo, sync=True)
         self.log.close()

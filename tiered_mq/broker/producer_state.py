@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -151,6 +151,38 @@ class ProducerStateManager:
             )
         return None
 
+    def check_all(self, headers: Sequence[BatchHeader]) -> BatchMetadata | None:
+        """:meth:`check` every batch of one append, each as if the earlier ones were recorded.
+
+        A duplicate answers the whole append with the original batch (Kafka does the same).
+        """
+        if len(headers) == 1:
+            return self.check(headers[0])
+        pending: dict[int, tuple[int, int]] = {}  # pid -> (epoch, last seq) earlier in the append
+        for h in headers:
+            pid = h.producer_id
+            if pid == NO_PRODUCER_ID:
+                continue
+            earlier = pending.get(pid)
+            if earlier is None:
+                dup = self.check(h)
+                if dup is not None:
+                    return dup
+            else:
+                epoch, last = earlier
+                if h.producer_epoch < epoch:
+                    raise InvalidProducerEpochError(f"producer {pid}: epoch went backwards")
+                if h.producer_epoch == epoch and not _in_sequence(last, h.base_sequence):
+                    raise OutOfOrderSequenceNumberError(
+                        f"producer {pid}: sequence {h.base_sequence} does not follow {last}"
+                    )
+                if h.producer_epoch > epoch and h.base_sequence != 0:
+                    raise OutOfOrderSequenceNumberError(
+                        f"producer {pid}: new epoch must start at sequence 0"
+                    )
+            pending[pid] = (h.producer_epoch, h.last_sequence)
+        return None
+
     def update(self, header: BatchHeader, first_offset: int) -> None:
         """Record an appended (or recovered) batch whose base offset is ``first_offset``."""
         last_offset = first_offset + header.last_offset_delta
@@ -221,15 +253,19 @@ class ProducerStateManager:
             out[pid] = entry
         return out
 
-    def take_snapshot(self, offset: int | None = None) -> Path:
-        """Write the state as ``{offset:020d}.snapshot`` (default: the map end offset)."""
+    def take_snapshot(self, offset: int | None = None, sync: bool = False) -> Path:
+        """Write the state as ``{offset:020d}.snapshot`` (default: the map end offset).
+
+        Without ``sync`` no fsync (the roll path runs on the event loop): a snapshot lost or
+        torn by a power failure fails its CRC and recovery replays from an older one."""
         offset = self.map_end_offset if offset is None else offset
         path = snapshot_path(self.dir, offset)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as f:
             f.write(self.encode_snapshot())
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         tmp.replace(path)
         return path
 

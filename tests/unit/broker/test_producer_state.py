@@ -137,3 +137,13 @@ def test_delete_snapshots_before_keeps_a_replay_base(tmp_path: Path) -> None:
         ps.take_snapshot(off)
     ps.delete_snapshots_before(35)
     assert list_snapshots(tmp_path) == [30, 40]
+
+
+def test_check_all_follows_sequences_within_one_append(tmp_path: Path) -> None:
+    ps = ProducerStateManager(tmp_path)
+    ps.update(header(7, 0, 0), 0)
+    assert ps.check_all([header(7, 0, 3), header(7, 0, 6), header(8, 0, 0)]) is None
+    with pytest.raises(OutOfOrderSequenceNumberError):
+        ps.check_all([header(7, 0, 3), header(7, 0, 9)])
+    dup = ps.check_all([header(7, 0, 0), header(7, 0, 3)])
+    assert dup is not None and dup.first_offset == 0
