@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException, Producer
@@ -110,3 +111,11 @@ def test_disconnect_mid_request(shared_broker: BrokerProcess) -> None:
     s.sendall(struct.pack(">i", 5_000_000) + b"\x00" * 100_000)
     s.close()
     assert_serving(shared_broker)
+
+
+def test_dev_refuses_an_invalid_config_clearly(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data", extra_args=["--config", "segment.bytes=abc"])
+    with pytest.raises(RuntimeError, match="exited with 1"):
+        broker.start()
+    assert "INVALID_CONFIG: segment.bytes: 'abc' is not an int" in broker.log_tail()
+    assert not broker.running

@@ -26,6 +26,7 @@ import click
 
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.errors import KafkaError, StorageError
 
 DEFAULT_DATA_DIR = "./.tiered-mq"
 DEFAULT_METRICS_PORT = 9308
@@ -53,7 +54,11 @@ async def _run(broker: Broker) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await broker.start()
+    try:
+        await broker.start()
+    except (KafkaError, StorageError, RuntimeError, OSError, ValueError) as e:
+        await broker.close()  # release whatever started
+        raise click.ClickException(f"broker did not start: {e}") from None
     try:
         click.echo(f"tiered-mq broker {broker.config.node_id} ready")
         click.echo(f"  data dir:  {broker.config.data_dir.resolve()}")
