@@ -14,12 +14,13 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
   only loses its own connection; its queued requests are dropped.
 - Writes: bytes chunks go to the transport; ``FileRegion`` chunks (Fetch data) above
-  ``INLINE_REGION_MAX`` are sent with
-  ``os.sendfile`` from the segment file to the socket once the transport's buffer is empty (so
-  bytes stay in order); when the socket is full, the rest of the region is read with ``pread``
-  and queued on the transport (uvloop transports have no ``loop.sendfile``). The write buffer's
-  high-water mark is 0, so ``pause_writing`` fires whenever bytes wait in user space and the
-  writer awaits ``resume_writing`` before the next region.
+  ``INLINE_REGION_MAX`` are sent with ``os.sendfile`` from the segment file to the socket once
+  the transport's buffer is empty (so bytes stay in order). uvloop transports have no
+  ``loop.sendfile`` and own their fd's registration, so the connection polls a ``dup`` of the
+  socket fd for writability when the socket buffer is full: the whole region goes zero-copy.
+  The dup is closed in ``connection_lost`` (else it would keep the socket open). The write
+  buffer's high-water mark is 0, so ``pause_writing`` fires whenever bytes wait in user space
+  and the writer awaits ``resume_writing`` before the next region.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._write_ready: asyncio.Future[None] | None = None
         self._closed = False
         self._read_paused = False
+        self._dup_fd: int | None = None
+        self._writable: asyncio.Future[None] | None = None
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -110,6 +113,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._worker.cancel()
         self._wake(self._write_ready)
         self._wake(self._wakeup)
+        if self._dup_fd is not None and self._dup_fd >= 0:
+            if self._writable is not None:
+                asyncio.get_running_loop().remove_writer(self._dup_fd)
+                self._wake(self._writable)
+            os.close(self._dup_fd)
+            self._dup_fd = -1
 
     def close(self, reason: str | None = None) -> None:
         if reason:
@@ -293,26 +302,48 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 transport.writelines(pending)
         await self._drain()
 
+    def _sendfile_fd(self) -> int:
+        """A dup of the socket's fd (-1 if none): ours to poll for writability, since the
+        transport owns the original's registration in the event loop."""
+        if self._dup_fd is None:
+            sock = self.transport.get_extra_info("socket") if self.transport else None
+            self._dup_fd = os.dup(sock.fileno()) if sock is not None else -1
+        return self._dup_fd
+
+    async def _wait_writable(self, fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._writable = fut
+        loop.add_writer(fd, self._wake, fut)
+        try:
+            await fut
+        finally:
+            self._writable = None
+            if not self._closed:
+                loop.remove_writer(fd)
+        if self._closed:
+            raise ConnectionResetError("connection closed")
+
     async def _send_region(self, region: FileRegion) -> None:
         transport = self.transport
         assert transport is not None
-        sock = transport.get_extra_info("socket")
-        out_fd = sock.fileno() if sock is not None else -1
+        out_fd = self._sendfile_fd()
         in_fd = region.file.fileno()
         offset, remaining = region.position, region.length
         while remaining > 0:
-            await self._drain()
-            sent = 0
+            await self._drain()  # bytes queued on the transport go first
             if out_fd >= 0 and transport.get_write_buffer_size() == 0:
                 try:
                     sent = os.sendfile(out_fd, in_fd, offset, remaining)
-                except BlockingIOError:
-                    sent = 0
-                if sent > 0:
-                    offset += sent
-                    remaining -= sent
+                except BlockingIOError:  # socket buffer full: wait, then go on zero-copy
+                    await self._wait_writable(out_fd)
                     continue
-            # socket full (or no fd): queue a copy on the transport and wait for it to drain
+                if sent == 0:
+                    raise _Close(f"segment file shrank under a fetch at position {offset}")
+                offset += sent
+                remaining -= sent
+                continue
+            # no socket fd (not a TCP transport): queue a copy on the transport
             data = os.pread(in_fd, min(remaining, PREAD_CHUNK), offset)
             if not data:
                 raise _Close(f"segment file shrank under a fetch at position {offset}")
