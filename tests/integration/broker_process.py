@@ -15,6 +15,7 @@ the ``broker``/``broker_factory`` fixtures in conftest.py) always leave no proce
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -32,6 +33,15 @@ from tiered_mq.protocol.codec import decode_response, encode_request
 
 METADATA = 3
 _LAUNCH = "import sys; from tiered_mq.cli import main; sys.exit(main())"
+_LIVE: set[BrokerProcess] = set()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """Never leave a broker behind, even when a test process ends without its teardown."""
+    for broker in list(_LIVE):
+        with contextlib.suppress(Exception):
+            broker.kill()
 
 
 def free_port() -> int:
@@ -70,6 +80,7 @@ class BrokerProcess:
         startup_timeout: float = 30.0,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self._fixed_port = port is not None
         self.port = port or free_port()
         self.extra_args = list(extra_args)
         self.env = env
@@ -92,6 +103,19 @@ class BrokerProcess:
         return [sys.executable, "-c", _LAUNCH, *args, *self.extra_args]
 
     def start(self) -> BrokerProcess:
+        """Start and wait until ready. A free port picked here that another process grabbed
+        in the meantime is replaced by a new one (up to 3 times)."""
+        for attempt in range(3):
+            try:
+                return self._start_once()
+            except RuntimeError:
+                lost_race = "address already in use" in self.log_tail(5)
+                if self._fixed_port or not lost_race or attempt == 2:
+                    raise
+                self.port = free_port()
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> BrokerProcess:
         if self.running:
             raise RuntimeError("broker already running")
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -107,8 +131,9 @@ class BrokerProcess:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=env,
-                start_new_session=True,
+                start_new_session=True,  # Ctrl-C on the test run does not reach it...
             )
+        _LIVE.add(self)  # ...but the test process's exit does (see _kill_leftovers)
         try:
             self.wait_ready()
         except BaseException:
@@ -159,6 +184,7 @@ class BrokerProcess:
                     proc.kill()
                 proc.wait(10)
         self.proc = None
+        _LIVE.discard(self)
         return proc.returncode
 
     def kill(self) -> int | None:
