@@ -87,6 +87,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._read_paused = False
         self._dup_fd: int | None = None
         self._writable: asyncio.Future[None] | None = None
+        self._eof = False
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -170,7 +171,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return
 
     def eof_received(self) -> bool | None:
-        return None  # close the transport
+        """The client shut down its side: answer what it already sent, then close."""
+        self._eof = True
+        self._wake(self._wakeup)
+        return True  # keep the transport open for our responses
 
     def _refuse(self, size: int) -> None:
         self._start = self._end = 0
@@ -193,6 +197,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         try:
             while not self._closed:
                 if not self._queue:
+                    if self._eof:
+                        if self.transport is not None:
+                            self.transport.close()  # after the buffered responses
+                        return
                     self._wakeup = loop.create_future()
                     await self._wakeup
                     self._wakeup = None

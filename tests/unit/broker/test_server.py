@@ -88,3 +88,17 @@ async def test_pipelined_requests_answered_in_order(broker: Broker) -> None:
         seen.append(corr)
     assert seen == list(range(1, 41))
     await c.close()
+
+
+async def test_half_closed_client_still_gets_its_answers(broker: Broker) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", broker.port)
+    writer.write(b"".join(encode_request(3, 8, i, "x", {"topics": None}) for i in (1, 2)))
+    writer.write_eof()
+    seen = []
+    for _ in range(2):
+        (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 5))
+        body = await reader.readexactly(size)
+        seen.append(struct.unpack_from(">i", body)[0])
+    assert seen == [1, 2]
+    assert await _closed_promptly(reader)
+    writer.close()
