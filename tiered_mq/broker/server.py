@@ -26,8 +26,10 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import socket
 import struct
 import time
 from collections import deque
@@ -95,6 +97,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport = transport  # type: ignore[assignment]
         assert self.transport is not None
         self.transport.set_write_buffer_limits(high=0, low=0)
+        self._set_socket_buffers()
         peer = self.transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.server.connections.add(self)
@@ -102,6 +105,20 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._worker = asyncio.get_running_loop().create_task(
             self._process_requests(), name=f"kafka-connection-{self.peer}"
         )
+
+    def _set_socket_buffers(self) -> None:
+        """Apply socket.send/receive.buffer.bytes (-1: leave the OS's autotuning alone)."""
+        sock = self.transport.get_extra_info("socket") if self.transport else None
+        if sock is None:
+            return
+        for key, opt in (
+            ("socket.send.buffer.bytes", socket.SO_SNDBUF),
+            ("socket.receive.buffer.bytes", socket.SO_RCVBUF),
+        ):
+            size = self.broker.config.get_int(key, -1)
+            if size > 0:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, opt, size)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._closed:
