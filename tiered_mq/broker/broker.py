@@ -59,6 +59,7 @@ class Broker:
         )
         self.metrics = BrokerMetrics()
         self.replica_manager = ReplicaManager(config, self.coordinator)
+        self.metrics.watch_partitions(lambda: self.replica_manager.partitions)
         self.topic_registry = TopicRegistry(config, self.coordinator, self.replica_manager)
         self.replica_manager.topic_registry = self.topic_registry
         self.producer_id_manager = ProducerIdManager(

@@ -18,7 +18,7 @@ def _free_port() -> int:
 
 
 async def test_requests_are_counted_and_served(broker: Broker, client: Client) -> None:
-    await client.call(3, 8, {"topics": None})
+    await client.call(3, 8, {"topics": [{"name": "m"}], "allow_auto_topic_creation": True})
     await client.call(3, 8, {"topics": None})
     metrics: BrokerMetrics = broker.metrics
     port = metrics.serve("127.0.0.1", _free_port())
@@ -32,6 +32,7 @@ async def test_requests_are_counted_and_served(broker: Broker, client: Client) -
     assert 'tiered_mq_requests_total{api="metadata"} 2.0' in body
     assert "tiered_mq_request_latency_seconds_bucket" in body
     assert "tiered_mq_connections 1.0" in body
+    assert 'tiered_mq_partition_high_watermark{partition="0",topic="m"} 0.0' in body
 
 
 def test_port_zero_means_off() -> None:
