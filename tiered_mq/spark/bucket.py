@@ -82,8 +82,6 @@ class Bucket(Protocol):
         """Names of the "directories" directly under ``prefix`` (which ends with ``/``)."""
         ...
 
-    def exists(self, key: str) -> bool: ...
-
 
 class S3Bucket:
     def __init__(self, url: BucketURL, client: Any) -> None:
@@ -129,15 +127,6 @@ class S3Bucket:
             raise self._error(prefix, exc) from exc
         return sorted(names)
 
-    def exists(self, key: str) -> bool:
-        try:
-            self._client.head_object(Bucket=self.url.bucket, Key=key)
-        except Exception as exc:
-            if isinstance(self._error(key, exc), ObjectNotFoundError):
-                return False
-            raise self._error(key, exc) from exc
-        return True
-
 
 class FileBucket:
     def __init__(self, url: BucketURL) -> None:
@@ -169,9 +158,6 @@ class FileBucket:
         if not directory.is_dir():
             return []
         return sorted(p.name for p in directory.iterdir() if p.is_dir() and p.name[0] != ".")
-
-    def exists(self, key: str) -> bool:
-        return self._path(key).is_file()
 
 
 _clients: dict[tuple[BucketURL, S3Settings], Bucket] = {}

@@ -42,9 +42,6 @@ class CountingBucket:
     def list_dirs(self, prefix: str) -> list[str]:
         return self.inner.list_dirs(prefix)
 
-    def exists(self, key: str) -> bool:
-        return self.inner.exists(key)
-
     def log_reads(self) -> int:
         return sum(1 for key, _ in self.reads if key.endswith(".log"))
 
