@@ -227,3 +227,9 @@ async def test_offset_for_leader_epoch(client: Client) -> None:
     )
     got = [(p["leader_epoch"], p["end_offset"]) for p in r["topics"][0]["partitions"]]
     assert got == [(0, 0), (-1, -1)]
+
+
+async def test_dot_underscore_collision_is_refused(client: Client) -> None:
+    assert (await create(client, "a.b"))["error_code"] == 0
+    clash = await create(client, "a_b")
+    assert clash["error_code"] == 17 and "collides" in clash["error_message"]

@@ -64,3 +64,15 @@ async def test_producer_id_blocks_never_overlap_across_restarts(tmp_path: Path) 
     assert await c.allocate_producer_id_block(10) == (10, 20)
     again = EmbeddedCoordinator(tmp_path)
     assert await again.allocate_producer_id_block(10) == (20, 30)
+
+
+async def test_concurrent_creates_of_one_topic(tmp_path: Path) -> None:
+    import asyncio
+
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    results = await asyncio.gather(
+        *(c.create_topic("race", 1, {}, []) for _ in range(5)), return_exceptions=True
+    )
+    assert sum(not isinstance(r, Exception) for r in results) == 1
+    assert all(isinstance(r, TopicAlreadyExistsError) for r in results if isinstance(r, Exception))
