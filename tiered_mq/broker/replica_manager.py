@@ -125,6 +125,7 @@ class ReplicaManager:
             partition = await asyncio.to_thread(
                 Partition.open, tp, self.partition_dir(tp), config, epoch
             )
+            partition.isr = state.isr if state is not None else (self.config.node_id,)
             partition.on_append = self.purgatory.notify
             partition.on_roll = self._on_roll
             self.partitions[tp] = partition

@@ -259,3 +259,30 @@ async def test_delete_records_moves_log_start_offset(client: Client) -> None:
     assert fp["error_code"] == 1 and fp["log_start_offset"] == 2
     fp = part(await client.call(FETCH, 11, fetch_body("trim", 2)), "responses", "partitions")
     assert [r.value for _, rs in decode_batches(fp["records"]) for r in rs] == [b"v2", b"v3"]
+
+
+async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [
+                {
+                    "name": "isr",
+                    "num_partitions": 1,
+                    "replication_factor": 1,
+                    "configs": [{"name": "min.insync.replicas", "value": "2"}],
+                }
+            ]
+        },
+    )
+    assert r["topics"][0]["error_code"] == 0
+    assert (
+        part(await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"]))))["error_code"] == 19
+    )
+    assert (
+        part(await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"]), acks=1)))[
+            "error_code"
+        ]
+        == 0
+    )

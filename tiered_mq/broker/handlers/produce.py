@@ -5,7 +5,9 @@ Per partition, in request order: batch-level validation only (CRC-32C, magic, si
 offsets in the request's own buffer and writes it to the active segment (zero copy from the
 socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
 the batch is in the log (single node: the ISR is this broker, so the high watermark moved with
-the append). A duplicate idempotent batch answers its original base offset and appends nothing.
+the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
+NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base offset and
+appends nothing.
 Transactional produce is not supported yet and answers UNSUPPORTED_VERSION.
 """
 
@@ -19,6 +21,7 @@ from tiered_mq.broker.partition import validate_records
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
+    NotEnoughReplicasError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
@@ -43,12 +46,19 @@ def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
     }
 
 
-async def _append(ctx: RequestContext, tp: TopicPartition, records: Any) -> dict[str, Any]:
+async def _append(
+    ctx: RequestContext, tp: TopicPartition, records: Any, acks: int
+) -> dict[str, Any]:
     broker = ctx.broker
     if records is None:
         raise CorruptRecordError("null records")
     partition = broker.replica_manager.get_partition(tp)
     batches = validate_records(records, partition.max_message_bytes)
+    min_isr = partition.log.config.min_insync_replicas
+    if acks == -1 and len(partition.isr) < min_isr:
+        raise NotEnoughReplicasError(
+            f"{tp}: {len(partition.isr)} in-sync replicas, min.insync.replicas is {min_isr}"
+        )
     if ctx.api_version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
         raise UnsupportedCompressionTypeError(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
@@ -89,7 +99,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 parts.append(_error(index, *fixed_error))
                 continue
             try:
-                parts.append(await _append(ctx, TopicPartition(name, index), pd["records"]))
+                parts.append(await _append(ctx, TopicPartition(name, index), pd["records"], acks))
             except Exception as e:
                 parts.append(_error(index, error_code(e), error_message(e)))
         responses.append({"name": name, "partition_responses": parts})
