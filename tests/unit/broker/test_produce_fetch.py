@@ -286,3 +286,37 @@ async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
         ]
         == 0
     )
+
+
+async def test_topic_compression_type_recompresses(client: Client) -> None:
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [
+                {
+                    "name": "zt",
+                    "num_partitions": 1,
+                    "replication_factor": 1,
+                    "configs": [{"name": "compression.type", "value": "zstd"}],
+                }
+            ]
+        },
+    )
+    assert r["topics"][0]["error_code"] == 0
+    gz = encode_batch(
+        [(b"k", f"v{i}".encode(), [("h", b"x")], 5_000 + i) for i in range(50)],
+        compression=1,
+        producer_id=3,
+        producer_epoch=0,
+        base_sequence=0,
+    )
+    assert part(await client.call(PRODUCE, 8, produce_body("zt", gz)))["base_offset"] == 0
+    fp = part(await client.call(FETCH, 11, fetch_body("zt", 0)), "responses", "partitions")
+    [(header, records)] = list(decode_batches(fp["records"]))
+    assert header.compression == 4 and header.producer_id == 3 and header.base_sequence == 0
+    assert [(r.offset, r.value, r.timestamp, r.headers) for r in records] == [
+        (i, f"v{i}".encode(), 5_000 + i, [("h", b"x")]) for i in range(50)
+    ]
+    # the retried batch is still recognised as a duplicate after re-encoding
+    assert part(await client.call(PRODUCE, 8, produce_body("zt", gz)))["base_offset"] == 0

@@ -8,7 +8,9 @@ the batch is in the log (single node: the ISR is this broker, so the high waterm
 the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
 NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base offset and
 appends nothing.
-Transactional produce is not supported yet and answers UNSUPPORTED_VERSION.
+A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
+codec first (recompress.py). Transactional produce is not supported yet and answers
+UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message
 from tiered_mq.broker.partition import validate_records
+from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
@@ -65,6 +68,11 @@ async def _append(
         )
     if any(h.is_transactional for _, h in batches):
         raise UnsupportedVersionError("transactional produce is not supported")
+    codec = target_codec(partition.log.config.compression_type)
+    if needs_recompression(batches, codec):
+        assert codec is not None
+        records = recompress(records, batches, codec)
+        batches = validate_records(records, partition.max_message_bytes)
     result = await partition.append_as_leader(records, batches)
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
