@@ -2,10 +2,11 @@
 
 Start order: data dir lock -> coordinator -> cold tier (remote_tier.py; an uploader starts as
 each tiered partition opens) -> replica manager (opens and recovers every partition) -> TCP
-server (binds; port 0 picks a free one) -> broker registration -> group coordinator -> metrics
-endpoint. ``close()`` runs it backwards: stop accepting and drop connections, close the group
-coordinator, stop the cold tier's uploaders, then flush every log, snapshot producer state and
-close the logs, then the coordinator. A second broker on the same data dir fails at start
+server (binds; port 0 picks a free one) -> broker registration -> group coordinator ->
+transaction coordinator (loads ``__transaction_state``) -> metrics endpoint. ``close()`` runs it
+backwards: stop accepting and drop connections, close the transaction and group coordinators,
+stop the cold tier's uploaders, then flush every log, snapshot producer state and close the
+logs, then the coordinator. A second broker on the same data dir fails at start
 (``<data_dir>/.lock``, flock).
 """
 
@@ -26,6 +27,7 @@ from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.server import KafkaServer
 from tiered_mq.broker.topic_registry import TopicRegistry
+from tiered_mq.broker.txn.coordinator import TransactionCoordinator
 from tiered_mq.coordination.base import BrokerInfo, Coordinator
 from tiered_mq.coordination.embedded import EmbeddedCoordinator
 from tiered_mq.hot.log_config import LogConfig
@@ -67,6 +69,7 @@ class Broker:
         )
         self.remote_log_manager: Any = None
         self.group_coordinator: Any = None
+        self.txn_coordinator: TransactionCoordinator | None = None
         self.handlers: dict[int, Handler] = discover()
         self.server = KafkaServer(self, self.handlers)
         self.metrics_bound_port: int | None = None
@@ -109,11 +112,18 @@ class Broker:
         self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)
         if self.group_coordinator is not None:
             await self.group_coordinator.start()
+        txn_coordinator = TransactionCoordinator(
+            self.replica_manager, self.config, self.producer_id_manager, self.group_coordinator
+        )
+        await txn_coordinator.start()
+        self.txn_coordinator = txn_coordinator
         self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
         log.info("broker %d listening on %s:%d", self.config.node_id, self.config.host, self.port)
 
     async def close(self) -> None:
         await self.server.stop()
+        if self.txn_coordinator is not None:
+            await self.txn_coordinator.close()
         if self.group_coordinator is not None:
             try:
                 await self.group_coordinator.close()

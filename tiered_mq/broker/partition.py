@@ -7,7 +7,8 @@ Invariants (single node today, ISR-ready):
   set, LocalLog fsyncs inside the append, so the producer waits for the flush;
 - ``high_watermark`` <= ``log.log_end_offset``; with no followers the ISR is this broker alone, so
   ``maybe_advance_high_watermark`` sets it to the log end offset right after each append;
-- the last stable offset equals the high watermark (no transactions yet);
+- the last stable offset (LSO) is the smallest first offset of the ongoing transactions, else
+  the high watermark; ABORT markers are indexed in ``.txnindex`` (broker/txn/partition_txn.py);
 - the producer-state map covers exactly the log below ``log_end_offset`` (it is snapshotted on
   every roll, at clean shutdown, and rebuilt from the newest snapshot plus a header replay on open).
 
@@ -21,20 +22,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tiered_mq.broker.producer_state import ProducerStateManager, snapshot_path
+from tiered_mq.broker.txn.partition_txn import PartitionTxns, replay, stable_offset_after
 from tiered_mq.errors import (
     CorruptRecordError,
+    InvalidProducerEpochError,
     MessageTooLargeError,
     UnsupportedCompressionTypeError,
 )
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.record.batch import BatchHeader, iter_batches
+from tiered_mq.record.control import encode_control_batch
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -77,6 +83,7 @@ class Partition:
         self.leader_epoch = leader_epoch
         self.lock = asyncio.Lock()
         self.producer_state = ProducerStateManager(log.dir)
+        self.txns = PartitionTxns(log)
         self.high_watermark = log.log_end_offset
         self.isr: tuple[int, ...] = ()
         self.on_append: Callable[[TopicPartition], None] | None = None
@@ -108,8 +115,9 @@ class Partition:
         leo = self.log.log_end_offset
         start = ps.load_latest_snapshot(leo)
         start = max(start, self.log.local_log_start_offset)
+        self.txns.load()
         if start < leo:
-            ps.replay(self.log.iter_batch_headers(start))
+            replay(self.log, ps, self.txns, start)
         ps.map_end_offset = leo
 
     def _snapshot_on_roll(self, new_base_offset: int) -> None:
@@ -149,6 +157,38 @@ class Partition:
                 log_append_time=info.log_append_time_ms,
             )
 
+    async def append_txn_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int
+    ) -> int:
+        """Append a COMMIT or ABORT control batch for ``producer_id``; return its offset.
+
+        Raises InvalidProducerEpochError when the partition knows a newer epoch (a zombie
+        coordinator); an ABORT closing an ongoing transaction is indexed in ``.txnindex``."""
+        async with self.lock:
+            ps = self.producer_state
+            entry = ps.producers.get(producer_id)
+            if entry is not None and producer_epoch < entry.epoch:
+                raise InvalidProducerEpochError(
+                    f"{self.tp}: marker epoch {producer_epoch} < producer epoch {entry.epoch}"
+                )
+            buf = bytearray(
+                encode_control_batch(
+                    producer_id, producer_epoch, commit, coordinator_epoch, int(time.time() * 1000)
+                )
+            )
+            batches = iter_batches(buf, validate=True)
+            info = self.log.append_as_leader(buf, self.leader_epoch, batches)  # type: ignore[arg-type]
+            offset = int(info.first_offset)
+            completed = ps.update(batches[0][1], offset)
+            if completed is not None and not commit:
+                segment_base = self.log.active_segment.base_offset
+                self.txns.record_abort(completed, stable_offset_after(ps, offset), segment_base)
+            self.maybe_advance_high_watermark()
+            return offset
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        return self.txns.aborted_between(start_offset, end_offset)
+
     def maybe_advance_high_watermark(self) -> None:
         leo = self.log.log_end_offset
         if leo > self.high_watermark:
@@ -159,7 +199,8 @@ class Partition:
     # reads ------------------------------------------------------------------------------------
     @property
     def last_stable_offset(self) -> int:
-        return self.high_watermark
+        first = self.producer_state.first_unstable_offset()
+        return self.high_watermark if first is None else min(first, self.high_watermark)
 
     @property
     def log_start_offset(self) -> int:

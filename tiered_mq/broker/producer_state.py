@@ -29,8 +29,14 @@ Snapshot file ``{offset:020d}.snapshot`` in the partition dir holds the state of
       last_offset           i64
       offset_delta          i32  last_offset - first offset of the producer's last batch
       timestamp             i64  max timestamp of that batch
-      coordinator_epoch     i32  (-1: no transactions yet)
-      current_txn_first_offset i64 (-1)
+      coordinator_epoch     i32  (-1: not tracked)
+      current_txn_first_offset i64 first offset of the producer's ongoing transaction (-1: none)
+
+Transactions: a transactional data batch opens the producer's ongoing transaction at its base
+offset (``current_txn_first_offset``, also in :attr:`ProducerStateManager.ongoing`) unless one
+is open; a control batch (COMMIT/ABORT marker) closes it and :meth:`update` returns the
+completed :class:`CompletedTxn`. An epoch bump keeps the open transaction (the coordinator's
+markers after fencing carry the new epoch).
 
 A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
 is truncated is ignored (and the next older one tried): the log is replayed from further back.
@@ -72,11 +78,19 @@ class BatchMetadata:
     timestamp: int
 
 
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+
+
 @dataclass(slots=True)
 class ProducerEntry:
     producer_id: int
     epoch: int
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+    current_txn_first_offset: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -116,6 +130,8 @@ class ProducerStateManager:
     def __init__(self, dir: Path) -> None:
         self.dir = dir
         self.producers: dict[int, ProducerEntry] = {}
+        #: producer id -> first offset of its ongoing transaction
+        self.ongoing: dict[int, int] = {}
         #: offset up to which the state reflects the log (exclusive)
         self.map_end_offset = 0
 
@@ -183,18 +199,32 @@ class ProducerStateManager:
             pending[pid] = (h.producer_epoch, h.last_sequence)
         return None
 
-    def update(self, header: BatchHeader, first_offset: int) -> None:
-        """Record an appended (or recovered) batch whose base offset is ``first_offset``."""
+    def update(self, header: BatchHeader, first_offset: int) -> CompletedTxn | None:
+        """Record an appended (or recovered) batch whose base offset is ``first_offset``.
+
+        Returns the transaction a control batch completed (None for other batches, or for a
+        marker of a producer without an ongoing transaction here)."""
         last_offset = first_offset + header.last_offset_delta
         self.map_end_offset = last_offset + 1
         pid = header.producer_id
         if pid == NO_PRODUCER_ID:
-            return
+            return None
         entry = self.producers.get(pid)
         if entry is None or header.producer_epoch != entry.epoch:
-            entry = ProducerEntry(pid, header.producer_epoch)
+            txn_first = entry.current_txn_first_offset if entry is not None else -1
+            entry = ProducerEntry(pid, header.producer_epoch, current_txn_first_offset=txn_first)
             self.producers[pid] = entry
-        if header.base_sequence != NO_SEQUENCE and not header.is_control:
+        if header.is_control:
+            completed = None
+            if entry.current_txn_first_offset >= 0:
+                completed = CompletedTxn(pid, entry.current_txn_first_offset, first_offset)
+            entry.current_txn_first_offset = -1
+            self.ongoing.pop(pid, None)
+            return completed
+        if header.is_transactional and entry.current_txn_first_offset < 0:
+            entry.current_txn_first_offset = first_offset
+            self.ongoing[pid] = first_offset
+        if header.base_sequence != NO_SEQUENCE:
             entry.batches.append(
                 BatchMetadata(
                     header.base_sequence,
@@ -204,6 +234,11 @@ class ProducerStateManager:
                     header.max_timestamp,
                 )
             )
+        return None
+
+    def first_unstable_offset(self) -> int | None:
+        """The smallest first offset of the ongoing transactions (None: none ongoing)."""
+        return min(self.ongoing.values()) if self.ongoing else None
 
     def replay(self, headers: Iterable[BatchHeader]) -> None:
         """Rebuild state from batch headers read back from the log (recovery)."""
@@ -226,7 +261,7 @@ class ProducerStateManager:
                 b.last_offset - b.first_offset,
                 b.timestamp,
                 -1,
-                -1,
+                e.current_txn_first_offset,
             )
             count += 1
         struct.pack_into(">i", body, 0, count)
@@ -244,10 +279,10 @@ class ProducerStateManager:
             return None
         out: dict[int, ProducerEntry] = {}
         for i in range(count):
-            pid, epoch, last_seq, last_off, delta, ts, _, _ = _ENTRY.unpack_from(
+            pid, epoch, last_seq, last_off, delta, ts, _, txn_first = _ENTRY.unpack_from(
                 data, _HEAD.size + i * _ENTRY.size
             )
-            entry = ProducerEntry(pid, epoch)
+            entry = ProducerEntry(pid, epoch, current_txn_first_offset=txn_first)
             first_seq = (last_seq - delta) & _INT32_MAX
             entry.batches.append(BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts))
             out[pid] = entry
@@ -282,9 +317,15 @@ class ProducerStateManager:
             entries = self.decode_snapshot(path.read_bytes())
             if entries is not None:
                 self.producers = entries
+                self.ongoing = {
+                    pid: e.current_txn_first_offset
+                    for pid, e in entries.items()
+                    if e.current_txn_first_offset >= 0
+                }
                 self.map_end_offset = off
                 return off
         self.producers = {}
+        self.ongoing = {}
         self.map_end_offset = 0
         return 0
 

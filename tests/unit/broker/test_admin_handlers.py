@@ -182,29 +182,36 @@ async def test_describe_and_alter_configs(client: Client) -> None:
     ]
 
 
-async def test_init_producer_id_and_unsupported_transactions(client: Client) -> None:
+async def test_init_producer_id_idempotent_and_transactional(client: Client) -> None:
     a = await client.call(22, 1, {"transactional_id": None, "transaction_timeout_ms": 1000})
     b = await client.call(22, 1, {"transactional_id": None, "transaction_timeout_ms": 1000})
     assert a["error_code"] == b["error_code"] == 0
     assert a["producer_id"] != b["producer_id"] and a["producer_epoch"] == 0
     t = await client.call(22, 1, {"transactional_id": "tx", "transaction_timeout_ms": 1000})
-    assert t["error_code"] == 35
+    assert t["error_code"] == 0 and t["producer_epoch"] == 0
+    again = await client.call(22, 1, {"transactional_id": "tx", "transaction_timeout_ms": 1000})
+    assert again["producer_id"] == t["producer_id"] and again["producer_epoch"] == 1
+    # EndTxn with a producer id that is not the transactional id's: INVALID_PRODUCER_ID_MAPPING
     r = await client.call(
-        26, 1, {"transactional_id": "tx", "producer_id": 1, "producer_epoch": 0, "committed": True}
-    )
-    assert r["error_code"] == 35
+        26,
+        1,
+        {"transactional_id": "tx", "producer_id": t["producer_id"] + 1, "producer_epoch": 1,
+         "committed": True},
+    )  # fmt: skip
+    assert r["error_code"] == 49
+    # partitions of an unknown topic: UNKNOWN_TOPIC_OR_PARTITION
     r = await client.call(
         24,
         1,
         {
             "v3_and_below_transactional_id": "tx",
-            "v3_and_below_producer_id": 1,
-            "v3_and_below_producer_epoch": 0,
+            "v3_and_below_producer_id": t["producer_id"],
+            "v3_and_below_producer_epoch": 1,
             "v3_and_below_topics": [{"name": "a", "partitions": [0, 1]}],
         },
     )
     results = r["results_by_topic_v3_and_below"][0]["results_by_partition"]
-    assert [p["partition_error_code"] for p in results] == [35, 35]
+    assert [p["partition_error_code"] for p in results] == [3, 3]
 
 
 async def test_offset_for_leader_epoch(client: Client) -> None:

@@ -34,6 +34,7 @@ from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetada
 from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
+from tiered_mq.broker.group.txn_offsets import PendingTxnOffsets
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class GroupCoordinator:
         )
         self.scheduler: Scheduler = scheduler or LoopScheduler()
         self.offsets = OffsetManager(replica_manager, self.config)
+        self.txn_offsets = PendingTxnOffsets(self.offsets.commit)  # see txn_offsets.py
         self.membership = Membership(self.config, self.scheduler, self._store_group)
         self.loaded = False
         self._expiration_task: asyncio.Task[None] | None = None

@@ -1,14 +1,21 @@
-"""Answers for the transactional APIs while transactions are not supported.
+"""Helpers of the transactional handlers (not a handler: the underscore keeps discovery away).
 
-No transactional producer id is ever issued (InitProducerId refuses transactional ids with
-UNSUPPORTED_VERSION), so these requests come only from a misbehaving client; each is answered
-with UNSUPPORTED_VERSION in every error slot of its response, never by closing the connection.
+Every transactional API is served by the transaction coordinator (broker/txn/coordinator.py);
+it raises Kafka errors, which the handlers turn into error codes. Until the coordinator has
+loaded ``__transaction_state`` (or on a broker without one) the answer is
+COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE, which clients retry.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any
 
-from tiered_mq.errors import UnsupportedVersionError
+from tiered_mq import errors
+from tiered_mq.broker.context import RequestContext
 
-UNSUPPORTED: Final = UnsupportedVersionError.errno
+
+def coordinator(ctx: RequestContext) -> Any:
+    tc = getattr(ctx.broker, "txn_coordinator", None)
+    if tc is None:
+        raise errors.CoordinatorNotAvailableError("no transaction coordinator")
+    return tc

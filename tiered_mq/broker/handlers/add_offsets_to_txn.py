@@ -1,15 +1,26 @@
-"""AddOffsetsToTxn (25), v0-2: transactions are not supported (see _txn.py)."""
+"""AddOffsetsToTxn (25), v0-2: add the group's ``__consumer_offsets`` partition to the txn."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._txn import UNSUPPORTED
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._txn import coordinator
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": UNSUPPORTED}
+    try:
+        await coordinator(ctx).add_offsets(
+            request["transactional_id"],
+            request["producer_id"],
+            request["producer_epoch"],
+            request["group_id"],
+        )
+        code = 0
+    except Exception as e:
+        code = error_code(e)
+    return {"throttle_time_ms": 0, "error_code": code}

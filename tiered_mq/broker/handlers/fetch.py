@@ -78,6 +78,11 @@ async def _read_partition(
         if info is None or not info.regions:
             return entry, 0
         entry["records"] = list(info.regions)
+        if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
+            entry["aborted_transactions"] = [
+                {"producer_id": t.producer_id, "first_offset": t.first_offset}
+                for t in partition.aborted_transactions(info.first_offset, max_offset)
+            ]
         return entry, int(info.size)
     except Exception as e:
         entry["error_code"] = error_code(e)

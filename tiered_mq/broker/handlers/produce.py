@@ -9,8 +9,10 @@ the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
 NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base offset and
 appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
-codec first (recompress.py). Transactional produce is not supported yet and answers
-UNSUPPORTED_VERSION.
+codec first (recompress.py). Transactional batches must come with the request's
+``transactional_id`` from the transaction's current producer epoch, to a partition added with
+AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
+INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tiered_mq.broker.recompress import needs_recompression, recompress, target_
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
+    InvalidTxnStateError,
     NotEnoughReplicasError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
@@ -49,8 +52,22 @@ def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
     }
 
 
+def _verify_transactional(
+    ctx: RequestContext, tp: TopicPartition, txn_id: str | None, batches: list[Any]
+) -> None:
+    txn = [h for _, h in batches if h.is_transactional]
+    if not txn:
+        return
+    if txn_id is None:
+        raise InvalidTxnStateError("transactional batches without a transactional id")
+    tc = ctx.broker.txn_coordinator
+    if tc is None:
+        raise InvalidTxnStateError("no transaction coordinator")
+    tc.verify_produce(txn_id, txn[0].producer_id, txn[0].producer_epoch, tp)
+
+
 async def _append(
-    ctx: RequestContext, tp: TopicPartition, records: Any, acks: int
+    ctx: RequestContext, tp: TopicPartition, records: Any, acks: int, txn_id: str | None = None
 ) -> dict[str, Any]:
     broker = ctx.broker
     if records is None:
@@ -66,8 +83,7 @@ async def _append(
         raise UnsupportedCompressionTypeError(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
         )
-    if any(h.is_transactional for _, h in batches):
-        raise UnsupportedVersionError("transactional produce is not supported")
+    _verify_transactional(ctx, tp, txn_id, batches)
     codec = target_codec(partition.log.config.compression_type)
     if needs_recompression(batches, codec):
         assert codec is not None
@@ -90,13 +106,12 @@ async def _append(
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any] | None:
     acks = request["acks"]
+    txn_id = request.get("transactional_id")
     fixed_error: tuple[int, str] | None = None
     if ctx.api_version < MIN_VERSION:
         fixed_error = (UnsupportedVersionError.errno, "produce v0-2 is not supported")
     elif acks not in (0, 1, -1):
         fixed_error = (InvalidRequiredAcksError.errno, f"acks={acks}")
-    elif request.get("transactional_id") is not None:
-        fixed_error = (UnsupportedVersionError.errno, "transactions are not supported")
     responses = []
     for topic in request["topic_data"]:
         name = topic["name"]
@@ -107,7 +122,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 parts.append(_error(index, *fixed_error))
                 continue
             try:
-                parts.append(await _append(ctx, TopicPartition(name, index), pd["records"], acks))
+                tp = TopicPartition(name, index)
+                parts.append(await _append(ctx, tp, pd["records"], acks, txn_id))
             except Exception as e:
                 parts.append(_error(index, error_code(e), error_message(e)))
         responses.append({"name": name, "partition_responses": parts})

@@ -1,25 +1,68 @@
-"""TxnOffsetCommit (28), v0-2: transactions are not supported (see _txn.py)."""
+"""TxnOffsetCommit (28), v0-2: offsets committed as part of a transaction.
+
+They are held by the group coordinator (group/txn_offsets.py) and become visible to OffsetFetch
+only when the transaction commits; the group's offsets partition must have been added with
+AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
+``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that partition.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq import errors
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._txn import UNSUPPORTED
+from tiered_mq.broker.group import log_format as fmt
+from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.txn.coordinator import now_ms
 from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    topics = [
-        {
-            "name": t["name"],
-            "partitions": [
-                {"partition_index": p["partition_index"], "error_code": UNSUPPORTED}
-                for p in t["partitions"]
-            ],
-        }
-        for t in request.get("topics") or []
-    ]
-    return {"throttle_time_ms": 0, "topics": topics}
+    topics = request.get("topics") or []
+    codes: dict[TopicPartition, int] = {}
+    offsets: dict[TopicPartition, fmt.OffsetValue] = {}
+    now = now_ms()
+    gc = ctx.broker.group_coordinator
+    max_meta = gc.config.offset_metadata_max_bytes if gc is not None else 4096
+    for t in topics:
+        for p in t["partitions"]:
+            tp = TopicPartition(t["name"], p["partition_index"])
+            metadata = p.get("committed_metadata") or ""
+            if len(metadata) > max_meta:
+                codes[tp] = errors.OffsetMetadataTooLargeError.errno
+                continue
+            leader_epoch = p.get("committed_leader_epoch", -1)
+            offsets[tp] = fmt.OffsetValue(p["committed_offset"], leader_epoch, metadata, now)
+            codes[tp] = 0
+    try:
+        coordinator(ctx).txn_offset_commit(
+            request["transactional_id"],
+            request["group_id"],
+            request["producer_id"],
+            request["producer_epoch"],
+            offsets,
+        )
+    except Exception as e:
+        code = error_code(e)
+        codes = dict.fromkeys(codes, code)
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {
+                        "partition_index": p["partition_index"],
+                        "error_code": codes[TopicPartition(t["name"], p["partition_index"])],
+                    }
+                    for p in t["partitions"]
+                ],
+            }
+            for t in topics
+        ],
+    }

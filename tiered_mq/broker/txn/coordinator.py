@@ -1,0 +1,301 @@
+"""TransactionCoordinator: the transactional APIs of one broker (it coordinates every id).
+
+State: one :class:`~tiered_mq.broker.txn.state.TxnMetadata` per transactional id, cached in
+memory and logged to the compacted topic ``__transaction_state`` (formats in log_format.py)
+before any answer or marker depends on it. The topic is created by the first transactional
+InitProducerId (as in Kafka); ``start()`` replays it when it exists, then completes every
+transaction caught in PrepareCommit/PrepareAbort by a crash; until then requests get
+COORDINATOR_LOAD_IN_PROGRESS. A task aborts ongoing transactions older than their
+``transaction.timeout.ms`` (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``),
+bumping the epoch so the late producer is fenced.
+
+Ending a transaction: log Prepare*, materialize (commit) or drop (abort) its pending
+TxnOffsetCommit offsets in the group coordinator, write a COMMIT/ABORT control batch into every
+partition of the transaction (the ``__consumer_offsets`` partitions added by AddOffsetsToTxn
+included), log Complete*, answer. Each transactional id is served under its own lock, so one
+id's requests never interleave. Coordinator epoch: always 0 (a single coordinator).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from tiered_mq import errors
+from tiered_mq.broker.group import log_format as group_fmt
+from tiered_mq.broker.txn import log_format as fmt
+from tiered_mq.broker.txn import state as sm
+from tiered_mq.broker.txn.state import TxnMetadata, TxnState
+from tiered_mq.record.records import decode_batches, encode_batch
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+COORDINATOR_EPOCH = 0
+LOAD_BUFFER_BYTES = 1 << 20
+DEFAULT_MAX_TIMEOUT_MS = 900_000
+DEFAULT_CLEANUP_INTERVAL_MS = 10_000
+
+
+class ProducerIdSource(Protocol):
+    async def generate_producer_id(self) -> int: ...
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        replica_manager: Any,
+        config: Any,
+        producer_ids: ProducerIdSource,
+        group_coordinator: Any = None,
+    ) -> None:
+        self.rm = replica_manager
+        self.producer_ids = producer_ids
+        self.group_coordinator = group_coordinator
+        self.num_partitions = config.get_int("transaction.state.log.num.partitions", 50)
+        self.max_timeout_ms = config.get_int("transaction.max.timeout.ms", DEFAULT_MAX_TIMEOUT_MS)
+        self.cleanup_interval_ms = config.get_int(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            DEFAULT_CLEANUP_INTERVAL_MS,
+        )
+        self.segment_bytes = config.get_int("transaction.state.log.segment.bytes", 104857600)
+        self.txns: dict[str, TxnMetadata] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.loaded = False
+        self._topic_ready = False
+        self._topic_lock = asyncio.Lock()
+        self._expiry: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.rm.coordinator.get_topic(fmt.TRANSACTION_STATE_TOPIC) is not None:
+            await self._ensure_topic()
+        for txn_id, meta in list(self.txns.items()):
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                async with self._lock(txn_id):
+                    await self._finish(meta)
+        self.loaded = True
+        log.info("transaction coordinator loaded %d transactional ids", len(self.txns))
+        self._expiry = asyncio.get_running_loop().create_task(
+            self._expiry_loop(), name="txn-timeout"
+        )
+
+    async def _ensure_topic(self) -> None:
+        """Create (first transactional producer, as Kafka does) and load the state topic."""
+        async with self._topic_lock:
+            if self._topic_ready:
+                return
+            await self.rm.ensure_internal_topic(
+                fmt.TRANSACTION_STATE_TOPIC,
+                self.num_partitions,
+                {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)},
+            )
+            for p in range(self.num_partitions):
+                self._load_partition(TopicPartition(fmt.TRANSACTION_STATE_TOPIC, p))
+            self._topic_ready = True
+
+    async def close(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._expiry
+
+    def _load_partition(self, tp: TopicPartition) -> None:
+        local_log = self.rm.local_log(tp)
+        offset = local_log.log_start_offset
+        while offset < local_log.log_end_offset:
+            data = local_log.read(offset, LOAD_BUFFER_BYTES)
+            buf = b"".join(region.read() for region in data.regions)
+            next_offset = offset
+            for header, records in decode_batches(buf):
+                next_offset = header.next_offset
+                if header.is_control:
+                    continue
+                for record in records:
+                    self._apply(record.key, record.value)
+            if next_offset <= offset:
+                log.error("%s: no progress loading at offset %d", tp, offset)
+                return
+            offset = next_offset
+
+    def _apply(self, key: bytes | None, value: bytes | None) -> None:
+        if key is None:
+            return
+        try:
+            txn_id = fmt.decode_key(key)
+            if value is None:
+                self.txns.pop(txn_id, None)
+            else:
+                self.txns[txn_id] = fmt.decode_value(txn_id, value)
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.warning("skipping undecodable %s record: %s", fmt.TRANSACTION_STATE_TOPIC, exc)
+
+    def _lock(self, txn_id: str) -> asyncio.Lock:
+        lock = self._locks.get(txn_id)
+        if lock is None:
+            lock = self._locks[txn_id] = asyncio.Lock()
+        return lock
+
+    def _check_loaded(self) -> None:
+        if not self.loaded:
+            raise errors.CoordinatorLoadInProgressError("transaction coordinator loading")
+
+    async def _store(self, meta: TxnMetadata) -> None:
+        """Log ``meta``, then make it current."""
+        record = (fmt.encode_key(meta.transactional_id), fmt.encode_value(meta), None, now_ms())
+        tp = TopicPartition(
+            fmt.TRANSACTION_STATE_TOPIC,
+            fmt.partition_for(meta.transactional_id, self.num_partitions),
+        )
+        await self.rm.append_internal(tp, encode_batch([record]))
+        self.txns[meta.transactional_id] = meta
+
+    # -- completing transactions ----------------------------------------------------------
+
+    async def _write_markers(self, meta: TxnMetadata, commit: bool) -> None:
+        for tp in sorted(meta.partitions):
+            try:
+                partition = self.rm.get_partition(tp)
+                await partition.append_txn_marker(
+                    meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH
+                )
+            except errors.UnknownTopicOrPartitionError:
+                log.info("%s: partition %s is gone, no marker", meta.transactional_id, tp)
+            except errors.InvalidProducerEpochError as exc:
+                log.warning("%s: marker refused: %s", meta.transactional_id, exc)
+
+    async def _finish(self, prepared: TxnMetadata) -> TxnMetadata:
+        """Prepare* (already logged) -> offsets, markers -> Complete* (logged)."""
+        commit = prepared.state is TxnState.PREPARE_COMMIT
+        gc = self.group_coordinator
+        if gc is not None:
+            await gc.txn_offsets.complete(prepared.producer_id, commit, now_ms())
+        await self._write_markers(prepared, commit)
+        done = sm.complete(prepared, now_ms())
+        await self._store(done)
+        return done
+
+    async def _abort_fenced(self, meta: TxnMetadata) -> TxnMetadata:
+        prepared = sm.fence_and_abort(meta, now_ms())
+        await self._store(prepared)
+        return await self._finish(prepared)
+
+    # -- APIs -----------------------------------------------------------------------------
+
+    async def init_producer_id(self, txn_id: str, timeout_ms: int) -> tuple[int, int]:
+        """(producer id, epoch) for a (re)starting transactional producer; raises Kafka errors."""
+        self._check_loaded()
+        if not txn_id:
+            raise errors.InvalidRequestError("empty transactional id")
+        if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
+            raise errors.InvalidTransactionTimeoutError(
+                f"transaction.timeout.ms {timeout_ms} outside (0, {self.max_timeout_ms}]"
+            )
+        await self._ensure_topic()
+        async with self._lock(txn_id):
+            meta = self.txns.get(txn_id)
+            now = now_ms()
+            if meta is None or meta.state is TxnState.DEAD:
+                pid = await self.producer_ids.generate_producer_id()
+                meta = TxnMetadata(txn_id, pid, 0, timeout_ms, last_update_ms=now)
+            elif meta.state is TxnState.ONGOING:
+                meta = await self._abort_fenced(meta)  # fences the old instance at epoch + 1
+                meta = meta.replace(timeout_ms=timeout_ms, state=TxnState.EMPTY)
+            else:
+                meta = sm.init_existing(meta, timeout_ms, now)
+            if sm.needs_new_producer_id(meta):
+                pid = await self.producer_ids.generate_producer_id()
+                meta = meta.replace(producer_id=pid, producer_epoch=0)
+            await self._store(meta)
+            return meta.producer_id, meta.producer_epoch
+
+    def _known(self, txn_id: str) -> TxnMetadata:
+        self._check_loaded()
+        meta = self.txns.get(txn_id)
+        if meta is None:
+            raise errors.InvalidProducerIdMappingError(f"unknown transactional id {txn_id!r}")
+        return meta
+
+    async def add_partitions(
+        self, txn_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition]
+    ) -> None:
+        async with self._lock(txn_id):
+            meta = self._known(txn_id)
+            updated = sm.add_partitions(meta, producer_id, epoch, partitions, now_ms())
+            if updated.partitions != meta.partitions or updated.state is not meta.state:
+                await self._store(updated)
+
+    def offsets_partition(self, group_id: str) -> TopicPartition:
+        gc = self.group_coordinator
+        if gc is None:
+            raise errors.CoordinatorNotAvailableError("no group coordinator")
+        tp: TopicPartition = gc.offsets.partition_for(group_id)
+        return tp
+
+    async def add_offsets(self, txn_id: str, producer_id: int, epoch: int, group_id: str) -> None:
+        await self.add_partitions(txn_id, producer_id, epoch, [self.offsets_partition(group_id)])
+
+    def txn_offset_commit(
+        self,
+        txn_id: str,
+        group_id: str,
+        producer_id: int,
+        epoch: int,
+        offsets: Mapping[TopicPartition, group_fmt.OffsetValue],
+    ) -> None:
+        """Hold offsets until the transaction ends; the group's partition must be in it."""
+        meta = self._known(txn_id)
+        sm.check_producer(meta, producer_id, epoch)
+        if meta.state is not TxnState.ONGOING or (
+            self.offsets_partition(group_id) not in meta.partitions
+        ):
+            raise errors.InvalidTxnStateError(f"{txn_id}: offsets of {group_id} not in the txn")
+        self.group_coordinator.txn_offsets.add(producer_id, group_id, offsets)
+
+    async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
+        async with self._lock(txn_id):
+            meta = self._known(txn_id)
+            prepared = sm.end_txn(meta, producer_id, epoch, commit, now_ms())
+            if prepared is None:
+                return  # a retry of an end that completed
+            await self._store(prepared)
+            await self._finish(prepared)
+
+    def verify_produce(self, txn_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> None:
+        """A transactional produce must come from the current epoch, to a partition added."""
+        meta = self._known(txn_id)
+        sm.check_producer(meta, producer_id, epoch)
+        if meta.state is not TxnState.ONGOING or tp not in meta.partitions:
+            raise errors.InvalidTxnStateError(f"{txn_id}: {tp} is not in the transaction")
+
+    # -- timeouts -------------------------------------------------------------------------
+
+    async def abort_expired(self) -> list[str]:
+        aborted = []
+        for txn_id, meta in list(self.txns.items()):
+            if not meta.expired(now_ms()):
+                continue
+            async with self._lock(txn_id):
+                meta = self.txns[txn_id]
+                if meta.expired(now_ms()):
+                    log.info("%s: transaction timed out, aborting", txn_id)
+                    await self._abort_fenced(meta)
+                    aborted.append(txn_id)
+        return aborted
+
+    async def _expiry_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cleanup_interval_ms / 1000.0)
+            try:
+                await self.abort_expired()
+            except Exception:
+                log.exception("aborting timed-out transactions failed")

@@ -1,0 +1,118 @@
+"""The transactional side of one partition: aborted transactions and marker replay.
+
+The producer state (broker/producer_state.py) knows each producer's ongoing transaction; the
+last stable offset (LSO) is the smallest first offset of the ongoing transactions, else the
+high watermark. This module keeps the partition's aborted transactions:
+
+- in memory, every :class:`AbortedTxn` of the local segments (a few per aborted transaction;
+  tiny), for read_committed fetches (:meth:`PartitionTxns.aborted_between`);
+- on disk, in the ``.txnindex`` of the segment holding each ABORT marker (Kafka's format, see
+  hot/transaction_index.py), which the cold tier uploads with the segment.
+
+Recovery (:meth:`PartitionTxns.load` then :func:`replay`): every segment's ``.txnindex`` is
+read, entries at or past the log end offset dropped (truncated log); the log tail past the
+newest producer snapshot is replayed batch header by batch header, and for each control batch
+(small: one record) the marker is read to tell ABORT from COMMIT; an ABORT missing from the
+index (lost in a crash before the snapshot) is appended again. Index files are not fsynced.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from tiered_mq.broker.producer_state import CompletedTxn, ProducerStateManager
+from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.transaction_index import AbortedTxn, TransactionIndex, collect_aborted
+from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.control import ControlType, decode_control_record
+from tiered_mq.record.records import decode_batches
+
+log = logging.getLogger(__name__)
+
+
+def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> ControlType:
+    """The type of the control batch at ``position`` (UNKNOWN when it cannot be decoded)."""
+    data = os.pread(segment.file.fileno(), header.size, position)
+    try:
+        for _, records in decode_batches(data):
+            for record in records:
+                return decode_control_record(record).type
+    except Exception as exc:  # a corrupt marker is logged, never fatal to recovery
+        log.warning("%s: undecodable control batch at %d: %s", segment.dir, position, exc)
+    return ControlType.UNKNOWN
+
+
+class PartitionTxns:
+    """Aborted transactions of one partition (under the partition lock)."""
+
+    def __init__(self, log_: LocalLog) -> None:
+        self.log = log_
+        self.aborted: list[AbortedTxn] = []
+        self._known: set[tuple[int, int]] = set()  # (producer id, marker offset)
+
+    def load(self) -> None:
+        leo = self.log.log_end_offset
+        self.aborted, self._known = [], set()
+        for segment in self.log.segments():
+            index = TransactionIndex(self.log.dir, segment.base_offset)
+            if not index.path.exists():
+                continue
+            try:
+                entries = index.truncate_to(leo)
+            except ValueError as exc:
+                log.warning("%s: unreadable transaction index, rebuilt: %s", index.path, exc)
+                index.delete()
+                continue
+            for e in entries:
+                self._remember(e)
+
+    def _remember(self, entry: AbortedTxn) -> None:
+        self.aborted.append(entry)
+        self._known.add((entry.producer_id, entry.last_offset))
+
+    def record_abort(self, txn: CompletedTxn, last_stable_offset: int, segment_base: int) -> None:
+        """Note an aborted transaction whose ABORT marker is in segment ``segment_base``."""
+        if (txn.producer_id, txn.last_offset) in self._known:
+            return
+        entry = AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
+        TransactionIndex(self.log.dir, segment_base).append(entry)
+        self._remember(entry)
+
+    def aborted_between(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [start_offset, end_offset), by first offset."""
+        if not self.aborted:
+            return []
+        floor = self.log.log_start_offset
+        if self.aborted[0].last_offset < floor:  # segments deleted by retention
+            self.aborted = [e for e in self.aborted if e.last_offset >= floor]
+        return collect_aborted(self.aborted, start_offset, end_offset)
+
+
+def stable_offset_after(ps: ProducerStateManager, marker_offset: int) -> int:
+    first = ps.first_unstable_offset()
+    return marker_offset + 1 if first is None else min(first, marker_offset + 1)
+
+
+def replay(
+    log_: LocalLog,
+    ps: ProducerStateManager,
+    txns: PartitionTxns,
+    start: int,
+) -> None:
+    """Replay the log from the batch holding ``start`` into the producer state and ``txns``."""
+    start = max(start, log_.local_log_start_offset)
+    for segment in log_.segments():
+        if log_.next_segment_base(segment) <= start:
+            continue
+        found = segment.translate_offset(start)
+        if found is None:
+            continue
+        for position, header in segment.iter_headers(found[0]):
+            completed = ps.update(header, header.base_offset)
+            if completed is not None and read_marker(segment, position, header) is (
+                ControlType.ABORT
+            ):
+                lso = stable_offset_after(ps, header.base_offset)
+                txns.record_abort(completed, lso, segment.base_offset)

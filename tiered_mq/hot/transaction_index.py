@@ -1,0 +1,105 @@
+"""The aborted-transaction index of a segment (``{base_offset:020d}.txnindex``), Kafka's format.
+
+One entry per transaction aborted by an ABORT marker written into the segment, in marker
+order, 34 bytes, big-endian (Kafka's ``AbortedTxn``)::
+
+    version             i16  = 0
+    producer_id         i64
+    first_offset        i64  offset of the transaction's first batch (may be in an older segment)
+    last_offset         i64  offset of the ABORT marker
+    last_stable_offset  i64  the partition's last stable offset once the transaction ended
+
+A read_committed fetch lists the aborted transactions overlapping the range it returns, so the
+consumer drops their records. Entries are appended without fsync: a torn trailing entry (a
+crash mid-write) is ignored on load, and entries for markers past a truncated log end are
+dropped (:meth:`TransactionIndex.truncate_to`); the partition re-adds missing entries when it
+replays the log tail on open (see broker/txn/partition_txn.py).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tiered_mq.hot import log_files
+
+ENTRY: Final = struct.Struct(">hqqqq")
+ENTRY_SIZE: Final = ENTRY.size  # 34
+VERSION: Final = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+    def encode(self) -> bytes:
+        return ENTRY.pack(
+            VERSION, self.producer_id, self.first_offset, self.last_offset, self.last_stable_offset
+        )
+
+    def overlaps(self, start_offset: int, end_offset: int) -> bool:
+        """True when the transaction touches [start_offset, end_offset)."""
+        return self.last_offset >= start_offset and self.first_offset < end_offset
+
+
+def decode_entries(data: bytes) -> list[AbortedTxn]:
+    """Every whole entry of ``data``; a torn trailing entry is ignored.
+
+    Raises ValueError for an entry of an unknown version."""
+    out = []
+    for pos in range(0, len(data) - ENTRY_SIZE + 1, ENTRY_SIZE):
+        version, pid, first, last, lso = ENTRY.unpack_from(data, pos)
+        if version != VERSION:
+            raise ValueError(f"transaction index entry version {version} at byte {pos}")
+        out.append(AbortedTxn(pid, first, last, lso))
+    return out
+
+
+class TransactionIndex:
+    """The ``.txnindex`` file of the segment whose base offset is ``base_offset``."""
+
+    def __init__(self, dir: Path, base_offset: int) -> None:
+        self.base_offset = base_offset
+        self.path = log_files.txn_index_file(dir, base_offset)
+
+    def entries(self) -> list[AbortedTxn]:
+        try:
+            return decode_entries(self.path.read_bytes())
+        except FileNotFoundError:
+            return []
+
+    def append(self, entry: AbortedTxn) -> None:
+        with open(self.path, "ab") as f:
+            size = f.tell()
+            if size % ENTRY_SIZE:  # a torn entry from a crash: cut it first
+                f.truncate(size - size % ENTRY_SIZE)
+            f.write(entry.encode())
+
+    def truncate_to(self, offset: int) -> list[AbortedTxn]:
+        """Drop entries whose marker is at or above ``offset``; return the kept ones."""
+        entries = self.entries()
+        kept = [e for e in entries if e.last_offset < offset]
+        if len(kept) != len(entries) or (
+            self.path.exists() and self.path.stat().st_size != len(entries) * ENTRY_SIZE
+        ):
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_bytes(b"".join(e.encode() for e in kept))
+            tmp.replace(self.path)
+        return kept
+
+    def delete(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def collect_aborted(
+    entries: list[AbortedTxn], start_offset: int, end_offset: int
+) -> list[AbortedTxn]:
+    """Entries overlapping [start_offset, end_offset), ordered by first offset."""
+    return sorted(
+        (e for e in entries if e.overlaps(start_offset, end_offset)), key=lambda e: e.first_offset
+    )
