@@ -1,11 +1,11 @@
 """Fetch (1), v4-11, for consumers (replica fetches come with replication).
 
 Per requested partition, in request order, whole batches from the batch holding
-``fetch_offset`` up to the high watermark (the last stable offset for read_committed, equal to
-it until transactions exist), as FileRegions the server sends with sendfile. Byte limits: each
-partition gets at most ``partition_max_bytes`` and the response at most ``max_bytes``, except
-that the first partition with data always returns at least one whole batch (KIP-74), so a batch
-larger than the limits never stalls a consumer.
+``fetch_offset`` up to the high watermark (the last stable offset for read_committed, with the
+aborted transactions overlapping the range read), as FileRegions the server sends with
+sendfile. Byte limits: each partition gets at most ``partition_max_bytes`` and the response
+at most ``max_bytes``, except that the first partition with data always returns at least one
+whole batch (KIP-74), so a batch larger than the limits never stalls a consumer.
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
@@ -28,6 +28,13 @@ from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+
+
+def _aborted(partition: Any, start: int, end: int) -> list[dict[str, int]]:
+    return [
+        {"producer_id": t.producer_id, "first_offset": t.first_offset}
+        for t in partition.aborted_transactions(start, end)
+    ]
 
 
 async def _read_partition(
@@ -68,6 +75,8 @@ async def _read_partition(
         ):
             data = await rlm.read(tp, offset, max(limit, 1))
             entry["records"] = data
+            if read_committed:  # aborted transactions this broker indexed (partition_txn.py)
+                entry["aborted_transactions"] = _aborted(partition, offset, max_offset)
             return entry, len(data)
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
@@ -79,10 +88,7 @@ async def _read_partition(
             return entry, 0
         entry["records"] = list(info.regions)
         if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
-            entry["aborted_transactions"] = [
-                {"producer_id": t.producer_id, "first_offset": t.first_offset}
-                for t in partition.aborted_transactions(info.first_offset, max_offset)
-            ]
+            entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
         return entry, int(info.size)
     except Exception as e:
         entry["error_code"] = error_code(e)
