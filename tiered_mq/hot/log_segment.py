@@ -390,7 +390,8 @@ class LogSegment:
 
     def rename_suffix(self, suffix: str) -> None:
         """Append ``suffix`` (e.g. ``.deleted``) to every file of the segment."""
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        txn_index = log_files.txn_index_file(self.dir, self.base_offset)
+        for path in (self.log_path, self.offset_index.path, self.time_index.path, txn_index):
             if path.exists():
                 path.replace(path.with_name(path.name + suffix))
         self.offset_index.path = self.offset_index.path.with_name(

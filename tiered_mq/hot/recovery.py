@@ -97,7 +97,9 @@ def _complete_swaps(dir: Path) -> None:
 
 def _remove_orphan_indexes(dir: Path) -> None:
     for path in list(dir.iterdir()):
-        if path.name.endswith((log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX)):
+        if path.name.endswith(
+            (log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX, log_files.TXN_INDEX_SUFFIX)
+        ):
             base = log_files.offset_from_file_name(path.name)
             if base is not None and not log_files.log_file(dir, base).exists():
                 path.unlink()
