@@ -6,14 +6,13 @@ response, as for Produce with acks=0). Request and response dicts use the Kafka 
 names in snake_case (see tiered_mq.protocol). A handler answers per-partition failures with
 error codes; an exception escaping it closes the client's connection.
 
-Modules that fail to import are logged and skipped, so one broken handler (or one another
-engineer is still writing) does not take the broker down; :func:`discover` returns the rest.
+A module that fails to import stops the broker at start-up: a broker that silently lacks an
+API would advertise a table its clients cannot rely on.
 """
 
 from __future__ import annotations
 
 import importlib
-import logging
 import pkgutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tiered_mq.broker.context import RequestContext
 
-log = logging.getLogger(__name__)
 
 HandleFn = Callable[["RequestContext", dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
@@ -40,15 +38,11 @@ def discover() -> dict[int, Handler]:
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
             continue
-        try:
-            mod = importlib.import_module(f"{__name__}.{info.name}")
-        except Exception:
-            log.exception("handler module %s failed to import; skipped", info.name)
-            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
         key = getattr(mod, "API_KEY", None)
         handle = getattr(mod, "handle", None)
         if not isinstance(key, int) or handle is None:
-            continue
+            raise RuntimeError(f"handler module {info.name} lacks API_KEY or handle()")
         if key in handlers:
             raise RuntimeError(f"handlers {handlers[key].name} and {info.name} share api key {key}")
         handlers[key] = Handler(key, info.name, handle)
