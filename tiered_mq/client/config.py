@@ -20,6 +20,7 @@ librdkafka's property names; the wrappers call ``to_librdkafka()``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,8 +48,35 @@ def default_bootstrap() -> str:
     return os.environ.get(BOOTSTRAP_ENV) or DEFAULT_BOOTSTRAP
 
 
+class _OncePerMessage(logging.Filter):
+    """Lets each distinct librdkafka log line through once.
+
+    librdkafka repeats a connection failure every reconnect backoff (tens of lines a second
+    while a broker is down); the first says all a user needs.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self._seen:
+            return False
+        self._seen.add(message)
+        return True
+
+
+LIBRDKAFKA_LOG = logging.getLogger("tiered_mq.client.librdkafka")
+LIBRDKAFKA_LOG.addFilter(_OncePerMessage())
+
+
 def _base(bootstrap_servers: str, client_id: str) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap_servers, "client.id": client_id}
+    return {
+        "bootstrap.servers": bootstrap_servers,
+        "client.id": client_id,
+        "logger": LIBRDKAFKA_LOG,
+    }
 
 
 @dataclass(frozen=True)
