@@ -393,14 +393,20 @@ class LocalLog:
                 found = segment.translate_offset(limit)
                 max_position = found[0] if found else segment.size
             got = segment.read(offset, remaining, max_position, min_one_batch and not info.regions)
-            if got is not None:
-                first, region = got
-                if not info.regions:
-                    info = FetchDataInfo(first)
-                info.regions.append(region)
-                remaining -= region.length
-                if remaining <= 0 or region.position + region.length < max_position:
+            if got is None:
+                if segment.translate_offset(offset) is not None:
+                    # its next batch does not fit in what is left (or lies at the limit):
+                    # stop here, never skip it for a smaller batch of a later segment
                     break
+                offset = self.next_segment_base(segment)  # nothing at or above offset here
+                continue
+            first, region = got
+            if not info.regions:
+                info = FetchDataInfo(first)
+            info.regions.append(region)
+            remaining -= region.length
+            if remaining <= 0 or region.position + region.length < max_position:
+                break
             offset = self.next_segment_base(segment)
         return dataclasses.replace(info, size=sum(r.length for r in info.regions))
 

@@ -104,6 +104,26 @@ def test_roll_before_overflow_and_read_spans_segments(tmp_path: Path) -> None:
     assert log.segments()[-1].size == len(big)
 
 
+def test_read_never_skips_a_segment_whose_batch_does_not_fit(tmp_path: Path) -> None:
+    # segments [small][big][small]: a budget left after the first that is too small for the
+    # big batch must end the read there, not jump to the small batch of the third segment
+    small_size = len(make_batch(3))
+    big = make_batch(3, value_size=small_size * 4)
+    log = open_log(tmp_path / "t-0", segment_bytes=str(small_size + 10))
+    log.append_as_leader(make_batch(3, seed=1), 0)
+    log.append_as_leader(big, 0)
+    log.append_as_leader(make_batch(3, seed=2), 0)
+    assert [s.base_offset for s in log.segments()] == [0, 3, 6]
+    info = log.read(0, small_size * 3)
+    assert [(read_header(r.read()).base_offset, r.length) for r in info.regions] == [
+        (0, small_size)
+    ]
+    # not the first partition of a response (min_one_batch False): nothing, not offset 6
+    assert log.read(3, small_size * 3, min_one_batch=False).regions == []
+    assert log.read(3, small_size * 3).size == len(big)  # the first batch always goes whole
+    assert read_header(log.read(6, small_size).regions[0].read()).base_offset == 6
+
+
 def test_maybe_roll_by_segment_ms(tmp_path: Path) -> None:
     clock = Clock()
     log = open_log(tmp_path / "t-0", clock, segment_ms="1000")
