@@ -105,6 +105,7 @@ class Broker:
         self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()
+        await self.topic_registry.publish_topic_manifests()
         await self.server.start(self.config.host, self.config.port)
         await self.coordinator.register_broker(
             BrokerInfo(self.config.node_id, self.advertised_host, self.port)

@@ -16,6 +16,7 @@ between leaves a topic whose partitions are created empty at the next start.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.replica_manager import ReplicaManager
@@ -27,9 +28,12 @@ from tiered_mq.errors import (
     InvalidReplicationFactorError,
     InvalidTopicError,
     KafkaError,
+    StorageError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+
+log = logging.getLogger(__name__)
 
 
 class TopicRegistry:
@@ -113,7 +117,8 @@ class TopicRegistry:
                 return None
             meta = await self.coordinator.create_topic(name, partitions, configs, replicas)
             await self.replica_manager.open_partitions(name, range(partitions), configs)
-            return meta
+        await self.publish_topic_manifest(name)
+        return meta
 
     async def delete_topic(self, name: str) -> None:
         async with self._lock:
@@ -144,6 +149,7 @@ class TopicRegistry:
             await self.replica_manager.open_partitions(
                 name, range(meta.partitions, total), meta.configs
             )
+        await self.publish_topic_manifest(name)
 
     async def set_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
@@ -155,3 +161,31 @@ class TopicRegistry:
                 return
             await self.coordinator.set_topic_configs(name, configs)
             self.replica_manager.reconfigure_topic(name, configs)
+        await self.publish_topic_manifest(name)
+
+    # the bucket's copy of topic metadata ------------------------------------------------------
+    async def publish_topic_manifest(self, name: str) -> None:
+        """Write ``topic.json`` (partition count, effective configs) of a tiered topic.
+
+        The bucket alone then says how to restore or replay the topic. Best effort: with the
+        bucket unreachable the admin change still stands, and the next change or broker start
+        writes the manifest again.
+        """
+        rlm = self.replica_manager.remote_log_manager
+        meta = self.coordinator.get_topic(name)
+        if rlm is None or meta is None or name.startswith("__"):
+            return
+        configs = self.effective_configs(name)
+        if configs.get("remote.storage.enable") != "true":
+            return
+        try:
+            await rlm.write_topic_manifest(name, meta.partitions, configs)
+        except (StorageError, OSError) as exc:
+            log.warning(
+                "topic manifest of %s not written (retried on the next change): %s", name, exc
+            )
+
+    async def publish_topic_manifests(self) -> None:
+        """Rewrite every tiered topic's ``topic.json`` (at broker start)."""
+        for name in self.list_topics():
+            await self.publish_topic_manifest(name)
