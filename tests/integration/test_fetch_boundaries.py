@@ -15,6 +15,7 @@ moves under it).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -86,7 +87,7 @@ def test_fetch_budget_stops_in_front_of_a_big_batch(broker: TieredBroker) -> Non
         batches = fetched_batches(bytes(part["records"]))
         assert batches, f"empty answer at offset {offset} below the high watermark"
         assert batches[0][0] <= offset <= batches[0][1]
-        for (_, last), (base, _) in zip(batches, batches[1:], strict=False):
+        for (_, last), (base, _) in itertools.pairwise(batches):
             assert base == last + 1, f"fetch at {offset} skipped {last + 1}..{base - 1}"
         offset = batches[-1][1] + 1
 
