@@ -18,7 +18,6 @@ from tiered_mq.client import (
     ProducerConfig,
     RetryingProcessor,
     RetryPolicy,
-    TransactionsUnsupportedError,
 )
 from tiered_mq.client.retry import HDR_ATTEMPT, HDR_ERROR, HDR_ORIGINAL_OFFSET
 from tiered_mq.topic_partition import TopicPartition
@@ -157,11 +156,7 @@ def test_retry_then_dead_letter(bootstrap: str) -> None:
 
 
 def test_exactly_once_transactions(bootstrap: str) -> None:
-    """Committed transactions are visible to read_committed readers, aborted ones are not.
-
-    If the broker cannot run transactions, the SDK must say so with
-    TransactionsUnsupportedError rather than hang or produce non-transactionally.
-    """
+    """Committed transactions are visible to read_committed readers, aborted ones are not."""
     topic = new_topic(bootstrap, "eos")
     config = ProducerConfig(
         bootstrap_servers=bootstrap,
@@ -169,10 +164,7 @@ def test_exactly_once_transactions(bootstrap: str) -> None:
         transactional_id=f"tx-{uuid.uuid4().hex[:8]}",
     )
     producer = Producer(config)
-    try:
-        producer.init_transactions(timeout=15)
-    except TransactionsUnsupportedError as err:
-        pytest.xfail(f"broker without transactions: {err}")
+    producer.init_transactions(timeout=15)
     with producer.transaction():
         producer.send(topic, b"committed-1")
         producer.send(topic, b"committed-2")
