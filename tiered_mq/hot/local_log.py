@@ -565,6 +565,46 @@ class LocalLog:
         self._delete_expired(self.clock())
         return deleted
 
+    def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
+        """Swap compaction output in for ``old`` (Kafka's ``replaceSegments``); returns it.
+
+        ``old`` are consecutive non-active segments of this log, oldest first, and
+        ``new_base == old[0].base_offset``; ``<new_base>.log.swap`` (and optionally
+        ``.index.swap``, ``.timeindex.swap``, ``.txnindex.swap``) are written and fsynced by
+        the caller and hold exactly the surviving batches of ``old``. Steps: the old segments
+        leave the map and their files are renamed ``.deleted`` (closed and removed after
+        ``file.delete.delay.ms``, so reads in flight finish); the swap files are renamed to
+        their final names, the ``.log`` last; the directory is fsynced. A crash at any step
+        leaves a ``.swap`` (recovery completes the swap) or the finished swap.
+        """
+        if not old or old[0].base_offset != new_base:
+            raise ValueError(f"replacement at {new_base} does not start the old segments")
+        bases = self._segments.base_offsets()
+        first = bases.index(new_base) if new_base in bases else -1
+        if (
+            first < 0
+            or first + len(old) >= len(bases)  # the active segment is never replaced
+            or any(
+                self._segments.get(b) is not s
+                for b, s in zip(bases[first : first + len(old)], old, strict=True)
+            )
+        ):
+            raise ValueError(f"segments from {new_base} changed; replacement abandoned")
+        for segment in old:
+            self._segments.remove(segment.base_offset)
+            self._schedule_delete(segment, delay=True)
+        stem = log_files.file_name(new_base)
+        for ext in (*log_files.SEGMENT_SUFFIXES[1:], log_files.LOG_SUFFIX):
+            swap = self.dir / (stem + ext + log_files.SWAP_SUFFIX)
+            if swap.exists():
+                swap.replace(self.dir / (stem + ext))
+        log_files.fsync_dir(self.dir)
+        segment = LogSegment.open(
+            self.dir, new_base, self.config.index_interval_bytes, self.clock()
+        )
+        self._segments.add(segment)
+        return segment
+
     def _schedule_delete(self, segment: LogSegment, delay: bool) -> None:
         segment.rename_suffix(log_files.DELETED_SUFFIX)
         deadline = self.clock() + (self.config.file_delete_delay_ms if delay else 0)

@@ -1,0 +1,487 @@
+"""The log cleaner's work on one log: plan, pass 1 (offset map), pass 2 (rewrite segments).
+
+Sections of a compacted log (Kafka's names)::
+
+    [local log start .. first dirty offset)   clean: already compacted by an earlier pass
+    [first dirty offset .. end offset)        dirty: not yet compacted, cleanable
+    [end offset .. log end offset)            uncleanable: the active segment, data at or above
+                                              the high watermark / last stable offset, segments
+                                              younger than min.compaction.lag.ms
+
+The first dirty offset is kept per log in ``cleaner-offset-checkpoint`` (partition directory,
+the one-entry format of log_files.write_checkpoint); the end offset is always a segment
+boundary. A log is cleanable when dirty bytes / (clean + dirty bytes) >=
+``min.cleanable.dirty.ratio``.
+
+Pass 1 (:func:`build_offset_map`) reads the dirty section batch by batch and maps each key to
+the offset of its latest record. Control batches and transactional batches are skipped: a
+record of an aborted transaction must never supersede a committed one, and skipping them only
+keeps more (a transactional record is still removed when a later non-transactional record
+with its key exists). The map may fill up: pass 1 then stops at a segment boundary and the end
+offset moves down to it (the next pass continues from there).
+
+Pass 2 (:func:`clean_group`) rewrites the segments below the end offset in groups (consecutive
+segments whose sizes sum to at most ``segment.bytes`` and whose offsets fit a 32-bit relative
+offset, as Kafka's ``groupSegmentsBySize``) into one segment named after the group's first base
+offset. Per batch (headers first, records decoded only for data batches):
+
+- a record is kept iff it has a key and no later record with the same key is in the map;
+- a tombstone (null value) that is kept gets a delete horizon: the batch is re-encoded with
+  ``DELETE_HORIZON_FLAG`` and base timestamp = now + ``delete.retention.ms`` (KIP-534; record
+  timestamps are deltas from it, so they do not change). Once a later pass runs after the
+  horizon, the tombstone is dropped;
+- surviving records keep their offsets, the batch keeps its base offset, last offset delta,
+  producer id, epoch, base sequence, partition leader epoch, codec and transactional flag, so
+  offsets stay monotonic and the idempotent producer state stays valid;
+- a batch left empty is dropped, except the last batch of each producer id (kept empty, as
+  Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
+  so the new segment ends at the old group's end offset, which recovery reads from the swap);
+- control batches (transaction markers) are copied unchanged, transactional data is never
+  dropped for being aborted (simpler than Kafka, which drops aborted data and, after
+  ``delete.retention.ms``, markers); ``.txnindex`` files of a group are concatenated;
+- a batch that keeps every record and needs no horizon is copied byte for byte.
+
+Crash behaviour: output is written as ``<base>.log.cleaned`` (+ ``.index``, ``.timeindex``,
+``.txnindex``), fsynced, renamed to ``.swap`` and the directory fsynced; the partition then swaps
+it in with ``LocalLog.replace_segments`` under its lock. Recovery deletes ``.cleaned`` files (the
+old segments are intact) and completes ``.swap`` files (hot/recovery.py), so a crash at any step
+leaves either the old segments or the new one, never both, never neither. The checkpoint is
+written after the swap: a crash before it only repeats the (idempotent) pass.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import crc32c
+
+from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.errors import CorruptRecordError
+from tiered_mq.hot import log_files
+from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.offset_index import OffsetIndex
+from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
+from tiered_mq.record.batch import (
+    CRC_START,
+    DELETE_HORIZON_FLAG,
+    HEADER_SIZE,
+    BatchHeader,
+    read_header,
+)
+from tiered_mq.record.records import Record, decode_batch, encode_batch
+
+CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
+INT_MAX: Final = 2**31 - 1
+_ATTRIBUTES = struct.Struct(">h")
+_SCAN_CHUNK = 64 * 1024
+
+
+@dataclass
+class CleanerStats:
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_read: int = 0
+    records_removed: int = 0
+    segments_replaced: int = 0
+    next_horizon_ms: int | None = None  # earliest delete horizon not yet passed
+
+    def horizon(self, ms: int) -> None:
+        if self.next_horizon_ms is None or ms < self.next_horizon_ms:
+            self.next_horizon_ms = ms
+
+
+@dataclass(frozen=True)
+class CleaningPlan:
+    segments: list[LogSegment]  # every segment below end_offset, oldest first
+    first_dirty_offset: int
+    end_offset: int
+    clean_bytes: int
+    dirty_bytes: int
+
+    @property
+    def dirty_ratio(self) -> float:
+        total = self.clean_bytes + self.dirty_bytes
+        return self.dirty_bytes / total if total else 0.0
+
+
+@dataclass
+class SegmentSource:
+    """A segment to read without the partition lock: its own duplicate of the file descriptor
+    (a concurrent close of the segment cannot redirect reads to another file), and the size and
+    next base offset it had when planned (non-active segments never grow)."""
+
+    segment: LogSegment
+    next_base: int
+    size: int
+    fd: int
+    index_bytes: int
+
+    @classmethod
+    def of(cls, log: LocalLog, segment: LogSegment) -> SegmentSource:
+        """Under the partition lock."""
+        index_bytes = len(segment.offset_index) * 8 + len(segment.time_index) * 12
+        fd = os.dup(segment.file.fileno())
+        return cls(segment, log.next_segment_base(segment), segment.size, fd, index_bytes)
+
+    @property
+    def base_offset(self) -> int:
+        return self.segment.base_offset
+
+    def iter_headers(self) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of every batch, reading 64 KiB at a time."""
+        position, buf, buf_start = 0, b"", 0
+        while position + HEADER_SIZE <= self.size:
+            rel = position - buf_start
+            if rel + HEADER_SIZE > len(buf):
+                buf, buf_start, rel = os.pread(self.fd, _SCAN_CHUNK, position), position, 0
+                if len(buf) < HEADER_SIZE:
+                    raise CorruptRecordError(f"segment {self.base_offset}: short read")
+            header = read_header(buf, rel)
+            if header.size < HEADER_SIZE:
+                raise CorruptRecordError(f"segment {self.base_offset}: bad batch length")
+            yield position, header
+            position += header.size
+
+    def read(self, position: int, size: int) -> bytes:
+        return os.pread(self.fd, size, position)
+
+    def close(self) -> None:
+        _close_quietly(self.fd)
+
+
+@dataclass
+class CleanedGroup:
+    """Compaction output for ``old`` (renamed to ``.swap``), ready for replace_segments."""
+
+    old: list[LogSegment]
+    base_offset: int
+    files: list[Path] = field(default_factory=list)
+
+
+def checkpoint_path(dir: Path) -> Path:
+    return dir / CLEANER_CHECKPOINT
+
+
+def read_cleaner_checkpoint(dir: Path) -> int | None:
+    return log_files.read_checkpoint(checkpoint_path(dir))
+
+
+def write_cleaner_checkpoint(dir: Path, offset: int) -> None:
+    log_files.write_checkpoint(checkpoint_path(dir), offset)
+
+
+def plan_cleaning(
+    log: LocalLog, checkpoint: int | None, max_offset: int, now_ms: int, force: bool = False
+) -> CleaningPlan | None:
+    """What one pass would clean; None when nothing is cleanable (call under the lock).
+
+    ``max_offset`` is the high watermark or last stable offset: no data at or above it is
+    cleaned. ``force`` plans even with no dirty bytes (to drop tombstones past their horizon).
+    """
+    segments = log.segments()[:-1]  # never the active segment
+    start = log.local_log_start_offset
+    first_dirty = checkpoint if checkpoint is not None else start
+    if first_dirty < start or first_dirty > log.log_end_offset:
+        first_dirty = start
+    lag = log.config.min_compaction_lag_ms
+    cleanable: list[LogSegment] = []
+    clean_bytes = dirty_bytes = 0
+    end = start
+    for segment in segments:
+        next_base = log.next_segment_base(segment)
+        if next_base > max_offset:
+            break
+        if next_base > first_dirty and lag > 0 and segment.max_timestamp() > now_ms - lag:
+            break
+        cleanable.append(segment)
+        end = next_base
+        if next_base <= first_dirty:
+            clean_bytes += segment.size
+        else:
+            dirty_bytes += segment.size
+    if not cleanable or (dirty_bytes == 0 and not force):
+        return None
+    return CleaningPlan(cleanable, min(first_dirty, end), end, clean_bytes, dirty_bytes)
+
+
+def build_offset_map(
+    sources: Sequence[SegmentSource], first_dirty: int, end: int, omap: OffsetMap
+) -> int:
+    """Pass 1: map keys of the records in [first_dirty, end) to their latest offsets.
+
+    Returns the offset the map covers up to (``end``, or a lower segment boundary when the map
+    filled up).
+    """
+    for source in sources:
+        if source.next_base <= first_dirty:
+            continue
+        if source.base_offset >= end:
+            break
+        for position, header in source.iter_headers():
+            if header.next_offset <= first_dirty or header.is_control or header.is_transactional:
+                continue
+            if header.base_offset >= end:
+                break
+            for record in decode_batch(source.read(position, header.size))[1]:
+                if record.key is not None and record.offset >= first_dirty:
+                    omap.put(record.key, record.offset)
+        if omap.full and source.next_base < end:
+            return source.next_base
+    return end
+
+
+def group_segments(
+    sources: Sequence[SegmentSource], config: LogConfig
+) -> list[list[SegmentSource]]:
+    """Consecutive segments whose sizes sum to at most ``segment.bytes``, whose indexes fit
+    ``segment.index.bytes`` and whose offsets fit a 32-bit relative offset; each group becomes
+    one segment."""
+    groups: list[list[SegmentSource]] = []
+    current: list[SegmentSource] = []
+    size = index_bytes = 0
+    for source in sources:
+        if current and (
+            size + source.size > config.segment_bytes
+            or source.next_base - 1 - current[0].base_offset > INT_MAX
+            or index_bytes + source.index_bytes > config.segment_index_bytes
+        ):
+            groups.append(current)
+            current, size, index_bytes = [], 0, 0
+        current.append(source)
+        size += source.size
+        index_bytes += source.index_bytes
+    if current:
+        groups.append(current)
+    return groups
+
+
+def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:
+    """Producer id -> base offset of its last batch in ``sources`` (header scan)."""
+    last: dict[int, int] = {}
+    for source in sources:
+        for _, header in source.iter_headers():
+            if header.producer_id >= 0:
+                last[header.producer_id] = header.base_offset
+    return last
+
+
+def _set_delete_horizon(batch: bytes) -> bytes:
+    """The batch with DELETE_HORIZON_FLAG set (its base timestamp holds the horizon)."""
+    out = bytearray(batch)
+    (attributes,) = _ATTRIBUTES.unpack_from(out, 21)
+    _ATTRIBUTES.pack_into(out, 21, attributes | DELETE_HORIZON_FLAG)
+    out[17:21] = crc32c.crc32c(memoryview(out)[CRC_START:]).to_bytes(4, "big")
+    return bytes(out)
+
+
+def _reencode(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
+    data = encode_batch(
+        records,
+        compression=h.compression,
+        base_offset=h.base_offset,
+        base_timestamp=horizon,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        is_transactional=h.is_transactional,
+        partition_leader_epoch=h.partition_leader_epoch,
+        log_append_time=h.is_log_append_time,
+        append_time=h.max_timestamp,
+        keep_offsets=True,
+        last_offset_delta=h.last_offset_delta,
+    )
+    return _set_delete_horizon(data) if horizon is not None else data
+
+
+class _SegmentWriter:
+    """Writes ``<base>.log.cleaned`` and its indexes, as LogSegment.append would."""
+
+    def __init__(self, dir: Path, base: int, index_interval_bytes: int) -> None:
+        self.dir, self.base = dir, base
+        stem = log_files.file_name(base)
+        self.log_path = dir / (stem + log_files.LOG_SUFFIX + log_files.CLEANED_SUFFIX)
+        self.fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.interval = index_interval_bytes
+        self.position = self.since = 0
+        self.max_ts, self.max_ts_offset = NO_TIMESTAMP, base
+        self.index_entries: list[tuple[int, int]] = []
+        self.time_entries: list[tuple[int, int]] = []
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
+
+    def write(self, data: bytes, header: BatchHeader) -> None:
+        if header.max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = header.max_timestamp, header.last_offset
+        if self.since > self.interval:
+            self.index_entries.append((header.last_offset, self.position))
+            self.time_entries.append((self.max_ts, self.max_ts_offset))
+            self.since = 0
+        self.position += len(data)
+        self.since += len(data)
+        self.pending.append(data)
+        self.pending_bytes += len(data)
+        if self.pending_bytes >= 1 << 20:
+            self._drain()
+
+    def _drain(self) -> None:
+        data = memoryview(b"".join(self.pending))
+        while data:
+            data = data[os.write(self.fd, data) :]
+        self.pending, self.pending_bytes = [], 0
+
+    def finish(self, txn_index: bytes) -> list[Path]:
+        """fsync everything; return the .cleaned files (the .log first)."""
+        self._drain()
+        os.fsync(self.fd)
+        os.close(self.fd)
+        stem = self.dir / log_files.file_name(self.base)
+        files = [self.log_path]
+        cleaned = log_files.CLEANED_SUFFIX
+        index = OffsetIndex(Path(f"{stem}{log_files.INDEX_SUFFIX}{cleaned}"), self.base)
+        times = TimeIndex(Path(f"{stem}{log_files.TIME_INDEX_SUFFIX}{cleaned}"), self.base)
+        index.reset([], [])
+        index.append(self.index_entries)
+        times.reset([], [])
+        times.maybe_append([*self.time_entries, (self.max_ts, self.max_ts_offset)])
+        for idx in (index, times):
+            idx.flush()
+            idx.close()
+            files.append(idx.path)
+        if txn_index:
+            path = Path(f"{stem}{log_files.TXN_INDEX_SUFFIX}{log_files.CLEANED_SUFFIX}")
+            with open(path, "wb") as f:
+                f.write(txn_index)
+                f.flush()
+                os.fsync(f.fileno())
+            files.append(path)
+        return files
+
+
+def clean_group(
+    dir: Path,
+    group: Sequence[SegmentSource],
+    omap: OffsetMap,
+    last_batches: dict[int, int],
+    config: LogConfig,
+    now_ms: int,
+    stats: CleanerStats,
+) -> CleanedGroup | None:
+    """Pass 2 for one group: write its compacted segment as ``.swap`` files.
+
+    Returns None (and leaves no file) when nothing would change (a single segment whose
+    batches are all kept as they are).
+    """
+    base = group[0].base_offset
+    writer = _SegmentWriter(dir, base, config.index_interval_bytes)
+    changed = len(group) > 1
+    try:
+        for i, source in enumerate(group):
+            headers = list(source.iter_headers())
+            for j, (position, header) in enumerate(headers):
+                data = source.read(position, header.size)
+                stats.bytes_read += len(data)
+                stats.records_read += header.records_count
+                last = i == len(group) - 1 and j == len(headers) - 1
+                out = _clean_batch(data, header, omap, last_batches, last, config, now_ms, stats)
+                if out is None:
+                    changed = True
+                    continue
+                if out is not data:
+                    changed = True
+                writer.write(out, header)
+        txn_index = b"".join(
+            _read_or_empty(log_files.txn_index_file(dir, s.base_offset)) for s in group
+        )
+        files = writer.finish(txn_index)
+    except BaseException:
+        _close_quietly(writer.fd)
+        _unlink_cleaned(dir, base)
+        raise
+    if not changed:
+        _unlink_cleaned(dir, base)
+        return None
+    swapped = []
+    for path in files:
+        target = path.with_name(path.name[: -len(log_files.CLEANED_SUFFIX)] + log_files.SWAP_SUFFIX)
+        path.replace(target)
+        swapped.append(target)
+    log_files.fsync_dir(dir)
+    stats.bytes_written += writer.position
+    return CleanedGroup([s.segment for s in group], base, swapped)
+
+
+def _clean_batch(
+    data: bytes,
+    header: BatchHeader,
+    omap: OffsetMap,
+    last_batches: dict[int, int],
+    last_of_group: bool,
+    config: LogConfig,
+    now_ms: int,
+    stats: CleanerStats,
+) -> bytes | None:
+    """The batch to write for ``data`` (``data`` itself when unchanged), or None to drop it."""
+    if header.is_control:
+        return data
+    h, records = decode_batch(data)
+    horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_FLAG else None
+    expired = horizon is not None and now_ms >= horizon
+    kept: list[Record] = []
+    for record in records:
+        if record.key is None:
+            continue
+        latest = omap.get(record.key)
+        if latest is not None and record.offset < latest:
+            continue
+        if record.value is None and expired:
+            continue
+        kept.append(record)
+    stats.records_removed += len(records) - len(kept)
+    new_horizon = None
+    tombstones = any(r.value is None for r in kept)
+    if tombstones:  # then the batch's horizon (if any) has not passed: expired ones were dropped
+        new_horizon = horizon if horizon is not None else now_ms + config.delete_retention_ms
+        stats.horizon(new_horizon)
+    if len(kept) == len(records) and (not tombstones or horizon is not None):
+        return data
+    if not kept:
+        keep_empty = last_of_group or (
+            h.producer_id >= 0 and last_batches.get(h.producer_id) == h.base_offset
+        )
+        return _reencode(h, [], None) if keep_empty else None
+    return _reencode(h, kept, new_horizon)
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _unlink_cleaned(dir: Path, base: int) -> None:
+    stem = log_files.file_name(base)
+    for ext in log_files.SEGMENT_SUFFIXES:
+        (dir / (stem + ext + log_files.CLEANED_SUFFIX)).unlink(missing_ok=True)
+
+
+def discard_swap(dir: Path, base: int) -> None:
+    """Remove the ``.swap`` files of an abandoned replacement (under the partition lock)."""
+    stem = log_files.file_name(base)
+    for ext in log_files.SEGMENT_SUFFIXES:
+        (dir / (stem + ext + log_files.SWAP_SUFFIX)).unlink(missing_ok=True)
+    log_files.fsync_dir(dir)

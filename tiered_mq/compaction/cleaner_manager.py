@@ -1,0 +1,250 @@
+"""LogCleaner: the broker's background task compacting ``cleanup.policy=compact`` logs.
+
+Every ``log.cleaner.backoff.ms`` the task looks at the hosted partitions whose topic config
+contains ``compact`` (``compact,delete`` too; tiered topics are skipped: Kafka forbids compaction
+with remote storage) and cleans, filthiest first, each log whose dirty ratio is at least
+``min.cleanable.dirty.ratio`` or which holds a tombstone past its delete horizon (see
+cleaner.py for the sections, passes and file protocol).
+
+Threads and locks: planning (segment map, high watermark / last stable offset, one duplicate
+file descriptor per segment) and each swap (``LocalLog.replace_segments``: a few renames and one
+directory fsync) run on the event loop with the partition's asyncio lock held, so the segment
+map changes atomically for readers; the offset map and segment rewrites run without the lock in
+a one-thread executor (the loop never blocks on them). A swap finds the planned segments gone
+(retention, deletion) and is abandoned: its ``.swap`` files are removed, the log is untouched.
+
+Metrics (prometheus_client, the broker's registry)::
+
+    tiered_mq_log_cleaner_bytes_cleaned_total      bytes read by pass 2
+    tiered_mq_log_cleaner_bytes_written_total      bytes written by pass 2
+    tiered_mq_log_cleaner_records_removed_total    records dropped (superseded, tombstones)
+    tiered_mq_log_cleaner_last_clean_time_seconds  wall time of the last completed pass
+    tiered_mq_log_cleaner_passes_total             completed passes
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from tiered_mq.compaction.cleaner import (
+    CleanerStats,
+    SegmentSource,
+    build_offset_map,
+    clean_group,
+    discard_swap,
+    group_segments,
+    plan_cleaning,
+    producer_last_batches,
+    read_cleaner_checkpoint,
+    write_cleaner_checkpoint,
+)
+from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BACKOFF_MS = 15_000
+DEFAULT_DEDUPE_BUFFER = 128 * 1024 * 1024
+
+
+class CleanablePartition(Protocol):
+    lock: asyncio.Lock
+    log: LocalLog
+    high_watermark: int
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class CleanerMetrics:
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        kw: dict[str, Any] = {"registry": registry}
+        self.bytes_cleaned = Counter(
+            "tiered_mq_log_cleaner_bytes_cleaned", "Bytes read by the log cleaner", **kw
+        )
+        self.bytes_written = Counter(
+            "tiered_mq_log_cleaner_bytes_written", "Bytes written by the log cleaner", **kw
+        )
+        self.records_removed = Counter(
+            "tiered_mq_log_cleaner_records_removed", "Records removed by compaction", **kw
+        )
+        self.passes = Counter("tiered_mq_log_cleaner_passes", "Completed cleaning passes", **kw)
+        self.last_clean_time = Gauge(
+            "tiered_mq_log_cleaner_last_clean_time_seconds", "End of the last pass", **kw
+        )
+
+
+class LogCleaner:
+    def __init__(
+        self,
+        partitions: Callable[[], Mapping[TopicPartition, CleanablePartition]],
+        *,
+        backoff_ms: int = DEFAULT_BACKOFF_MS,
+        dedupe_buffer_bytes: int = DEFAULT_DEDUPE_BUFFER,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], int] = _now_ms,
+    ) -> None:
+        self._partitions = partitions
+        self.backoff_ms = backoff_ms
+        self.dedupe_buffer_bytes = dedupe_buffer_bytes
+        self.clock = clock
+        self.metrics = CleanerMetrics(registry)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-cleaner")
+        self._task: asyncio.Task[None] | None = None
+        self._horizons: dict[TopicPartition, int] = {}  # earliest pending delete horizon
+        self._checkpoints: dict[TopicPartition, int | None] = {}
+
+    # lifecycle ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="log-cleaner")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.backoff_ms / 1000)
+            try:
+                await self.clean_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("log cleaner sweep failed")
+
+    # work ---------------------------------------------------------------------------------------
+    async def clean_once(self) -> int:
+        """One sweep: clean every cleanable compacted log, filthiest first; returns passes."""
+        now = self.clock()
+        candidates: list[tuple[float, TopicPartition, CleanablePartition, bool]] = []
+        for tp, partition in list(self._partitions().items()):
+            config = partition.log.config
+            if not config.compact or config.remote_storage_enable:
+                continue
+            force = self._horizons.get(tp, now + 1) <= now
+            plan = plan_cleaning(
+                partition.log, self._checkpoint(tp, partition), _max_offset(partition), now, force
+            )
+            if plan is None:
+                continue
+            if force or plan.dirty_ratio >= config.min_cleanable_dirty_ratio:
+                candidates.append((plan.dirty_ratio, tp, partition, force))
+        done = 0
+        for _, tp, partition, force in sorted(candidates, key=lambda c: -c[0]):
+            try:
+                if await self.clean_partition(tp, partition, force=force) is not None:
+                    done += 1
+            except Exception:
+                log.exception("%s: cleaning failed", tp)
+        return done
+
+    def _checkpoint(self, tp: TopicPartition, partition: CleanablePartition) -> int | None:
+        if tp not in self._checkpoints:
+            self._checkpoints[tp] = read_cleaner_checkpoint(partition.log.dir)
+        return self._checkpoints[tp]
+
+    async def clean_partition(
+        self, tp: TopicPartition, partition: CleanablePartition, *, force: bool = False
+    ) -> CleanerStats | None:
+        """One pass over one log; None when it was not cleanable."""
+        loop = asyncio.get_running_loop()
+        now = self.clock()
+        async with partition.lock:
+            local_log = partition.log
+            config = local_log.config
+            if self._partitions().get(tp) is not partition:
+                return None
+            plan = plan_cleaning(
+                local_log, self._checkpoint(tp, partition), _max_offset(partition), now, force
+            )
+            if plan is None:
+                return None
+            sources = [SegmentSource.of(local_log, s) for s in plan.segments]
+        stats = CleanerStats()
+        try:
+            omap = OffsetMap.for_buffer(self.dedupe_buffer_bytes)
+            end = await loop.run_in_executor(
+                self._executor,
+                build_offset_map,
+                sources,
+                plan.first_dirty_offset,
+                plan.end_offset,
+                omap,
+            )
+            chosen = [s for s in sources if s.next_base <= end]
+            last_batches = await loop.run_in_executor(self._executor, producer_last_batches, chosen)
+            for group in group_segments(chosen, config):
+                cleaned = await loop.run_in_executor(
+                    self._executor,
+                    clean_group,
+                    local_log.dir,
+                    group,
+                    omap,
+                    last_batches,
+                    config,
+                    now,
+                    stats,
+                )
+                if cleaned is None:
+                    continue
+                async with partition.lock:
+                    if self._partitions().get(tp) is not partition:
+                        with contextlib.suppress(OSError):
+                            discard_swap(local_log.dir, cleaned.base_offset)
+                        return None
+                    try:
+                        local_log.replace_segments(cleaned.old, cleaned.base_offset)
+                    except ValueError as exc:
+                        log.info("%s: cleaning abandoned: %s", tp, exc)
+                        with contextlib.suppress(OSError):
+                            discard_swap(local_log.dir, cleaned.base_offset)
+                        return None
+                stats.segments_replaced += len(group)
+            await loop.run_in_executor(self._executor, write_cleaner_checkpoint, local_log.dir, end)
+            self._checkpoints[tp] = end
+        finally:
+            for source in sources:
+                source.close()
+        if stats.next_horizon_ms is not None:
+            self._horizons[tp] = stats.next_horizon_ms
+        else:
+            self._horizons.pop(tp, None)
+        self._record(tp, stats)
+        return stats
+
+    def _record(self, tp: TopicPartition, stats: CleanerStats) -> None:
+        self.metrics.bytes_cleaned.inc(stats.bytes_read)
+        self.metrics.bytes_written.inc(stats.bytes_written)
+        self.metrics.records_removed.inc(stats.records_removed)
+        self.metrics.passes.inc()
+        self.metrics.last_clean_time.set(time.time())
+        log.info(
+            "%s: cleaned %d bytes into %d, removed %d of %d records, replaced %d segments",
+            tp,
+            stats.bytes_read,
+            stats.bytes_written,
+            stats.records_removed,
+            stats.records_read,
+            stats.segments_replaced,
+        )
+
+
+def _max_offset(partition: CleanablePartition) -> int:
+    """The last stable offset when the partition has one, else the high watermark."""
+    lso = getattr(partition, "last_stable_offset", None)
+    hwm = partition.high_watermark
+    return hwm if lso is None else min(int(lso), hwm)
