@@ -61,6 +61,7 @@ class Broker:
         )
         self.metrics = BrokerMetrics()
         self.replica_manager = ReplicaManager(config, self.coordinator)
+        self.replica_manager.metrics_registry = self.metrics.registry
         self.metrics.watch_partitions(lambda: self.replica_manager.partitions)
         self.topic_registry = TopicRegistry(config, self.coordinator, self.replica_manager)
         self.replica_manager.topic_registry = self.topic_registry

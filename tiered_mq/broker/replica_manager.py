@@ -12,7 +12,8 @@ Seams for other parts of the broker:
 
 A background task (``_log_maintenance_routine``) rolls segments past ``segment.ms``, flushes
 logs past ``flush.ms`` and, every ``log.retention.check.interval.ms``, applies retention to
-topics without remote storage (the cold tier owns local retention of tiered topics).
+topics without remote storage (the cold tier owns local retention of tiered topics). The log
+cleaner (compaction/cleaner_manager.py) runs beside it when ``log.cleaner.enable``.
 
 Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
 producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import AppendResult, Partition, validate_records
+from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
     TopicAlreadyExistsError,
@@ -59,6 +61,8 @@ class ReplicaManager:
         self.remote_log_manager: Any = None
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
+        self.metrics_registry: Any = None  # the broker's prometheus registry (Broker sets it)
+        self.log_cleaner: LogCleaner | None = None
 
     # configuration ------------------------------------------------------------------------------
     def log_config(self, overrides: dict[str, str] | None = None) -> LogConfig:
@@ -79,6 +83,14 @@ class ReplicaManager:
         self._maintenance = asyncio.get_running_loop().create_task(
             self._log_maintenance_routine(), name="log-maintenance"
         )
+        if self.config.get_bool("log.cleaner.enable", True):  # compacts cleanup.policy=compact
+            self.log_cleaner = LogCleaner(
+                lambda: self.partitions,
+                backoff_ms=self.config.get_int("log.cleaner.backoff.ms"),
+                dedupe_buffer_bytes=self.config.get_int("log.cleaner.dedupe.buffer.size"),
+                registry=self.metrics_registry,
+            )
+            self.log_cleaner.start()
 
     async def _log_maintenance_routine(self) -> None:
         """Every second: time-based roll and flush; every retention check interval: retention."""
@@ -165,6 +177,8 @@ class ReplicaManager:
             self._maintenance.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._maintenance
+        if self.log_cleaner is not None:
+            await self.log_cleaner.close()
         for tp, partition in list(self.partitions.items()):
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_stop(tp)

@@ -202,23 +202,25 @@ class LogCleaner:
                 if cleaned is None:
                     continue
                 async with partition.lock:
-                    if self._partitions().get(tp) is not partition:
-                        with contextlib.suppress(OSError):
-                            discard_swap(local_log.dir, cleaned.base_offset)
-                        return None
+                    swapped = False
                     try:
+                        if self._partitions().get(tp) is not partition:
+                            return None
                         local_log.replace_segments(cleaned.old, cleaned.base_offset)
+                        swapped = True
                     except ValueError as exc:
                         log.info("%s: cleaning abandoned: %s", tp, exc)
-                        with contextlib.suppress(OSError):
-                            discard_swap(local_log.dir, cleaned.base_offset)
                         return None
+                    finally:
+                        if not swapped:  # a stale swap must never be completed later
+                            with contextlib.suppress(OSError):
+                                discard_swap(local_log.dir, cleaned.base_offset)
                 stats.segments_replaced += len(group)
             await loop.run_in_executor(self._executor, write_cleaner_checkpoint, local_log.dir, end)
             self._checkpoints[tp] = end
         finally:
-            for source in sources:
-                source.close()
+            # in the executor: a job still reading them (cancelled await) finishes first
+            await loop.run_in_executor(self._executor, _close_sources, sources)
         if stats.next_horizon_ms is not None:
             self._horizons[tp] = stats.next_horizon_ms
         else:
@@ -241,6 +243,11 @@ class LogCleaner:
             stats.records_read,
             stats.segments_replaced,
         )
+
+
+def _close_sources(sources: list[SegmentSource]) -> None:
+    for source in sources:
+        source.close()
 
 
 def _max_offset(partition: CleanablePartition) -> int:

@@ -9,7 +9,9 @@ the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
 NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base offset and
 appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
-codec first (recompress.py). Transactional batches must come with the request's
+codec first (recompress.py). A compacted topic refuses records without a key
+(compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Transactional batches
+must come with the request's
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
 INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
@@ -23,6 +25,7 @@ from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message
 from tiered_mq.broker.partition import validate_records
 from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
+from tiered_mq.compaction.validation import require_keys
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
@@ -84,6 +87,8 @@ async def _append(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
         )
     _verify_transactional(ctx, tp, txn_id, batches)
+    if partition.log.config.compact:  # records without a key are refused (Kafka)
+        require_keys(records, batches, ctx.api_version)
     codec = target_codec(partition.log.config.compression_type)
     if needs_recompression(batches, codec):
         assert codec is not None
