@@ -46,6 +46,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "log.retention.check.interval.ms": "300000",
     "producer.id.block.size": "1000",
     "fetch.max.bytes": "57671680",
+    "fetch.single.partition.max.bytes": "52428800",  # handlers/fetch.py (0: off)
     # tiered storage (broker/remote_tier.py); rates 0 = unlimited, task interval dev-friendly
     "remote.log.storage.system.enable": "true",
     "remote.log.manager.task.interval.ms": "1000",

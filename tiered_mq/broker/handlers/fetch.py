@@ -5,7 +5,20 @@ Per requested partition, in request order, whole batches from the batch holding
 aborted transactions overlapping the range read), as FileRegions the server sends with
 sendfile. Byte limits: each partition gets at most ``partition_max_bytes`` and the response
 at most ``max_bytes``, except that the first partition with data always returns at least one
-whole batch (KIP-74), so a batch larger than the limits never stalls a consumer.
+whole batch (KIP-74), so a batch larger than the limits never stalls a consumer. The response
+budget is the smaller of the request's ``max_bytes`` and the broker's ``fetch.max.bytes``.
+
+Single-partition fill (broker config ``fetch.single.partition.max.bytes``, 0 = off): a request
+for ONE partition may read hot (local) data past ``partition_max_bytes``, up to that many
+bytes within the response budget. The per-partition limit shares a response fairly between
+partitions; with one there is nothing to share, and librdkafka's default pacing (it stops
+fetching for ``fetch.queue.backoff.ms`` = 1 s once ``queued.min.messages`` are queued) makes
+a default consumer's rate about what one fetch brings per second: 1 MiB per fetch caps it at
+~150-250k msg/s of 100-byte records. Cold reads keep ``partition_max_bytes`` (they are
+buffered in memory). librdkafka hands out no record of a response before it has parsed all
+of it, so a client's first fetch at a position (a start, a seek back, a re-fetch) is answered
+within ``partition_max_bytes`` (its first records come at once); only a fetch above the same
+client's previous fetch offset of that partition is filled (``_Continuations``).
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
@@ -18,6 +31,7 @@ cold tier when one is wired (``remote_log_manager.read``).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from typing import Any
 
 from tiered_mq.broker.context import RequestContext
@@ -28,6 +42,28 @@ from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+CONTINUATIONS_KEPT = 4096
+
+
+class _Continuations:
+    """The last fetch offset of each (client address, partition) (a bounded LRU): a fetch above
+    it continues a sequential read; a first fetch, a re-fetch or a seek back does not."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._last: OrderedDict[tuple[str, TopicPartition], int] = OrderedDict()
+
+    def continues(self, peer: str, tp: TopicPartition, offset: int) -> bool:
+        key = (peer, tp)
+        previous = self._last.get(key)
+        self._last[key] = offset
+        self._last.move_to_end(key)
+        if len(self._last) > self._size:
+            self._last.popitem(last=False)
+        return previous is not None and offset > previous
+
+
+_continuations = _Continuations(CONTINUATIONS_KEPT)
 
 
 def _aborted(partition: Any, start: int, end: int) -> list[dict[str, int]]:
@@ -44,6 +80,7 @@ async def _read_partition(
     budget: int,
     min_one: bool,
     read_committed: bool,
+    fill: int = 0,
 ) -> tuple[dict[str, Any], int]:
     rm = ctx.broker.replica_manager
     entry: dict[str, Any] = {
@@ -83,6 +120,8 @@ async def _read_partition(
                 f"fetch offset {offset} outside [{partition.log_start_offset}, "
                 f"{partition.log_end_offset}] of {tp}"
             )
+        if fill > limit and _continuations.continues(ctx.client_host, tp, offset):
+            limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
         info = partition.read(offset, max(limit, 0), max_offset, min_one)
         if info is None or not info.regions:
             return entry, 0
@@ -99,7 +138,9 @@ async def _read_partition(
 async def _read_all(
     ctx: RequestContext, request: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], int, bool]:
-    budget = request["max_bytes"]
+    budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
+    one_partition = sum(len(t["partitions"]) for t in request["topics"]) == 1
+    fill = ctx.broker.config.get_int("fetch.single.partition.max.bytes") if one_partition else 0
     read_committed = request["isolation_level"] == READ_COMMITTED
     total = 0
     errored = False
@@ -109,7 +150,13 @@ async def _read_all(
         parts = []
         for req in topic["partitions"]:
             entry, size = await _read_partition(
-                ctx, TopicPartition(name, req["partition"]), req, budget, total == 0, read_committed
+                ctx,
+                TopicPartition(name, req["partition"]),
+                req,
+                budget,
+                total == 0,
+                read_committed,
+                fill,
             )
             parts.append(entry)
             total += size

@@ -1,0 +1,99 @@
+"""Fetch byte limits: single-partition fill (``fetch.single.partition.max.bytes``), the broker's
+``fetch.max.bytes``, and KIP-74 limits for requests of several partitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.test_produce_fetch import FETCH, PRODUCE, batch, create, produce_body
+from tiered_mq.broker.broker import Broker
+from tiered_mq.record.batch import iter_batches
+
+BATCHES = 6
+PER_BATCH = 50  # records of ~2 KB: ~100 KB per batch
+PMB = 150_000  # partition_max_bytes: one batch fits, two do not
+
+
+def fetch_request(parts: list[tuple[str, int]], max_bytes: int = 1 << 20) -> dict[str, Any]:
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": 0, "fetch_offset": offset, "partition_max_bytes": PMB}
+                ],
+            }
+            for topic, offset in parts
+        ],
+    }
+
+
+async def fill_topic(client: Client, topic: str) -> None:
+    await create(client, topic)
+    for b in range(BATCHES):
+        values = [bytes([b, i]) * 1000 for i in range(PER_BATCH)]
+        assert (await client.call(PRODUCE, 8, produce_body(topic, batch(values))))["responses"][0][
+            "partition_responses"
+        ][0]["error_code"] == 0
+
+
+async def fetched(client: Client, parts: list[tuple[str, int]], **kw: int) -> list[list[int]]:
+    """Base offsets of the batches answered, per requested partition."""
+    r = await client.call(FETCH, 11, fetch_request(parts, **kw))
+    out = []
+    for topic in r["responses"]:
+        for p in topic["partitions"]:
+            assert p["error_code"] == 0
+            out.append([h.base_offset for _, h in iter_batches(bytes(p["records"] or b""))])
+    return out
+
+
+async def test_one_partition_read_sequentially_fills_the_response(client: Client) -> None:
+    await fill_topic(client, "fill")
+    # a first fetch at a position: within partition_max_bytes (first records come at once)
+    assert await fetched(client, [("fill", 0)]) == [[0]]
+    # the next fetch continues above it: hot data fills the response past partition_max_bytes
+    assert await fetched(client, [("fill", PER_BATCH)]) == [
+        [PER_BATCH * b for b in range(1, BATCHES)]
+    ]
+    # ... but never past the response's max_bytes
+    assert await fetched(client, [("fill", 2 * PER_BATCH)], max_bytes=250_000) == [
+        [2 * PER_BATCH, 3 * PER_BATCH]
+    ]
+    # a seek back starts small again
+    assert await fetched(client, [("fill", 0)]) == [[0]]
+
+
+async def test_several_partitions_keep_partition_max_bytes(client: Client) -> None:
+    await fill_topic(client, "a")
+    await fill_topic(client, "b")
+    assert await fetched(client, [("a", 0), ("b", 0)]) == [[0], [0]]
+    assert await fetched(client, [("a", PER_BATCH), ("b", PER_BATCH)]) == [
+        [PER_BATCH],
+        [PER_BATCH],
+    ]
+
+
+async def test_fill_off_and_broker_fetch_max_bytes(tmp_path: Path) -> None:
+    for overrides, expected in (
+        ({"fetch.single.partition.max.bytes": "0"}, [[PER_BATCH]]),
+        ({"fetch.max.bytes": "250000"}, [[PER_BATCH, 2 * PER_BATCH]]),
+    ):
+        broker: Broker = await start_broker(
+            tmp_path / str(len(overrides) + len(str(expected))), **overrides
+        )
+        c = await Client.connect(broker.port)
+        try:
+            await fill_topic(c, "t")
+            await fetched(c, [("t", 0)])
+            assert await fetched(c, [("t", PER_BATCH)]) == expected
+        finally:
+            await c.close()
+            await broker.close()
