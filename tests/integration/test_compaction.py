@@ -1,0 +1,142 @@
+"""Log compaction on a running broker, with confluent-kafka (librdkafka).
+
+- a compacted topic with many updates per key (small segments, a low dirty ratio, a short
+  cleaner backoff) is compacted by the broker's cleaner: a consumer from offset 0 sees exactly
+  one record per key below the active segment, the latest value of every key, and the
+  partition directory got smaller; a record without a key is refused;
+- ``__consumer_offsets`` shrinks after many commits, and the committed offsets are still right
+  after a broker restart.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.broker_process import BrokerProcess
+from tests.integration.conftest import BrokerFactory
+from tiered_mq.hot import log_files
+
+pytestmark = pytest.mark.integration
+
+CLEANER_ARGS = [
+    "--config",
+    "log.cleaner.backoff.ms=300",
+    "--config",
+    "log.cleaner.min.cleanable.ratio=0.01",
+    "--config",
+    "offsets.topic.num.partitions=1",
+    "--config",
+    "offsets.topic.segment.bytes=4096",
+]
+
+
+def log_bytes(dir: Path) -> int:
+    return sum(p.stat().st_size for p in dir.glob("*.log"))
+
+
+def active_base(dir: Path) -> int:
+    bases = [log_files.offset_from_file_name(p.name) for p in dir.glob("*.log")]
+    return max(b for b in bases if b is not None)
+
+
+def wait_for(predicate: object, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+def consume_all(bootstrap: str, topic: str) -> list[tuple[int, bytes | None, bytes | None]]:
+    # "error": an out-of-range fetch shows up instead of silently jumping to the end
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "reader", "auto.offset.reset": "error"}
+    )
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        out: list[tuple[int, bytes | None, bytes | None]] = []
+        deadline = time.monotonic() + 30
+        while (not out or out[-1][0] < high - 1) and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            assert not msg.error(), msg.error()
+            out.append((msg.offset(), msg.key(), msg.value()))
+        return out
+    finally:
+        consumer.close()
+
+
+def test_compacted_topic_keeps_the_latest_value_per_key(broker_factory: BrokerFactory) -> None:
+    broker: BrokerProcess = broker_factory(extra_args=CLEANER_ARGS)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = "compacted"
+    configs = {"cleanup.policy": "compact", "segment.bytes": "16384"}
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(15)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 2})
+    latest: dict[bytes, bytes] = {}
+    for i in range(6000):
+        key, value = f"key-{i % 25}".encode(), f"value-{i}-{'x' * 40}".encode()
+        producer.produce(topic, key=key, value=value)
+        latest[key] = value
+        if i % 500 == 0:
+            producer.poll(0)
+    assert producer.flush(15) == 0
+    errors: list[KafkaError] = []
+    producer.produce(topic, value=b"no key", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(15)
+    assert errors and errors[0] is not None
+    assert errors[0].code() in (KafkaError.INVALID_RECORD, KafkaError._INVALID_ARG, 2, 87)
+
+    dir = broker.data_dir / f"{topic}-0"
+    produced = log_bytes(dir)
+    wait_for(lambda: log_bytes(dir) < produced // 2)
+    seen = consume_all(broker.bootstrap, topic)
+    assert seen, "nothing consumed"
+    active = active_base(dir)
+    below = [key for offset, key, _ in seen if offset < active]
+    assert len(below) == len(set(below)), "a key twice below the active segment"
+    view: dict[bytes, bytes] = {}
+    for _, key, value in seen:
+        assert key is not None and value is not None
+        view[key] = value
+    assert view == latest
+    offsets = [o for o, _, _ in seen]
+    assert offsets == sorted(set(offsets)) and offsets[-1] == 5999
+
+
+def test_consumer_offsets_shrink_and_survive_a_restart(broker_factory: BrokerFactory) -> None:
+    broker: BrokerProcess = broker_factory(extra_args=CLEANER_ARGS)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = "events"
+    admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(15)
+    consumer = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "g", "enable.auto.commit": False}
+    )
+    try:
+        for i in range(400):
+            offsets = [TopicPartition(topic, p, i * 10 + p) for p in range(3)]
+            consumer.commit(offsets=offsets, asynchronous=False)
+    finally:
+        consumer.close()
+    final = {p: 3990 + p for p in range(3)}
+    dir = broker.data_dir / "__consumer_offsets-0"
+    wait_for(lambda: len(list(dir.glob("*.log"))) > 1)
+    peak = log_bytes(dir)
+    wait_for(lambda: log_bytes(dir) < peak // 3)
+    broker.restart()
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g"})
+    try:
+        committed = consumer.committed([TopicPartition(topic, p) for p in range(3)], timeout=15)
+    except KafkaException as exc:  # pragma: no cover - shown in the failure
+        raise AssertionError(exc) from exc
+    finally:
+        consumer.close()
+    assert {tp.partition: tp.offset for tp in committed} == final
