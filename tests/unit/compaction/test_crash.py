@@ -58,6 +58,13 @@ def first_group(log: LocalLog, clock: Clock) -> CleanedGroup:
     return cleaned
 
 
+def crash(log: LocalLog) -> None:
+    """The process dies: data already written stays, open files go, nothing is checkpointed."""
+    log.flush()
+    for segment in log.segments():
+        segment.close()
+
+
 def view(log: LocalLog) -> dict[bytes, bytes | None]:
     out: dict[bytes, bytes | None] = {}
     offsets = []
@@ -76,11 +83,12 @@ def test_crash_with_cleaned_files_keeps_the_old_segments(tmp_path: Path) -> None
     cleaned = first_group(log, clock)
     for path in cleaned.files:  # crash before the rename to .swap
         path.rename(str(path)[: -len(log_files.SWAP_SUFFIX)] + log_files.CLEANED_SUFFIX)
-    log.flush()
+    crash(log)
     reopened = open_log(tmp_path / "t-0", clock)
     assert [(r.offset, r.value) for r in read_records(reopened)] == before
     assert not [p for p in reopened.dir.iterdir() if p.name.endswith(".cleaned")]
     assert view(reopened) == latest
+    reopened.close()
 
 
 @pytest.mark.parametrize("renamed_old", [0, 1, 2])
@@ -92,7 +100,7 @@ def test_crash_with_swap_files_completes_the_swap(tmp_path: Path, renamed_old: i
     # crash in replace_segments after ``renamed_old`` old segments went to .deleted
     for segment in cleaned.old[:renamed_old]:
         segment.rename_suffix(log_files.DELETED_SUFFIX)
-    log.flush()
+    crash(log)
     reopened = open_log(tmp_path / "t-0", clock)
     names = [p.name for p in reopened.dir.iterdir()]
     assert not [n for n in names if n.endswith((".swap", ".deleted"))]
@@ -104,6 +112,7 @@ def test_crash_with_swap_files_completes_the_swap(tmp_path: Path, renamed_old: i
     assert reopened.log_end_offset == log.log_end_offset
     append(reopened, [(b"k0", b"after")], clock)  # appendable
     assert view(reopened)[b"k0"] == b"after"
+    reopened.close()
 
 
 def test_replace_segments_swaps_in_and_refuses_stale_plans(tmp_path: Path) -> None:
@@ -123,7 +132,9 @@ def test_replace_segments_swaps_in_and_refuses_stale_plans(tmp_path: Path) -> No
     names = [p.name for p in log.dir.iterdir()]
     assert not [n for n in names if n.endswith((".swap", ".cleaned"))]
     log.close()
-    assert view(open_log(tmp_path / "t-0", clock)) == latest
+    reopened = open_log(tmp_path / "t-0", clock)
+    assert view(reopened) == latest
+    reopened.close()
 
 
 async def test_idempotent_producer_state_survives_cleaning_and_restart(tmp_path: Path) -> None:
