@@ -21,6 +21,12 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   The dup is closed in ``connection_lost`` (else it would keep the socket open). The write
   buffer's high-water mark is 0, so ``pause_writing`` fires whenever bytes wait in user space
   and the writer awaits ``resume_writing`` before the next region.
+- Pinning: before its first await, a response dups the fd of every segment file it sends from
+  and reads only through the dups (closed after the write). Local retention may close a segment
+  while the response waits for the socket; the kernel then reuses the closed fd's number, and
+  reading through it would send another file's bytes. A segment closed before the response
+  starts (a retention during a multi-partition fetch) closes the connection: the client
+  fetches again.
 """
 
 from __future__ import annotations
@@ -301,12 +307,28 @@ class KafkaConnection(asyncio.BufferedProtocol):
             raise ConnectionResetError("connection closed")
 
     async def _write(self, chunks: list[Any]) -> None:
+        # Pin every region's segment file before the first await: local retention may close
+        # (and unlink) a segment while this response waits for the socket, and the kernel
+        # hands a closed fd's number to the next open file; reading the region through that
+        # number would send another file's bytes (a consumer would skip ahead to them). A dup
+        # keeps the open file description, so the deleted segment's bytes stay readable.
+        pinned: dict[int, int] = {}
+        try:
+            for c in chunks:
+                if isinstance(c, FileRegion) and id(c.file) not in pinned:
+                    pinned[id(c.file)] = _pin(c)
+            await self._write_pinned(chunks, pinned)
+        finally:
+            for fd in pinned.values():
+                os.close(fd)
+
+    async def _write_pinned(self, chunks: list[Any], pinned: dict[int, int]) -> None:
         transport = self.transport
         assert transport is not None
         pending: list[Any] = []
         for c in chunks:
             if isinstance(c, FileRegion) and c.length <= INLINE_REGION_MAX:
-                data = os.pread(c.file.fileno(), c.length, c.position)
+                data = os.pread(pinned[id(c.file)], c.length, c.position)
                 if len(data) != c.length:
                     raise _Close(f"segment file shrank under a fetch at position {c.position}")
                 pending.append(data)
@@ -315,7 +337,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if pending:
                     transport.writelines(pending)
                     pending = []
-                await self._send_region(c)
+                await self._send_region(c, pinned[id(c.file)])
             else:
                 pending.append(c)
         if len(pending) == 1:
@@ -349,11 +371,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._closed:
             raise ConnectionResetError("connection closed")
 
-    async def _send_region(self, region: FileRegion) -> None:
+    async def _send_region(self, region: FileRegion, in_fd: int) -> None:
+        """Send ``region`` from ``in_fd`` (the region's file, pinned by ``_write``)."""
         transport = self.transport
         assert transport is not None
         out_fd = self._sendfile_fd()
-        in_fd = region.file.fileno()
         offset, remaining = region.position, region.length
         while remaining > 0:
             await self._drain()  # bytes queued on the transport go first
@@ -376,6 +398,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
             offset += len(data)
             remaining -= len(data)
         self.broker.metrics.bytes_out.inc(region.length)
+
+
+def _pin(region: FileRegion) -> int:
+    """A dup of the region's file descriptor; _Close when the segment is already closed (a
+    retention that ran while the fetch was being answered: the client fetches again)."""
+    try:
+        return os.dup(region.file.fileno())
+    except ValueError:
+        raise _Close("segment deleted under a fetch response (client will fetch again)") from None
 
 
 class KafkaServer:
