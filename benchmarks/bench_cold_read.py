@@ -171,6 +171,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--segment-mb", type=int, default=16)
     ap.add_argument("--cache-mb", type=int, default=64)
+    ap.add_argument("--remote-fetch-mb", type=int, default=0, help="0: the broker's default")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
@@ -186,6 +187,8 @@ def main() -> None:
         f"remote.log.reader.cache.bytes={cache_bytes}",
         f"segment.bytes={args.segment_mb * 1024 * 1024}",
     ]
+    if args.remote_fetch_mb:
+        configs.append(f"remote.log.reader.fetch.max.bytes={args.remote_fetch_mb << 20}")
     extra = ["--cold-url", f"s3://{bucket}/bench", "--s3-endpoint", server.endpoint_url]
     extra += ["--metrics-port", str(metrics_port), "--log-level", "WARNING"]
     for c in configs:
@@ -238,16 +241,19 @@ def main() -> None:
         watcher = threading.Thread(target=watch, args=(broker.proc.pid,), daemon=True)
         watcher.start()
         fetches_before = fetch_requests(metrics_port)
+        got_before = metrics(metrics_port).get("tiered_mq_remote_get_bytes_total", 0.0)
         cold_runs = [replay(broker.bootstrap, args.messages, f"cold-{i}") for i in range(ROUNDS)]
         cold_s, payload = min(cold_runs)
         cold_fetches = fetch_requests(metrics_port) - fetches_before
         done.set()
         watcher.join()
         m = metrics(metrics_port)
+        got = m.get("tiered_mq_remote_get_bytes_total", 0.0) - got_before
         print(
             f"cold:     {args.messages / cold_s:,.0f} msg/s, {payload / cold_s / 1e6:.1f} MB/s "
-            f"payload (1 local segment; {m.get('tiered_mq_remote_get_bytes_total', 0) / 1e6:.1f}"
-            f" MB fetched from S3, {cold_fetches:.0f} fetches)"
+            f"payload (1 local segment; {got / 1e6:.1f} MB fetched from S3 in {ROUNDS} replays, "
+            f"{got / ROUNDS / 1e6:.1f} MB per replay of {uploaded / 1e6:.1f} MB uploaded; "
+            f"{cold_fetches:.0f} fetches)"
         )
         print(
             "runs (msg/s): hot "

@@ -18,6 +18,11 @@ Broker configs (Kafka's names where Kafka has one)::
     remote.log.reader.cache.bytes                    on-disk chunk cache of remote reads
     remote.log.reader.chunk.bytes                    size of one ranged GET
     remote.log.reader.read.ahead.chunks              chunks prefetched by a sequential reader
+                                                     (at least; a filled fetch prefetches as
+                                                     much as it read, up to cache / 4)
+    remote.log.reader.fetch.max.bytes                cap of a cold single-partition filled
+                                                     fetch (handlers/fetch.py; 8 MiB, never
+                                                     above cache / 4: cold data is buffered)
     remote.log.s3.region / remote.log.s3.path.style  S3 client settings (path style defaults
                                                      to true with a custom endpoint)
 
@@ -46,7 +51,7 @@ from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.cold import layout
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.object_store import ObjectStore, open_object_store, parse_store_url
-from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.remote_log_manager import DEFAULT_FETCH_MAX_BYTES, RemoteLogManager
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError
 from tiered_mq.topic_partition import TopicPartition
@@ -120,6 +125,9 @@ def build_remote_log_manager(
         config.get_int("remote.log.reader.cache.bytes"),
         chunk_size=config.get_int("remote.log.reader.chunk.bytes"),
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
+        fetch_max_bytes=config.get_int(
+            "remote.log.reader.fetch.max.bytes", DEFAULT_FETCH_MAX_BYTES
+        ),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),
         settings=UploaderSettings(

@@ -6,12 +6,19 @@ each chunk is fetched with one ranged GET and kept as one file ``{sha1(key)}-{i}
 holds much more than ``max_bytes`` (plus the chunks being read at that moment). Concurrent
 readers of a missing chunk share one GET (single flight).
 
-Read-ahead for sequential replay: when a read reaches the last cached chunk the reader asked
-for, the next ``read_ahead`` chunks are fetched in the background, so a consumer replaying a
-segment from the bucket finds the next chunk local.
+A read copies each chunk's part straight into one buffer (a cached chunk with one ranged file
+read, in a worker thread; the chunks of a read in parallel) and returns a memoryview of it.
+
+Read-ahead for sequential replay: after a read, the chunks of the window that follows it are
+fetched in the background with parallel ranged GETs (one per chunk, single flight), so a
+consumer replaying a segment finds its next fetch local. The window is ``read_ahead`` chunks,
+or as long as the read itself when that was longer (a filled fetch), at most a quarter of the
+cache, so the chunks being read and those ahead never evict each other. ``prefetch`` lets the
+reader start on the next segment when the window passes a segment's end.
 
 Objects are immutable (layout.py never overwrites a segment key), so a cached chunk never goes
-stale. Crash behaviour: the cache is not persistent: ``cache_dir`` is emptied at start. A
+stale; a chunk file is written whole under a temporary name and renamed, never rewritten in
+place. Crash behaviour: the cache is not persistent: ``cache_dir`` is emptied at start. A
 chunk file corrupted on disk is caught by the caller's CRC check, which calls ``invalidate``
 and reads again from the bucket.
 """
@@ -28,6 +35,7 @@ from pathlib import Path
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
+from tiered_mq.errors import ObjectStoreError
 
 DEFAULT_CHUNK_SIZE = 1024 * 1024
 
@@ -67,33 +75,69 @@ class ChunkCache:
     def _path(self, key: str, index: int) -> Path:
         return self.dir / f"{hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()}-{index}"
 
-    async def read(self, key: str, object_size: int, start: int, length: int) -> bytes:
-        """Bytes ``[start, start + length)`` of the object (fewer at its end)."""
+    async def read(self, key: str, object_size: int, start: int, length: int) -> memoryview:
+        """Bytes ``[start, start + length)`` of the object (fewer at its end), in one buffer.
+
+        Each chunk's part is copied straight into the buffer (cached chunks with one ranged
+        file read each, in parallel), then the read-ahead window after it is scheduled."""
         end = min(start + length, object_size)
         if start >= end:
-            return b""
+            return memoryview(b"")
         first, last = start // self.chunk_size, (end - 1) // self.chunk_size
-        chunks = await asyncio.gather(
-            *(self._chunk(key, object_size, i) for i in range(first, last + 1))
+        out = memoryview(bytearray(end - start))
+        await asyncio.gather(
+            *(self._copy_chunk(key, object_size, i, out, start) for i in range(first, last + 1))
         )
-        self._read_ahead(key, object_size, last)
-        data = b"".join(chunks)
-        offset = start - first * self.chunk_size
-        return data[offset : offset + (end - start)]
+        self.prefetch(key, object_size, (last + 1) * self.chunk_size, self.ahead_bytes(end - start))
+        return out
+
+    def ahead_bytes(self, length: int) -> int:
+        """Read-ahead window after a read of ``length`` bytes: at least ``read_ahead`` chunks,
+        as much as the read itself when it was larger (a filled sequential fetch), at most a
+        quarter of the cache (the chunks being read and those ahead never evict each other)."""
+        if self.read_ahead <= 0:
+            return 0
+        window = max(self.read_ahead * self.chunk_size, length)
+        return min(window, max(self.max_bytes // 4, self.chunk_size))
+
+    def prefetch(self, key: str, object_size: int, start: int, length: int) -> None:
+        """Fetch the chunks of ``[start, start + length)`` not cached in the background, with
+        parallel ranged GETs (one per chunk; a chunk already on its way is not asked twice)."""
+        if length <= 0 or start >= object_size:
+            return
+        first = start // self.chunk_size
+        last = (min(start + length, object_size) - 1) // self.chunk_size
+        for i in range(first, last + 1):
+            if (key, i) in self._entries or (key, i) in self._inflight:
+                continue
+            task = asyncio.create_task(self._prefetch(key, object_size, i))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     def invalidate(self, key: str) -> None:
         """Forget every cached chunk of ``key`` (its bytes failed a check)."""
         for entry in [e for e in self._entries if e[0] == key]:
             self._drop(entry)
 
-    def _read_ahead(self, key: str, object_size: int, last: int) -> None:
-        n_chunks = (object_size + self.chunk_size - 1) // self.chunk_size
-        for i in range(last + 1, min(last + 1 + self.read_ahead, n_chunks)):
-            if (key, i) in self._entries or (key, i) in self._inflight:
-                continue
-            task = asyncio.create_task(self._prefetch(key, object_size, i))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+    async def _copy_chunk(
+        self, key: str, object_size: int, index: int, out: memoryview, start: int
+    ) -> None:
+        """Copy chunk ``index``'s part of ``[start, start + len(out))`` into ``out``."""
+        chunk_start = index * self.chunk_size
+        lo, hi = max(start, chunk_start), min(start + len(out), chunk_start + self.chunk_size)
+        target = out[lo - start : hi - start]
+        entry = (key, index)
+        if entry in self._entries:
+            path = self._path(key, index)
+            if await asyncio.to_thread(_read_into, path, lo - chunk_start, target):
+                self._entries.move_to_end(entry)
+                self._metrics.cache_hits.inc()
+                return
+            self._drop(entry)
+        data = await self._chunk(key, object_size, index)
+        if len(data) < hi - chunk_start:
+            raise ObjectStoreError(key, f"short read of chunk {index}: {len(data)} bytes")
+        target[:] = memoryview(data)[lo - chunk_start : hi - chunk_start]
 
     async def _prefetch(self, key: str, object_size: int, index: int) -> None:
         with contextlib.suppress(Exception):
@@ -135,7 +179,7 @@ class ChunkCache:
         data = await self.store.get_range(key, start, end)
         self._metrics.get_bytes.inc(len(data))
         if len(data) == end - start + 1:  # a short object is not cached (wrong size in manifest)
-            await asyncio.to_thread(self._path(key, index).write_bytes, data)
+            await asyncio.to_thread(_write_atomically, self._path(key, index), data)
             self._insert((key, index), len(data))
         return data
 
@@ -163,3 +207,26 @@ class ChunkCache:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _read_into(path: Path, position: int, target: memoryview) -> bool:
+    """Fill ``target`` from ``path`` at ``position``; False when the file is gone or short."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            f.seek(position)
+            done = 0
+            while done < len(target):
+                n = f.readinto(target[done:])
+                if not n:
+                    return False
+                done += n
+    except OSError:
+        return False
+    return True
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """A chunk file appears whole or not at all, and is never rewritten in place."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)

@@ -4,8 +4,11 @@ A read for ``offset``: manifest -> the readable segment holding it -> the segmen
 index (fetched once, kept in a small LRU of parsed indexes) -> the position of the greatest
 index entry at or below ``offset`` -> batch headers scanned forward through the chunk cache to
 the batch holding ``offset`` -> whole batches from there, up to ``max_bytes`` (at least one
-batch, like a local fetch), never past the segment's end (a fetch returns data of one segment,
-as in Kafka; the consumer's next fetch continues in the next one).
+batch, like a local fetch), by default never past the segment's end (a fetch returns data of
+one segment, as in Kafka; the consumer's next fetch continues in the next one). A filled fetch
+(``read_parts(..., span=True)``) goes on into the following segments while ``max_bytes`` has
+room for their next batch, one buffer per segment (memoryviews, no copy after the chunk
+cache's), and starts the read-ahead of the next segment when its window passes the end.
 
 Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch; offsets
 rising within the segment's range, as the base offset is not covered by the CRC). A batch
@@ -152,27 +155,68 @@ class RemoteReader:
         return segment.size_bytes
 
     async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
+        """``read_parts`` joined into one byte string."""
+        return b"".join(await self.read_parts(tp, offset, max_bytes))
+
+    async def read_parts(
+        self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
+    ) -> list[memoryview]:
         """Whole batches from the one holding ``offset``: at least one, else up to
-        ``max_bytes``, within one segment. Raises OffsetOutOfRangeError when the bucket does
-        not hold ``offset``, ObjectStoreError on a store failure or corrupt object."""
+        ``max_bytes``, one buffer per segment read. Without ``span`` the read stops at the end
+        of the segment holding ``offset`` (as in Kafka); with it, it goes on into the next
+        segments while ``max_bytes`` leaves room for their first batch. Raises
+        OffsetOutOfRangeError when the bucket does not hold ``offset``, ObjectStoreError on a
+        store failure or corrupt object."""
+        parts: list[memoryview] = []
+        total = 0
         try:
             segment = await self._segment_for(tp, offset)
-            key = segment.key(layout.LOG)
-            if key is None:
-                raise ObjectStoreError(layout.manifest_key(self.prefix, *tp), "segment has no .log")
-            start = await self._position_of(segment, key, offset)
-            data = await self._read_batches(segment, key, start, max_bytes)
+            while True:
+                key = segment.key(layout.LOG)
+                if key is None:
+                    raise ObjectStoreError(
+                        layout.manifest_key(self.prefix, *tp), "segment has no .log"
+                    )
+                start = await self._position_of(segment, key, offset)
+                data = await self._read_batches(segment, key, start, max_bytes - total)
+                if parts and len(data) > max_bytes - total:
+                    break  # an oversized first batch of a later segment waits for the next fetch
+                if data:
+                    parts.append(data)
+                total += len(data)
+                nxt = await self._next_segment(tp, segment) if span else None
+                if nxt is None or total >= max_bytes:
+                    self._read_ahead_across(segment, start + len(data), nxt, len(data))
+                    break
+                segment, offset = nxt, nxt.base_offset
         except OffsetOutOfRangeError:
             raise
         except Exception:
             self._metrics.fetch_errors.inc()
             raise
-        self._metrics.fetch_bytes.inc(len(data))
-        return data
+        self._metrics.fetch_bytes.inc(total)
+        return parts
+
+    async def _next_segment(
+        self, tp: TopicPartition, segment: RemoteSegment
+    ) -> RemoteSegment | None:
+        manifest = await self.manifest(tp)
+        return manifest.segment_for_offset(segment.end_offset + 1)
+
+    def _read_ahead_across(
+        self, segment: RemoteSegment, position: int, nxt: RemoteSegment | None, length: int
+    ) -> None:
+        """When the read-ahead window after ``position`` passes the segment's end, start on
+        the next segment's first chunks (a replay goes on there with its next fetch)."""
+        window = self.cache.ahead_bytes(length)
+        beyond = position + window - segment.size_bytes
+        key = nxt.key(layout.LOG) if nxt is not None else None
+        if nxt is not None and key is not None and beyond > 0:
+            self.cache.prefetch(key, nxt.size_bytes, 0, beyond)
 
     async def _read_batches(
         self, segment: RemoteSegment, key: str, start: int, max_bytes: int
-    ) -> bytes:
+    ) -> memoryview:
         length = max(min(max_bytes, segment.size_bytes - start), 0)
         for attempt in (1, 2):
             data = await self.cache.read(key, segment.size_bytes, start, max(length, HEADER_SIZE))
@@ -185,8 +229,8 @@ class RemoteReader:
         raise AssertionError("unreachable")
 
     async def _whole_batches(
-        self, segment: RemoteSegment, key: str, start: int, data: bytes, max_bytes: int
-    ) -> bytes:
+        self, segment: RemoteSegment, key: str, start: int, data: memoryview, max_bytes: int
+    ) -> memoryview:
         """Validated whole batches at the front of ``data`` (fetching the rest of a first
         batch larger than ``max_bytes``)."""
         pos = 0

@@ -9,23 +9,26 @@ whole batch (KIP-74), so a batch larger than the limits never stalls a consumer.
 budget is the smaller of the request's ``max_bytes`` and the broker's ``fetch.max.bytes``.
 
 Single-partition fill (broker config ``fetch.single.partition.max.bytes``, 0 = off): a request
-for ONE partition may read hot (local) data past ``partition_max_bytes``, up to that many
-bytes within the response budget. The per-partition limit shares a response fairly between
-partitions; with one there is nothing to share, and librdkafka's default pacing (it stops
-fetching for ``fetch.queue.backoff.ms`` = 1 s once ``queued.min.messages`` are queued) makes
-a default consumer's rate about what one fetch brings per second: 1 MiB per fetch caps it at
-~150-250k msg/s of 100-byte records. Cold reads keep ``partition_max_bytes`` (they are
-buffered in memory). librdkafka hands out no record of a response before it has parsed all
-of it, so a client's first fetch at a position (a start, a seek back, a re-fetch) is answered
-within ``partition_max_bytes`` (its first records come at once); only a fetch above the same
-client's previous fetch offset of that partition is filled (``_Continuations``).
+for ONE partition may read past ``partition_max_bytes``, up to that many bytes within the
+response budget. The per-partition limit shares a response fairly between partitions; with one
+there is nothing to share, and librdkafka's default pacing (it stops fetching for
+``fetch.queue.backoff.ms`` = 1 s once ``queued.min.messages`` are queued) makes a default
+consumer's rate about what one fetch brings per second: 1 MiB per fetch caps it at ~150-250k
+msg/s of 100-byte records. Cold reads (below the local log start offset) are filled too, but
+within ``remote.log.reader.fetch.max.bytes`` (``RemoteLogManager.fetch_max_bytes``, never above
+a quarter of the chunk cache): they are buffered in memory (validated batches, one buffer per
+remote segment, sent without another copy), and such a read goes on across remote segment ends.
+librdkafka hands out no record of a response before it has parsed all of it, so a client's
+first fetch at a position (a start, a seek back, a re-fetch) is answered within
+``partition_max_bytes`` (its first records come at once); only a fetch above the same client's
+previous fetch offset of that partition is filled (``_Continuations``).
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
 ``max_wait_ms``. Fetch sessions are declined (session_id 0): every requested partition is in
 every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
-cold tier when one is wired (``remote_log_manager.read``).
+cold tier when one is wired (``remote_log_manager.read_parts``).
 """
 
 from __future__ import annotations
@@ -106,21 +109,24 @@ async def _read_partition(
         offset = req["fetch_offset"]
         max_offset = lso if read_committed else hwm
         rlm = ctx.broker.remote_log_manager
+        sequential = fill > limit and _continuations.continues(ctx.client_host, tp, offset)
         if (
             rlm is not None
             and partition.log_start_offset <= offset < partition.log.local_log_start_offset
         ):
-            data = await rlm.read(tp, offset, max(limit, 1))
-            entry["records"] = data
+            if sequential:  # filled too, within the cold tier's cap (buffered in memory)
+                limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
+            parts = await rlm.read_parts(tp, offset, max(limit, 1), span=sequential)
+            entry["records"] = parts
             if read_committed:  # aborted transactions this broker indexed (partition_txn.py)
                 entry["aborted_transactions"] = _aborted(partition, offset, max_offset)
-            return entry, len(data)
+            return entry, sum(len(p) for p in parts)
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"fetch offset {offset} outside [{partition.log_start_offset}, "
                 f"{partition.log_end_offset}] of {tp}"
             )
-        if fill > limit and _continuations.continues(ctx.client_host, tp, offset):
+        if sequential:
             limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
         info = partition.read(offset, max(limit, 0), max_offset, min_one)
         if info is None or not info.regions:
