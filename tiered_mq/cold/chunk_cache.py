@@ -8,6 +8,13 @@ readers of a missing chunk share one GET (single flight).
 
 A read copies each chunk's part straight into one buffer (a cached chunk with one ranged file
 read, in a worker thread; the chunks of a read in parallel) and returns a memoryview of it.
+``open_range`` instead returns the chunk files themselves (``ChunkFile``: an open fd, closed
+when the last FileRegion over it is dropped), fetching missing chunks in parallel, so a fetch
+can be sent with sendfile and validated with bounded ``pread_range`` pieces: the bytes are
+never all in memory. A chunk file is opened on the event loop right after it is known cached
+(no await in between), so eviction cannot slip between the two; once open it stays readable
+after eviction unlinks it (Linux keeps an unlinked open file), and nothing ever truncates or
+rewrites a chunk file in place, so a fetch in flight always sends the bytes it validated.
 
 Read-ahead for sequential replay: after a read, the chunks of the window that follows it are
 fetched in the background with parallel ranged GETs (one per chunk, single flight), so a
@@ -28,16 +35,55 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import shutil
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
-from tiered_mq.errors import ObjectStoreError
+from tiered_mq.errors import CorruptRecordError, ObjectStoreError
 
 DEFAULT_CHUNK_SIZE = 1024 * 1024
+
+
+class ChunkFile:
+    """A read-only fd on one chunk file, closed when the object is collected (or ``close``):
+    the FileRegions of a fetch response hold it while the server sends from it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def fileno(self) -> int:
+        if not self._finalizer.alive:
+            raise ValueError("chunk file closed")
+        return self._fd
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def pread_range(files: dict[int, ChunkFile], chunk_size: int, lo: int, hi: int) -> bytearray:
+    """Object bytes ``[lo, hi)`` read from the chunk files holding them (indexes into
+    ``files``); CorruptRecordError when a chunk file is short (damaged on disk)."""
+    out = bytearray(hi - lo)
+    view = memoryview(out)
+    pos = lo
+    while pos < hi:
+        index, at = divmod(pos, chunk_size)
+        n = min(hi - pos, chunk_size - at)
+        got = os.preadv(files[index].fileno(), [view[pos - lo : pos - lo + n]], at)
+        if got != n:
+            raise CorruptRecordError(f"chunk {index} short: {at + got} of {at + n} bytes")
+        pos += n
+    return out
 
 
 class ChunkCache:
@@ -90,6 +136,39 @@ class ChunkCache:
         )
         self.prefetch(key, object_size, (last + 1) * self.chunk_size, self.ahead_bytes(end - start))
         return out
+
+    async def open_range(
+        self, key: str, object_size: int, start: int, length: int
+    ) -> dict[int, ChunkFile]:
+        """The chunk files (by chunk index) holding ``[start, start + length)`` of the object,
+        open; missing chunks are fetched in parallel (single flight). The read-ahead is the
+        caller's (``prefetch``)."""
+        end = min(start + length, object_size)
+        if start >= end:
+            return {}
+        first, last = start // self.chunk_size, (end - 1) // self.chunk_size
+        files = await asyncio.gather(
+            *(self._open_chunk(key, object_size, i) for i in range(first, last + 1))
+        )
+        return dict(zip(range(first, last + 1), files, strict=True))
+
+    async def _open_chunk(self, key: str, object_size: int, index: int) -> ChunkFile:
+        entry = (key, index)
+        for _ in range(3):  # evicted by other readers between the fetch and the open: again
+            if entry in self._entries:
+                try:  # no await between the membership test and the open
+                    fd = os.open(self._path(key, index), os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    self._drop(entry)
+                else:
+                    self._entries.move_to_end(entry)
+                    self._metrics.cache_hits.inc()
+                    return ChunkFile(fd)
+            data = await self._chunk(key, object_size, index)
+            expected = min(self.chunk_size, object_size - index * self.chunk_size)
+            if len(data) != expected:
+                raise ObjectStoreError(key, f"short read of chunk {index}: {len(data)} bytes")
+        raise ObjectStoreError(key, f"chunk {index} evicted before it could be opened")
 
     def ahead_bytes(self, length: int) -> int:
         """Read-ahead window after a read of ``length`` bytes: at least ``read_ahead`` chunks,

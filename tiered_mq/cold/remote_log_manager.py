@@ -8,9 +8,11 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     rlm.on_stop(tp)                             # leadership moved away / partition closed
     rlm.notify_roll(tp)                         # optional: LocalLog's on_roll, uploads at once
     await rlm.read(tp, offset, max_bytes)       # fetch below the local log start offset
-    await rlm.read_parts(tp, offset, max_bytes, span=True)  # the same, zero-copy buffers,
-                                                # going on across segments (filled fetches)
+    await rlm.read_regions(tp, offset, max_bytes, span=True)  # the same as FileRegions over
+                                                # chunk files (sendfile), going on across
+                                                # segments (filled fetches)
     rlm.fetch_max_bytes                         # cap of a filled (single-partition) cold fetch
+                                                # (at most half the chunk cache)
     await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
     rlm.remote_log_start_offset(tp)             # first offset in the bucket (None: empty)
     rlm.upload_bound(tp)                        # first offset not yet uploaded
@@ -48,11 +50,12 @@ from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
 from tiered_mq.cold.remote_reader import RemoteReader
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
+from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FETCH_MAX_BYTES = 8 * 1024 * 1024
+DEFAULT_FETCH_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _now_ms() -> int:
@@ -106,9 +109,9 @@ class RemoteLogManager:
             limiter=TokenBucket(fetch_rate_bytes),
             metrics=self.metrics,
         )
-        # a cold fetch is buffered in memory: at most a quarter of the cache (its chunks and
-        # the read-ahead window after them fit the cache together)
-        self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 4), chunk_size)
+        # a cold fetch is sent from the chunk files it pins: at most half the cache (its
+        # chunks and the read-ahead window after them, a quarter, fit the cache together)
+        self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
         self.reader = RemoteReader(store, self.prefix, self.cache, self.metrics)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
         self._stopping: set[asyncio.Future[None]] = set()
@@ -205,10 +208,10 @@ class RemoteLogManager:
     async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
         return await self.reader.read(tp, offset, max_bytes)
 
-    async def read_parts(
+    async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[memoryview]:
-        return await self.reader.read_parts(tp, offset, max_bytes, span=span)
+    ) -> list[FileRegion]:
+        return await self.reader.read_regions(tp, offset, max_bytes, span=span)
 
     async def offset_for_timestamp(
         self, tp: TopicPartition, timestamp: int

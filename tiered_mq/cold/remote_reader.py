@@ -22,13 +22,14 @@ Manifests: partitions this broker leads get theirs from the uploader after every
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
 from tiered_mq.cold import layout
-from tiered_mq.cold.chunk_cache import ChunkCache
+from tiered_mq.cold.chunk_cache import ChunkCache, ChunkFile, pread_range
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment
 from tiered_mq.cold.manifest_writer import load_manifest
 from tiered_mq.cold.metrics import RemoteMetrics
@@ -36,10 +37,13 @@ from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
 from tiered_mq.errors import CorruptRecordError, ObjectStoreError, OffsetOutOfRangeError
 from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, read_header, validate_batch
+from tiered_mq.record.file_records import FileRegion
 from tiered_mq.record.records import decode_batch
 from tiered_mq.topic_partition import TopicPartition
 
 _V = TypeVar("_V")
+
+SCAN_PIECE = 1024 * 1024  # bytes read at once while validating a fetch from chunk files
 
 
 class RemoteReader:
@@ -155,19 +159,20 @@ class RemoteReader:
         return segment.size_bytes
 
     async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
-        """``read_parts`` joined into one byte string."""
-        return b"".join(await self.read_parts(tp, offset, max_bytes))
+        """``read_regions`` read into one byte string (for callers that need the bytes)."""
+        return b"".join(r.read() for r in await self.read_regions(tp, offset, max_bytes))
 
-    async def read_parts(
+    async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[memoryview]:
+    ) -> list[FileRegion]:
         """Whole batches from the one holding ``offset``: at least one, else up to
-        ``max_bytes``, one buffer per segment read. Without ``span`` the read stops at the end
-        of the segment holding ``offset`` (as in Kafka); with it, it goes on into the next
-        segments while ``max_bytes`` leaves room for their first batch. Raises
-        OffsetOutOfRangeError when the bucket does not hold ``offset``, ObjectStoreError on a
-        store failure or corrupt object."""
-        parts: list[memoryview] = []
+        ``max_bytes``, as FileRegions over chunk files (consecutive regions concatenate; a
+        batch may span two). Without ``span`` the read stops at the end of the segment holding
+        ``offset`` (as in Kafka); with it, it goes on into the next segments while
+        ``max_bytes`` leaves room for their first batch. Raises OffsetOutOfRangeError when the
+        bucket does not hold ``offset``, ObjectStoreError on a store failure or corrupt
+        object."""
+        regions: list[FileRegion] = []
         total = 0
         try:
             segment = await self._segment_for(tp, offset)
@@ -178,15 +183,17 @@ class RemoteReader:
                         layout.manifest_key(self.prefix, *tp), "segment has no .log"
                     )
                 start = await self._position_of(segment, key, offset)
-                data = await self._read_batches(segment, key, start, max_bytes - total)
-                if parts and len(data) > max_bytes - total:
-                    break  # an oversized first batch of a later segment waits for the next fetch
-                if data:
-                    parts.append(data)
-                total += len(data)
+                if regions and start < segment.size_bytes:
+                    first = await self._header_at(segment, key, start)
+                    if first.size > max_bytes - total:
+                        break  # an oversized first batch of a later segment: the next fetch
+                got = await self._validated_regions(segment, key, start, max_bytes - total)
+                size = sum(r.length for r in got)
+                regions.extend(got)
+                total += size
                 nxt = await self._next_segment(tp, segment) if span else None
                 if nxt is None or total >= max_bytes:
-                    self._read_ahead_across(segment, start + len(data), nxt, len(data))
+                    self._read_ahead_across(segment, key, start + size, nxt, size)
                     break
                 segment, offset = nxt, nxt.base_offset
         except OffsetOutOfRangeError:
@@ -195,7 +202,38 @@ class RemoteReader:
             self._metrics.fetch_errors.inc()
             raise
         self._metrics.fetch_bytes.inc(total)
-        return parts
+        return regions
+
+    async def _validated_regions(
+        self, segment: RemoteSegment, key: str, start: int, max_bytes: int
+    ) -> list[FileRegion]:
+        """Regions of the validated whole batches from ``start`` (at least one, else up to
+        ``max_bytes``), checked by streaming the chunk files in bounded pieces."""
+        if start >= segment.size_bytes:
+            return []
+        chunk = self.cache.chunk_size
+        for attempt in (1, 2):
+            try:
+                first = await self._header_at(segment, key, start)
+                length = min(max(max_bytes, first.size), segment.size_bytes - start)
+                files = await self.cache.open_range(key, segment.size_bytes, start, length)
+                end = await asyncio.to_thread(
+                    _scan, files, chunk, segment, start, start + length, max_bytes
+                )
+            except CorruptRecordError as e:
+                self.cache.invalidate(key)
+                if attempt == 2:
+                    raise ObjectStoreError(key, f"corrupt object: {e}") from e
+                continue
+            regions = []
+            pos = start
+            while pos < end:
+                index, at = divmod(pos, chunk)
+                n = min(end - pos, chunk - at)
+                regions.append(FileRegion(files[index], at, n))  # type: ignore[arg-type]
+                pos += n
+            return regions
+        raise AssertionError("unreachable")
 
     async def _next_segment(
         self, tp: TopicPartition, segment: RemoteSegment
@@ -204,15 +242,23 @@ class RemoteReader:
         return manifest.segment_for_offset(segment.end_offset + 1)
 
     def _read_ahead_across(
-        self, segment: RemoteSegment, position: int, nxt: RemoteSegment | None, length: int
+        self,
+        segment: RemoteSegment,
+        key: str,
+        position: int,
+        nxt: RemoteSegment | None,
+        length: int,
     ) -> None:
-        """When the read-ahead window after ``position`` passes the segment's end, start on
-        the next segment's first chunks (a replay goes on there with its next fetch)."""
+        """Prefetch the read-ahead window after ``position``; when it passes the segment's end,
+        start on the next segment's first chunks (a replay goes on there with its next fetch)."""
         window = self.cache.ahead_bytes(length)
+        chunk = self.cache.chunk_size
+        ahead_from = -(-position // chunk) * chunk  # the chunk after the last one read
+        self.cache.prefetch(key, segment.size_bytes, ahead_from, position + window - ahead_from)
         beyond = position + window - segment.size_bytes
-        key = nxt.key(layout.LOG) if nxt is not None else None
-        if nxt is not None and key is not None and beyond > 0:
-            self.cache.prefetch(key, nxt.size_bytes, 0, beyond)
+        next_key = nxt.key(layout.LOG) if nxt is not None else None
+        if nxt is not None and next_key is not None and beyond > 0:
+            self.cache.prefetch(next_key, nxt.size_bytes, 0, beyond)
 
     async def _read_batches(
         self, segment: RemoteSegment, key: str, start: int, max_bytes: int
@@ -284,3 +330,47 @@ class RemoteReader:
                             return record.offset, record.timestamp
                 position += header.size
         return None
+
+
+def _scan(
+    files: dict[int, ChunkFile],
+    chunk_size: int,
+    segment: RemoteSegment,
+    start: int,
+    end: int,
+    max_bytes: int,
+) -> int:
+    """End position of the validated whole batches in ``[start, end)`` of the segment (at
+    least one, then while under ``max_bytes``), read in pieces of about ``SCAN_PIECE`` bytes
+    (or one batch, if larger) from the chunk files. Raises CorruptRecordError."""
+    pos, buf_start = start, start
+    buf = bytearray()
+    previous_last = segment.base_offset - 1
+    while end - pos >= HEADER_SIZE:
+        if pos + HEADER_SIZE > buf_start + len(buf):
+            buf_start = pos
+            buf = pread_range(files, chunk_size, pos, min(end, pos + SCAN_PIECE))
+        header = read_header(buf, pos - buf_start)
+        if pos + header.size > end:
+            break
+        if pos + header.size > buf_start + len(buf):
+            buf_start = pos
+            buf = pread_range(files, chunk_size, pos, min(end, pos + max(SCAN_PIECE, header.size)))
+        try:
+            validate_batch(buf, pos - buf_start)
+        except CorruptRecordError as e:
+            raise CorruptRecordError(f"batch at position {pos}: {e}") from e
+        # the base offset is outside the CRC: offsets must rise within the segment's range
+        if not previous_last < header.base_offset <= header.last_offset <= segment.end_offset:
+            raise CorruptRecordError(
+                f"batch at position {pos}: offsets {header.base_offset}-{header.last_offset} "
+                f"outside segment {segment.base_offset}-{segment.end_offset} "
+                f"(after {previous_last})"
+            )
+        previous_last = header.last_offset
+        pos += header.size
+        if pos - start >= max_bytes:
+            break
+    if pos == start:
+        raise CorruptRecordError(f"truncated batch at position {start}")
+    return pos

@@ -4,29 +4,33 @@ broker's ``fetch.max.bytes`` and the cold tier's cap (``RemoteLogManager.fetch_m
 
 from __future__ import annotations
 
+import io
 from types import SimpleNamespace
 from typing import Any
 
 from tiered_mq.broker.handlers import fetch
+from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
 PMB = 1 << 20
-CAP = 8 << 20
+CAP = 32 << 20
 
 
 class FakeRemote:
-    """Answers every read with as many bytes as asked; records (offset, max_bytes, span)."""
+    """Answers every read with regions of as many bytes as asked (over two chunk files);
+    records (offset, max_bytes, span)."""
 
     fetch_max_bytes = CAP
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, int, bool]] = []
 
-    async def read_parts(
+    async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[memoryview]:
+    ) -> list[FileRegion]:
         self.calls.append((offset, max_bytes, span))
-        return [memoryview(bytes(max_bytes // 2)), memoryview(bytes(max_bytes - max_bytes // 2))]
+        half = max_bytes // 2
+        return [FileRegion(io.BytesIO(), 0, half), FileRegion(io.BytesIO(), 0, max_bytes - half)]
 
 
 def context(peer: str, **configs: int) -> tuple[Any, FakeRemote]:
@@ -67,7 +71,7 @@ def request(offsets: list[int], max_bytes: int = 40 << 20) -> dict[str, Any]:
 async def sizes(ctx: Any, offsets: list[int], **kw: int) -> list[int]:
     responses, total, errored = await fetch._read_all(ctx, request(offsets, **kw))
     assert not errored
-    out = [sum(len(c) for c in p["records"]) for p in responses[0]["partitions"]]
+    out = [sum(c.length for c in p["records"]) for p in responses[0]["partitions"]]
     assert sum(out) == total
     return out
 

@@ -14,10 +14,12 @@ response budget. The per-partition limit shares a response fairly between partit
 there is nothing to share, and librdkafka's default pacing (it stops fetching for
 ``fetch.queue.backoff.ms`` = 1 s once ``queued.min.messages`` are queued) makes a default
 consumer's rate about what one fetch brings per second: 1 MiB per fetch caps it at ~150-250k
-msg/s of 100-byte records. Cold reads (below the local log start offset) are filled too, but
-within ``remote.log.reader.fetch.max.bytes`` (``RemoteLogManager.fetch_max_bytes``, never above
-a quarter of the chunk cache): they are buffered in memory (validated batches, one buffer per
-remote segment, sent without another copy), and such a read goes on across remote segment ends.
+msg/s of 100-byte records. Cold reads (below the local log start offset) are filled the same
+way, also within ``remote.log.reader.fetch.max.bytes`` (``RemoteLogManager.fetch_max_bytes``,
+never above half the chunk cache, whose files they pin): they come back as FileRegions over
+the chunk cache's files (every batch CRC- and offset-checked by streaming them in bounded
+pieces first), sent with sendfile like hot data, so memory stays flat whatever the fill; such
+a read goes on across remote segment ends.
 librdkafka hands out no record of a response before it has parsed all of it, so a client's
 first fetch at a position (a start, a seek back, a re-fetch) is answered within
 ``partition_max_bytes`` (its first records come at once); only a fetch above the same client's
@@ -28,7 +30,7 @@ parks in the purgatory (no blocking) until an append to one of its partitions or
 ``max_wait_ms``. Fetch sessions are declined (session_id 0): every requested partition is in
 every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
-cold tier when one is wired (``remote_log_manager.read_parts``).
+cold tier when one is wired (``remote_log_manager.read_regions``).
 """
 
 from __future__ import annotations
@@ -114,13 +116,13 @@ async def _read_partition(
             rlm is not None
             and partition.log_start_offset <= offset < partition.log.local_log_start_offset
         ):
-            if sequential:  # filled too, within the cold tier's cap (buffered in memory)
+            if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            parts = await rlm.read_parts(tp, offset, max(limit, 1), span=sequential)
-            entry["records"] = parts
+            regions = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
+            entry["records"] = regions
             if read_committed:  # aborted transactions this broker indexed (partition_txn.py)
                 entry["aborted_transactions"] = _aborted(partition, offset, max_offset)
-            return entry, sum(len(p) for p in parts)
+            return entry, sum(r.length for r in regions)
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"fetch offset {offset} outside [{partition.log_start_offset}, "
