@@ -209,7 +209,8 @@ class ChunkCache:
         if entry in self._entries:
             path = self._path(key, index)
             if await asyncio.to_thread(_read_into, path, lo - chunk_start, target):
-                self._entries.move_to_end(entry)
+                if entry in self._entries:  # evicted meanwhile: the bytes read are still right
+                    self._entries.move_to_end(entry)
                 self._metrics.cache_hits.inc()
                 return
             self._drop(entry)
@@ -230,7 +231,8 @@ class ChunkCache:
             except OSError:
                 self._drop(entry)
             else:
-                self._entries.move_to_end(entry)
+                if entry in self._entries:  # evicted meanwhile: the bytes read are still right
+                    self._entries.move_to_end(entry)
                 self._metrics.cache_hits.inc()
                 return data
         pending = self._inflight.get(entry)
