@@ -21,8 +21,8 @@ Broker configs (Kafka's names where Kafka has one)::
                                                      (at least; a filled fetch prefetches as
                                                      much as it read, up to cache / 4)
     remote.log.reader.fetch.max.bytes                cap of a cold single-partition filled
-                                                     fetch (handlers/fetch.py; 8 MiB, never
-                                                     above cache / 4: cold data is buffered)
+                                                     fetch (handlers/fetch.py; 64 MiB, never
+                                                     above cache / 2: it pins chunk files)
     remote.log.s3.region / remote.log.s3.path.style  S3 client settings (path style defaults
                                                      to true with a custom endpoint)
 

@@ -6,15 +6,20 @@ index entry at or below ``offset`` -> batch headers scanned forward through the 
 the batch holding ``offset`` -> whole batches from there, up to ``max_bytes`` (at least one
 batch, like a local fetch), by default never past the segment's end (a fetch returns data of
 one segment, as in Kafka; the consumer's next fetch continues in the next one). A filled fetch
-(``read_parts(..., span=True)``) goes on into the following segments while ``max_bytes`` has
-room for their next batch, one buffer per segment (memoryviews, no copy after the chunk
-cache's), and starts the read-ahead of the next segment when its window passes the end.
+(``read_regions(..., span=True)``) goes on into the following segments while ``max_bytes`` has
+room for their next batch, and starts the read-ahead of the next segment when its window
+passes the end. ``read_regions`` returns FileRegions over the chunk cache's files (one per
+chunk part; a batch may span two, consecutive regions concatenate), which the server sends
+with sendfile: the batches are validated by streaming those files with pread in pieces of
+about ``SCAN_PIECE`` bytes (or one batch), so a fill is never held in memory. ``read`` joins
+the regions' bytes for callers that need them.
 
 Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch; offsets
 rising within the segment's range, as the base offset is not covered by the CRC). A batch
 failing the check makes the reader drop the object's cached chunks and read once more from the
 bucket; if it fails again the read raises ObjectStoreError naming the object key and position:
-wrong bytes are never served.
+wrong bytes are never served. The regions hold the very chunk files (open fds) that were
+validated; eviction only unlinks them, so the bytes sent are the bytes checked.
 
 Manifests: partitions this broker leads get theirs from the uploader after every write
 (``manifest_updated``); others are read from the bucket and kept ``manifest_ttl_s`` seconds.
