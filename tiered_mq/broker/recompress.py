@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from tiered_mq.record.batch import BatchHeader
-from tiered_mq.record.records import decode_batch, encode_batch
+from tiered_mq.record.records import decode_batch, reencode_batch
 
 CODECS: Final[dict[str, int | None]] = {
     "producer": None,
@@ -44,17 +44,5 @@ def recompress(
             out += view[pos : pos + h.size]
             continue
         _, decoded = decode_batch(records, pos)
-        out += encode_batch(
-            decoded,
-            compression=codec,
-            base_offset=h.base_offset,
-            base_timestamp=h.base_timestamp,
-            producer_id=h.producer_id,
-            producer_epoch=h.producer_epoch,
-            base_sequence=h.base_sequence,
-            is_transactional=h.is_transactional,
-            partition_leader_epoch=h.partition_leader_epoch,
-            keep_offsets=True,
-            last_offset_delta=h.last_offset_delta,
-        )
+        out += reencode_batch(h, decoded, compression=codec)
     return out

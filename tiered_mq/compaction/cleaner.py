@@ -75,7 +75,7 @@ from tiered_mq.record.batch import (
     BatchHeader,
     read_header,
 )
-from tiered_mq.record.records import Record, decode_batch, encode_batch
+from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 INT_MAX: Final = 2**31 - 1
@@ -282,21 +282,7 @@ def _set_delete_horizon(batch: bytes) -> bytes:
 
 
 def _reencode(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
-    data = encode_batch(
-        records,
-        compression=h.compression,
-        base_offset=h.base_offset,
-        base_timestamp=horizon,
-        producer_id=h.producer_id,
-        producer_epoch=h.producer_epoch,
-        base_sequence=h.base_sequence,
-        is_transactional=h.is_transactional,
-        partition_leader_epoch=h.partition_leader_epoch,
-        log_append_time=h.is_log_append_time,
-        append_time=h.max_timestamp,
-        keep_offsets=True,
-        last_offset_delta=h.last_offset_delta,
-    )
+    data = reencode_batch(h, records, base_timestamp=horizon)
     return _set_delete_horizon(data) if horizon is not None else data
 
 

@@ -362,6 +362,35 @@ def _read_len(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos
 
 
+def reencode_batch(
+    header: BatchHeader,
+    records: Sequence[Record],
+    *,
+    compression: int | None = None,
+    base_timestamp: int | None = None,
+) -> bytes:
+    """Rebuild a batch from ``records`` (a subset of its own, e.g. after compaction) keeping
+    every header field: offsets and last offset delta, producer id/epoch/sequence, the
+    transactional flag, leader epoch and LogAppendTime. ``compression`` changes the codec
+    (None keeps it); ``base_timestamp`` is the batch's base timestamp (the cleaner's delete
+    horizon), by default the first kept record's timestamp."""
+    return encode_batch(
+        records,
+        compression=header.compression if compression is None else compression,
+        base_offset=header.base_offset,
+        base_timestamp=base_timestamp,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional,
+        partition_leader_epoch=header.partition_leader_epoch,
+        log_append_time=header.is_log_append_time,
+        append_time=header.max_timestamp,
+        keep_offsets=True,
+        last_offset_delta=header.last_offset_delta,
+    )
+
+
 def decode_batch(buf: Buffer, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
     """Validate and decode the batch at ``pos``: its header and its records."""
     header = validate_batch(buf, pos)

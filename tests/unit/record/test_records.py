@@ -13,6 +13,7 @@ from tiered_mq.record.records import (
     decode_batch,
     decode_batches,
     encode_batch,
+    reencode_batch,
 )
 
 ROWS: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
@@ -211,3 +212,34 @@ def test_headers_as_mapping_or_none() -> None:
     raw = encode_batch([(b"k", b"v", {"a": b"1", "b": None}, 1), (b"k", b"v", None, 2)])
     _, records = decode_batch(raw)
     assert records[0].headers == [("a", b"1"), ("b", None)] and records[1].headers == []
+
+
+def test_reencode_batch_keeps_every_header_field_across_codecs() -> None:
+    records = [
+        Record(offset=10 + i, timestamp=1_000 + i, key=b"k", value=b"v" * i, headers=[])
+        for i in range(3)
+    ]
+    records += [Record(offset=13, timestamp=1_005, key=None, value=b"last", headers=[("h", b"1")])]
+    original = encode_batch(
+        records,
+        compression=0,
+        base_offset=10,
+        producer_id=7,
+        producer_epoch=2,
+        base_sequence=40,
+        is_transactional=True,
+        partition_leader_epoch=3,
+        log_append_time=True,
+        append_time=9_999,
+        keep_offsets=True,
+    )
+    header, decoded = decode_batch(original)
+    for codec in (1, 2, 3, 4):
+        again, again_records = decode_batch(reencode_batch(header, decoded, compression=codec))
+        assert again.compression == codec
+        fields = ("base_offset", "last_offset_delta", "producer_id", "producer_epoch")
+        fields += ("base_sequence", "partition_leader_epoch", "max_timestamp", "records_count")
+        for name in fields:
+            assert getattr(again, name) == getattr(header, name), name
+        assert again.is_transactional and again.is_log_append_time
+        assert again_records == decoded
