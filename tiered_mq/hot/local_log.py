@@ -16,79 +16,60 @@ when those are set. The recovery point (all offsets below it are on disk) is kep
 once a minute by flush. On open, ``recovery.recover_log`` validates batches past the recovery
 point (see recovery.py): a crash loses at most unflushed data, never flushed data, and the log
 always reopens readable and appendable.
+
+Parts live in their own modules: append validation and offset assignment in ``log_append``,
+fetch assembly and lookups in ``log_read``, the flush policy and checkpoint files in
+``log_durability``, delayed deletion and compaction's segment swap in ``segment_removal``,
+retention rules in ``retention``. Their public names (AppendInfo, FetchDataInfo,
+UnexpectedAppendOffsetError) are re-exported here.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from tiered_mq.errors import (
-    CorruptRecordError,
-    InvalidTimestampError,
-    KafkaError,
-    KafkaStorageError,
-    MessageTooLargeError,
-    OffsetOutOfRangeError,
-    UnknownServerError,
-)
-from tiered_mq.hot import log_files
+from tiered_mq.errors import OffsetOutOfRangeError
+from tiered_mq.hot import log_files, log_read
 from tiered_mq.hot import retention as _retention
+from tiered_mq.hot.log_append import (
+    INT_MAX,
+    AppendInfo,
+    Batches,
+    UnexpectedAppendOffsetError,
+    append_info,
+    assign_leader_offsets,
+    check_batches,
+    check_follower_offsets,
+    must_roll,
+)
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
+from tiered_mq.hot.log_durability import (
+    CHECKPOINT_INTERVAL_MS,
+    flush_due,
+    flush_ms_due,
+    write_checkpoints,
+)
+from tiered_mq.hot.log_read import FetchDataInfo
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.log_segments import LogSegments
 from tiered_mq.hot.recovery import recover_log
-from tiered_mq.record.batch import (
-    TIMESTAMP_TYPE_MASK,
-    BatchHeader,
-    assign_offset_and_epoch,
-    iter_batches,
-    set_log_append_time,
+from tiered_mq.hot.segment_removal import (
+    PendingDeletes,
+    check_replacement,
+    install_swap_files,
+    oldest_prefix,
 )
-from tiered_mq.record.file_records import FileRegion
-from tiered_mq.record.records import decode_batch
+from tiered_mq.record.batch import BatchHeader, iter_batches
 
-INT_MAX = 2**31 - 1
-CHECKPOINT_INTERVAL_MS = 60_000
-
-Batches = Sequence[tuple[int, BatchHeader]]
+__all__ = ["CHECKPOINT_INTERVAL_MS", "INT_MAX", "AppendInfo", "Batches", "FetchDataInfo"]
+__all__ += ["LocalLog", "UnexpectedAppendOffsetError", "now_ms"]
 
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-class UnexpectedAppendOffsetError(KafkaError):
-    """A follower append whose first offset is below the log end offset (UNKNOWN_SERVER_ERROR
-    on the wire, as in Kafka)."""
-
-    errno = UnknownServerError.errno
-
-
-@dataclass(frozen=True, slots=True)
-class AppendInfo:
-    first_offset: int
-    last_offset: int
-    max_timestamp: int
-    offset_of_max_timestamp: int
-    valid_bytes: int
-    log_append_time_ms: int = -1  # the broker's time when message.timestamp.type=LogAppendTime
-    records_count: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class FetchDataInfo:
-    """Whole batches to send; ``first_offset`` is the base offset of the first batch (<= the
-    fetch offset), or the fetch offset itself when nothing is returned."""
-
-    first_offset: int
-    regions: list[FileRegion] = field(default_factory=list)
-    size: int = 0
 
 
 class LocalLog:
@@ -115,7 +96,7 @@ class LocalLog:
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
         self._last_checkpoint_ms = 0
-        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self._pending_deletes = PendingDeletes()
         self._checkpointed: tuple[int | None, int | None] = (None, None)
         self._closed = False
 
@@ -174,8 +155,7 @@ class LocalLog:
 
     def next_segment_base(self, segment: LogSegment) -> int:
         """The offset after ``segment``'s data: the next base offset, or the log end offset."""
-        following = self._segments.higher(segment.base_offset)
-        return following.base_offset if following else self._log_end_offset
+        return log_read.next_segment_base(self._segments, segment, self._log_end_offset)
 
     def update_config(self, config: LogConfig) -> None:
         self.config = config
@@ -197,101 +177,39 @@ class LocalLog:
         """
         if batches is None:
             batches = iter_batches(records, validate=True)
-        self._check_batches(records, batches)
+        check_batches(records, batches, self.config.max_message_bytes)
         now = self.clock()
-        append_time = now if self.config.log_append_time else -1
-        offset = self._log_end_offset
-        assigned: list[tuple[int, BatchHeader]] = []
-        for position, header in batches:
-            assign_offset_and_epoch(records, position, offset, leader_epoch)
-            changes: dict[str, int] = {
-                "base_offset": offset,
-                "partition_leader_epoch": leader_epoch,
-            }
-            if append_time >= 0:
-                set_log_append_time(records, position, append_time)
-                changes["attributes"] = header.attributes | TIMESTAMP_TYPE_MASK
-                changes["max_timestamp"] = append_time
-            else:
-                self._check_timestamp(header, now)
-            assigned.append((position, dataclasses.replace(header, **changes)))
-            offset += header.last_offset_delta + 1
+        assigned, append_time = assign_leader_offsets(
+            records, batches, self._log_end_offset, leader_epoch, self.config, now
+        )
         return self._append(records, assigned, now, append_time)
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendInfo:
         """Append batches with the offsets and epochs they carry (replication)."""
         batches = iter_batches(records, validate=True)
-        self._check_batches(records, batches)
-        expected = self._log_end_offset
-        for _, header in batches:
-            if header.base_offset < expected:
-                raise UnexpectedAppendOffsetError(
-                    f"batch base offset {header.base_offset} below expected {expected}"
-                )
-            expected = header.next_offset
+        check_batches(records, batches, self.config.max_message_bytes)
+        check_follower_offsets(batches, self._log_end_offset)
         return self._append(records, batches, self.clock(), -1)
-
-    def _check_batches(self, records: bytearray | memoryview | bytes, batches: Batches) -> None:
-        if not batches:
-            raise CorruptRecordError("no record batch in the records")
-        position = batches[0][0]
-        for pos, header in batches:
-            if pos != position:
-                raise CorruptRecordError(f"batches not contiguous at position {pos}")
-            if header.size > self.config.max_message_bytes:
-                raise MessageTooLargeError(
-                    f"batch of {header.size} bytes exceeds max.message.bytes "
-                    f"{self.config.max_message_bytes}"
-                )
-            position += header.size
-        if position > len(records):
-            raise CorruptRecordError("batches overrun the records")
-
-    def _check_timestamp(self, header: BatchHeader, now: int) -> None:
-        config = self.config
-        if (
-            config.message_timestamp_before_max_ms < LONG_MAX
-            and header.base_timestamp < now - config.message_timestamp_before_max_ms
-        ) or (
-            config.message_timestamp_after_max_ms < LONG_MAX
-            and header.max_timestamp > now + config.message_timestamp_after_max_ms
-        ):
-            raise InvalidTimestampError(f"batch timestamps out of range at {now}")
 
     def _append(
         self, records: bytes | bytearray | memoryview, batches: Batches, now: int, append_time: int
     ) -> AppendInfo:
-        first, last = batches[0][1], batches[-1][1]
+        last = batches[-1][1]
         size = batches[-1][0] + last.size - batches[0][0]
         active = self._maybe_roll_for(size, len(batches), last.last_offset, now)
         active.append(records, batches)
         self._log_end_offset = last.next_offset
-        max_ts, max_ts_offset, count = -1, first.base_offset, 0
-        for _, header in batches:
-            count += header.records_count
-            if header.max_timestamp > max_ts:
-                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
-        self._unflushed_messages += count
-        if self._unflushed_messages >= self.config.flush_messages or (
-            self.config.flush_ms < LONG_MAX and now - self._last_flush_ms >= self.config.flush_ms
-        ):
+        info = append_info(batches, size, append_time)
+        self._unflushed_messages += info.records_count
+        if flush_due(self.config, self._unflushed_messages, self._last_flush_ms, now):
             self.flush()
-        return AppendInfo(
-            first.base_offset, last.last_offset, max_ts, max_ts_offset, size, append_time, count
-        )
+        return info
 
     # ---- roll -------------------------------------------------------------------------------
 
     def _maybe_roll_for(self, size: int, n_batches: int, last_offset: int, now: int) -> LogSegment:
         active = self.active_segment
-        config = self.config
-        if active.size > 0 and (
-            active.size + size > config.segment_bytes
-            or now - active.created_ms >= config.segment_ms
-            or last_offset - active.base_offset > INT_MAX
-            or (len(active.offset_index) + n_batches) * 8 > config.segment_index_bytes
-            or (len(active.time_index) + n_batches + 1) * 12 > config.segment_index_bytes
-        ):
+        if must_roll(active, self.config, size, n_batches, last_offset, now):
             return self.roll()
         return active
 
@@ -339,7 +257,7 @@ class LocalLog:
 
     def maybe_flush(self, now_ms: int) -> bool:
         """Flush when ``flush.ms`` has passed since the last flush (for a periodic task)."""
-        if self.config.flush_ms < LONG_MAX and now_ms - self._last_flush_ms >= self.config.flush_ms:
+        if flush_ms_due(self.config, self._last_flush_ms, now_ms):
             self.flush()
             return True
         return False
@@ -348,15 +266,7 @@ class LocalLog:
         """Write the recovery point and log start offset checkpoint files (when changed)."""
         state = (self.recovery_point, self.log_start_offset)
         if state != self._checkpointed:
-            try:
-                log_files.write_checkpoint(
-                    self.dir / log_files.RECOVERY_POINT_CHECKPOINT, self.recovery_point
-                )
-                log_files.write_checkpoint(
-                    self.dir / log_files.LOG_START_OFFSET_CHECKPOINT, self.log_start_offset
-                )
-            except OSError as exc:
-                raise KafkaStorageError(f"{self.dir}: checkpoint failed: {exc}") from exc
+            write_checkpoints(self.dir, self.recovery_point, self.log_start_offset)
             self._checkpointed = state
         self._last_checkpoint_ms = self.clock()
 
@@ -383,42 +293,14 @@ class LocalLog:
         limit = (
             self._log_end_offset if max_offset is None else min(max_offset, self._log_end_offset)
         )
-        info = FetchDataInfo(start_offset)
-        offset, remaining = start_offset, max_bytes
-        for segment in self._segments.from_offset(start_offset):
-            if offset >= limit:
-                break
-            max_position = segment.size
-            if limit < self.next_segment_base(segment):
-                found = segment.translate_offset(limit)
-                max_position = found[0] if found else segment.size
-            got = segment.read(offset, remaining, max_position, min_one_batch and not info.regions)
-            if got is None:
-                if segment.translate_offset(offset) is not None:
-                    # its next batch does not fit in what is left (or lies at the limit):
-                    # stop here, never skip it for a smaller batch of a later segment
-                    break
-                offset = self.next_segment_base(segment)  # nothing at or above offset here
-                continue
-            first, region = got
-            if not info.regions:
-                info = FetchDataInfo(first)
-            info.regions.append(region)
-            remaining -= region.length
-            if remaining <= 0 or region.position + region.length < max_position:
-                break
-            offset = self.next_segment_base(segment)
-        return dataclasses.replace(info, size=sum(r.length for r in info.regions))
+        return log_read.read_batches(
+            self._segments, start_offset, max_bytes, limit, self._log_end_offset, min_one_batch
+        )
 
     def iter_batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
         """Headers of every batch from the one holding ``from_offset`` to the log end."""
         start = max(from_offset, self.local_log_start_offset)
-        for segment in self._segments.from_offset(start):
-            found = segment.translate_offset(start)
-            if found is None:
-                continue
-            for _, header in segment.iter_headers(found[0]):
-                yield header
+        return log_read.iter_batch_headers(self._segments, start)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first local record whose timestamp is >= ``timestamp``.
@@ -426,22 +308,7 @@ class LocalLog:
         Batch max timestamps (time index, then headers) find the batch; only that batch is
         decoded, to pick the record (not a hot path: ListOffsets).
         """
-        for segment in self._segments:
-            if segment.max_timestamp() < timestamp:
-                continue
-            found = segment.find_by_timestamp(timestamp)
-            if found is None:
-                continue
-            for position, header in segment.iter_headers(found[0]):
-                if header.max_timestamp < timestamp:
-                    continue
-                if header.is_log_append_time:
-                    return header.base_offset, header.max_timestamp
-                data = os.pread(segment.file.fileno(), header.size, position)
-                for record in decode_batch(data)[1]:
-                    if record.timestamp >= timestamp:
-                        return record.offset, record.timestamp
-        return None
+        return log_read.offset_for_timestamp(self._segments, timestamp)
 
     # ---- truncation and retention -----------------------------------------------------------
 
@@ -514,24 +381,10 @@ class LocalLog:
     ) -> list[LogSegment]:
         """Delete what the config's retention allows: with ``remote.storage.enable`` the local
         retention settings bound by ``upper_bound_offset``, else retention.ms/bytes."""
-        if not self.config.delete:
-            return self.delete_segments(
-                self.retention_candidates(now_ms, -1, -1, upper_bound_offset)
-            )
-        if self.config.remote_storage_enable:
-            if upper_bound_offset is None:
-                return []
-            candidates = self.retention_candidates(
-                now_ms,
-                self.config.effective_local_retention_ms,
-                self.config.effective_local_retention_bytes,
-                upper_bound_offset,
-            )
-        else:
-            candidates = self.retention_candidates(
-                now_ms, self.config.retention_ms, self.config.retention_bytes
-            )
-        return self.delete_segments(candidates)
+        limits = _retention.retention_limits(self.config, upper_bound_offset)
+        if limits is None:
+            return []
+        return self.delete_segments(self.retention_candidates(now_ms, *limits))
 
     def delete_segments(
         self, which: Sequence[LogSegment] | Callable[[LogSegment], bool]
@@ -539,19 +392,7 @@ class LocalLog:
         """Delete the oldest consecutive segments in ``which`` (a list, or a predicate), never
         the active segment. Files are renamed ``.deleted`` now and removed after
         ``file.delete.delay.ms`` (reads in flight keep working meanwhile)."""
-        if callable(which):
-            predicate = which
-        else:
-            chosen = {id(s) for s in which}
-
-            def predicate(segment: LogSegment) -> bool:
-                return id(segment) in chosen
-
-        deleted: list[LogSegment] = []
-        for segment in self._segments.all()[:-1]:
-            if not predicate(segment):
-                break
-            deleted.append(segment)
+        deleted = oldest_prefix(self._segments.all(), which)
         for segment in deleted:
             self._segments.remove(segment.base_offset)
             self._schedule_delete(segment, delay=True)
@@ -571,34 +412,15 @@ class LocalLog:
         ``old`` are consecutive non-active segments of this log, oldest first, and
         ``new_base == old[0].base_offset``; ``<new_base>.log.swap`` (and optionally
         ``.index.swap``, ``.timeindex.swap``, ``.txnindex.swap``) are written and fsynced by
-        the caller and hold exactly the surviving batches of ``old``. Steps: the old segments
-        leave the map and their files are renamed ``.deleted`` (closed and removed after
-        ``file.delete.delay.ms``, so reads in flight finish); the swap files are renamed to
-        their final names, the ``.log`` last; the directory is fsynced. A crash at any step
-        leaves a ``.swap`` (recovery completes the swap) or the finished swap.
+        the caller and hold exactly the surviving batches of ``old``. The old segments leave
+        the map and are deleted after ``file.delete.delay.ms``; the swap files are installed
+        (crash behaviour: see segment_removal).
         """
-        if not old or old[0].base_offset != new_base:
-            raise ValueError(f"replacement at {new_base} does not start the old segments")
-        bases = self._segments.base_offsets()
-        first = bases.index(new_base) if new_base in bases else -1
-        if (
-            first < 0
-            or first + len(old) >= len(bases)  # the active segment is never replaced
-            or any(
-                self._segments.get(b) is not s
-                for b, s in zip(bases[first : first + len(old)], old, strict=True)
-            )
-        ):
-            raise ValueError(f"segments from {new_base} changed; replacement abandoned")
+        check_replacement(self._segments, old, new_base)
         for segment in old:
             self._segments.remove(segment.base_offset)
             self._schedule_delete(segment, delay=True)
-        stem = log_files.file_name(new_base)
-        for ext in (*log_files.SEGMENT_SUFFIXES[1:], log_files.LOG_SUFFIX):
-            swap = self.dir / (stem + ext + log_files.SWAP_SUFFIX)
-            if swap.exists():
-                swap.replace(self.dir / (stem + ext))
-        log_files.fsync_dir(self.dir)
+        install_swap_files(self.dir, new_base)
         segment = LogSegment.open(
             self.dir, new_base, self.config.index_interval_bytes, self.clock()
         )
@@ -606,19 +428,11 @@ class LocalLog:
         return segment
 
     def _schedule_delete(self, segment: LogSegment, delay: bool) -> None:
-        segment.rename_suffix(log_files.DELETED_SUFFIX)
         deadline = self.clock() + (self.config.file_delete_delay_ms if delay else 0)
-        self._pending_deletes.append((deadline, segment))
+        self._pending_deletes.schedule(segment, deadline)
 
     def _delete_expired(self, now_ms: int) -> None:
-        keep: list[tuple[int, LogSegment]] = []
-        for deadline, segment in self._pending_deletes:
-            if deadline <= now_ms:
-                segment.close()
-                segment.delete_files(log_files.DELETED_SUFFIX)
-            else:
-                keep.append((deadline, segment))
-        self._pending_deletes = keep
+        self._pending_deletes.delete_expired(now_ms)
 
     # ---- lifecycle --------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Protocol, TypeVar
 
+from tiered_mq.hot.log_config import LogConfig
+
 
 class _Segment(Protocol):
     base_offset: int
@@ -51,3 +53,24 @@ def deletable_segments(
         out.append(segment)
         total -= segment.size
     return out
+
+
+def retention_limits(
+    config: LogConfig, upper_bound_offset: int | None
+) -> tuple[int, int, int | None] | None:
+    """``(retention_ms, retention_bytes, upper_bound_offset)`` for :func:`deletable_segments`
+    on the local log, or None when nothing may be deleted: (-1, -1, bound) (only the log start
+    offset rule) when ``cleanup.policy`` lacks delete; with ``remote.storage.enable`` the local
+    retention settings and the bound (the first offset not yet uploaded), None while the bound
+    is unknown; else retention.ms/bytes, unbounded."""
+    if not config.delete:
+        return -1, -1, upper_bound_offset
+    if config.remote_storage_enable:
+        if upper_bound_offset is None:
+            return None
+        return (
+            config.effective_local_retention_ms,
+            config.effective_local_retention_bytes,
+            upper_bound_offset,
+        )
+    return config.retention_ms, config.retention_bytes, None

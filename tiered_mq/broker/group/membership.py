@@ -19,6 +19,9 @@ Session timeouts are ``Scheduler`` timers, one per member, re-armed by every hea
 sync; a member with a JoinGroup or SyncGroup parked is kept alive (the join deadline or the
 leader bounds that wait). When a timer fires the member is removed as if it had left.
 
+This module handles the four requests; the join phase, timers and member removal live in
+:mod:`~tiered_mq.broker.group.rebalance` (``Membership`` extends its ``Rebalancer``).
+
 Everything here runs on the event loop between awaits; a call never blocks. The only awaits
 are the futures of parked requests and the append of group metadata, which runs as a task of
 its own so that a client closing its connection cannot cancel it halfway.
@@ -29,73 +32,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from tiered_mq import errors
-from tiered_mq.broker.group.config import GroupConfig
-from tiered_mq.broker.group.group import (
-    GroupMetadata,
-    GroupState,
-    JoinResponse,
-    MemberMetadata,
-    SyncResponse,
+from tiered_mq.broker.group.group import GroupMetadata, JoinResponse, MemberMetadata, SyncResponse
+from tiered_mq.broker.group.rebalance import (
+    FENCED_INSTANCE_ID,
+    NONE,
+    Rebalancer,
+    S,
+    join_error,
+    sync_error,
 )
-from tiered_mq.broker.group.seams import Scheduler
+
+__all__ = ["FENCED_INSTANCE_ID", "NONE", "Membership", "join_error", "sync_error"]
 
 log = logging.getLogger(__name__)
 
-NONE = 0
-FENCED_INSTANCE_ID = 82  # static member replaced by a newer instance (no exception class)
-S = GroupState
 
-
-def join_error(error_code: int, member_id: str = "") -> JoinResponse:
-    return {
-        "error_code": error_code,
-        "generation_id": -1,
-        "protocol_name": "",
-        "leader": "",
-        "member_id": member_id,
-        "members": [],
-    }
-
-
-def sync_error(error_code: int) -> SyncResponse:
-    return {"error_code": error_code, "assignment": b""}
-
-
-class Membership:
-    def __init__(
-        self,
-        config: GroupConfig,
-        scheduler: Scheduler,
-        store_group: Callable[[GroupMetadata], Awaitable[None]],
-    ) -> None:
-        self.config = config
-        self.scheduler = scheduler
-        self.groups: dict[str, GroupMetadata] = {}
-        self._store_group = store_group
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def close(self) -> None:
-        for group in self.groups.values():
-            if group.join_timer is not None:
-                group.join_timer.cancel()
-            for member in group.members.values():
-                member.cancel_heartbeat()
-            for handle in group.pending_members.values():
-                if handle is not None:
-                    handle.cancel()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+class Membership(Rebalancer):
+    """JoinGroup, SyncGroup, Heartbeat and LeaveGroup over the groups of a ``Rebalancer``."""
 
     # -- JoinGroup -------------------------------------------------------------------------
 
@@ -228,97 +184,6 @@ class Membership:
             return False
         return group.static_members.get(group_instance_id, member_id) != member_id
 
-    # -- the join phase --------------------------------------------------------------------
-
-    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.state is S.COMPLETING_REBALANCE:
-            for member in group.members.values():
-                self._answer_sync(member, sync_error(errors.RebalanceInProgressError.errno))
-        was_empty = group.state is S.EMPTY
-        group.transition_to(S.PREPARING_REBALANCE, self.scheduler.now_ms())
-        log.info("group %s: preparing rebalance (%s)", group.group_id, reason)
-        if group.join_timer is not None:
-            group.join_timer.cancel()
-        timeout = group.max_rebalance_timeout_ms()
-        if was_empty:
-            delay = min(self.config.group_initial_rebalance_delay_ms, timeout)
-            group.initial_join_phase = True
-            group.new_member_added = False
-            group.initial_delay_remaining_ms = max(timeout - delay, 0)
-            group.join_timer = self.scheduler.call_later(
-                delay, lambda: self._on_initial_join_delay(group)
-            )
-        else:
-            group.initial_join_phase = False
-            group.join_timer = self.scheduler.call_later(
-                timeout, lambda: self._on_join_deadline(group)
-            )
-
-    def _on_initial_join_delay(self, group: GroupMetadata) -> None:
-        if group.state is not S.PREPARING_REBALANCE or not group.initial_join_phase:
-            return
-        remaining = group.initial_delay_remaining_ms
-        if group.new_member_added and remaining > 0:
-            delay = min(self.config.group_initial_rebalance_delay_ms, remaining)
-            group.new_member_added = False
-            group.initial_delay_remaining_ms = max(remaining - delay, 0)
-            group.join_timer = self.scheduler.call_later(
-                delay, lambda: self._on_initial_join_delay(group)
-            )
-            return
-        group.initial_join_phase = False
-        self._complete_join(group)
-
-    def _on_join_deadline(self, group: GroupMetadata) -> None:
-        if group.state is S.PREPARING_REBALANCE:
-            self._complete_join(group)
-
-    def _maybe_complete_join(self, group: GroupMetadata) -> None:
-        if (
-            group.state is S.PREPARING_REBALANCE
-            and not group.initial_join_phase
-            and group.all_members_joined()
-        ):
-            self._complete_join(group)
-
-    def _complete_join(self, group: GroupMetadata) -> None:
-        if group.join_timer is not None:
-            group.join_timer.cancel()
-            group.join_timer = None
-        for member in [m for m in group.members.values() if m.awaiting_join is None]:
-            log.info("group %s: member %s did not rejoin", group.group_id, member.member_id)
-            self._remove_member(group, member.member_id, errors.UnknownMemberIdError.errno)
-        now = self.scheduler.now_ms()
-        group.generation_id += 1
-        if not group.members:
-            group.protocol_name = None
-            group.transition_to(S.EMPTY, now)
-            log.info("group %s: generation %d is empty", group.group_id, group.generation_id)
-            self._spawn(self._store_quietly(group))
-            return
-        group.protocol_name = group.select_protocol()
-        group.transition_to(S.COMPLETING_REBALANCE, now)
-        log.info(
-            "group %s: generation %d, protocol %s, leader %s, %d members",
-            group.group_id,
-            group.generation_id,
-            group.protocol_name,
-            group.leader_id,
-            len(group.members),
-        )
-        for member in group.members.values():
-            future, member.awaiting_join = member.awaiting_join, None
-            if future is not None and not future.done():
-                future.set_result(group.join_response(member.member_id))
-            member.is_new = False
-            self.schedule_session_timeout(group, member)
-
-    async def _store_quietly(self, group: GroupMetadata) -> None:
-        try:
-            await self._store_group(group)
-        except Exception:
-            log.exception("group %s: storing group metadata failed", group.group_id)
-
     # -- SyncGroup -------------------------------------------------------------------------
 
     async def sync_group(
@@ -381,12 +246,6 @@ class Membership:
         group.transition_to(S.STABLE, self.scheduler.now_ms())
         log.info("group %s: generation %d is stable", group.group_id, generation)
 
-    @staticmethod
-    def _answer_sync(member: MemberMetadata, response: SyncResponse) -> None:
-        future, member.awaiting_sync = member.awaiting_sync, None
-        if future is not None and not future.done():
-            future.set_result(response)
-
     # -- Heartbeat and session timeouts ----------------------------------------------------
 
     def heartbeat(
@@ -408,25 +267,6 @@ class Membership:
         if group.state is S.PREPARING_REBALANCE:
             return errors.RebalanceInProgressError.errno
         return NONE
-
-    def schedule_session_timeout(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        member.cancel_heartbeat()
-        member.heartbeat_timer = self.scheduler.call_later(
-            member.session_timeout_ms, lambda: self._on_session_timeout(group, member)
-        )
-
-    def _on_session_timeout(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        if group.members.get(member.member_id) is not member:
-            return
-        if member.awaiting_join is not None or member.awaiting_sync is not None:
-            self.schedule_session_timeout(group, member)
-            return
-        log.info("group %s: member %s session timed out", group.group_id, member.member_id)
-        self._remove_member_and_update_group(group, member.member_id)
-
-    def _expire_pending(self, group: GroupMetadata, member_id: str) -> None:
-        if group.pending_members.pop(member_id, "absent") != "absent":
-            self._maybe_complete_join(group)
 
     # -- LeaveGroup ------------------------------------------------------------------------
 
@@ -457,20 +297,3 @@ class Membership:
         log.info("group %s: member %s left", group.group_id, member_id)
         self._remove_member_and_update_group(group, member_id)
         return NONE
-
-    # -- removal ---------------------------------------------------------------------------
-
-    def _remove_member(self, group: GroupMetadata, member_id: str, error_code: int) -> None:
-        member = group.remove(member_id)
-        if member is None:
-            return
-        future, member.awaiting_join = member.awaiting_join, None
-        if future is not None and not future.done():
-            future.set_result(join_error(error_code, member_id))
-        self._answer_sync(member, sync_error(error_code))
-
-    def _remove_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None:
-        self._remove_member(group, member_id, errors.UnknownMemberIdError.errno)
-        if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
-            self._prepare_rebalance(group, f"member {member_id} removed")
-        self._maybe_complete_join(group)  # e.g. the last member left: Empty at once

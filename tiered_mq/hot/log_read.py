@@ -1,0 +1,110 @@
+"""Read paths of LocalLog: fetch assembly, header scans and timestamp lookup.
+
+Reads never modify the log. A fetch answer is a list of FileRegions (file, position, length)
+of *whole* record batches, sent as they lie on disk (sendfile); a batch is never split and a
+batch is never skipped for a smaller one in a later segment. The regions stay valid while a
+segment is deleted or replaced (its files are renamed ``.deleted`` and closed later).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.log_segments import LogSegments
+from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.file_records import FileRegion
+from tiered_mq.record.records import decode_batch
+
+
+@dataclass(frozen=True, slots=True)
+class FetchDataInfo:
+    """Whole batches to send; ``first_offset`` is the base offset of the first batch (<= the
+    fetch offset), or the fetch offset itself when nothing is returned."""
+
+    first_offset: int
+    regions: list[FileRegion] = field(default_factory=list)
+    size: int = 0
+
+
+def next_segment_base(segments: LogSegments, segment: LogSegment, log_end_offset: int) -> int:
+    """The offset after ``segment``'s data: the next base offset, or the log end offset."""
+    following = segments.higher(segment.base_offset)
+    return following.base_offset if following else log_end_offset
+
+
+def read_batches(
+    segments: LogSegments,
+    start_offset: int,
+    max_bytes: int,
+    limit: int,
+    log_end_offset: int,
+    min_one_batch: bool,
+) -> FetchDataInfo:
+    """Whole batches from the one holding ``start_offset`` up to ``limit`` (exclusive, <= the
+    log end offset), at most ``max_bytes`` unless the first batch alone is larger and
+    ``min_one_batch``. The caller has checked ``start_offset`` is within the local log."""
+    info = FetchDataInfo(start_offset)
+    offset, remaining = start_offset, max_bytes
+    for segment in segments.from_offset(start_offset):
+        if offset >= limit:
+            break
+        following = next_segment_base(segments, segment, log_end_offset)
+        max_position = segment.size
+        if limit < following:
+            found = segment.translate_offset(limit)
+            max_position = found[0] if found else segment.size
+        got = segment.read(offset, remaining, max_position, min_one_batch and not info.regions)
+        if got is None:
+            if segment.translate_offset(offset) is not None:
+                # its next batch does not fit in what is left (or lies at the limit):
+                # stop here, never skip it for a smaller batch of a later segment
+                break
+            offset = following  # nothing at or above offset here
+            continue
+        first, region = got
+        if not info.regions:
+            info = FetchDataInfo(first)
+        info.regions.append(region)
+        remaining -= region.length
+        if remaining <= 0 or region.position + region.length < max_position:
+            break
+        offset = following
+    return dataclasses.replace(info, size=sum(r.length for r in info.regions))
+
+
+def iter_batch_headers(segments: LogSegments, start: int) -> Iterator[BatchHeader]:
+    """Headers of every batch from the one holding ``start`` to the log end."""
+    for segment in segments.from_offset(start):
+        found = segment.translate_offset(start)
+        if found is None:
+            continue
+        for _, header in segment.iter_headers(found[0]):
+            yield header
+
+
+def offset_for_timestamp(segments: LogSegments, timestamp: int) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``.
+
+    Batch max timestamps (time index, then headers) find the batch; only that batch is
+    decoded, to pick the record (not a hot path: ListOffsets).
+    """
+    for segment in segments:
+        if segment.max_timestamp() < timestamp:
+            continue
+        found = segment.find_by_timestamp(timestamp)
+        if found is None:
+            continue
+        for position, header in segment.iter_headers(found[0]):
+            if header.max_timestamp < timestamp:
+                continue
+            if header.is_log_append_time:
+                return header.base_offset, header.max_timestamp
+            data = os.pread(segment.file.fileno(), header.size, position)
+            for record in decode_batch(data)[1]:
+                if record.timestamp >= timestamp:
+                    return record.offset, record.timestamp
+    return None
