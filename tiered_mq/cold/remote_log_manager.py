@@ -14,6 +14,8 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     rlm.fetch_max_bytes                         # cap of a filled (single-partition) cold fetch
                                                 # (at most half the chunk cache)
     await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
+    await rlm.aborted_transactions(tp, start, end)  # the bucket's aborted transactions
+                                                # overlapping [start, end) (.txnindex objects)
     rlm.remote_log_start_offset(tp)             # first offset in the bucket (None: empty)
     rlm.upload_bound(tp)                        # first offset not yet uploaded
     await rlm.delete_topic(topic)               # every object of the topic
@@ -49,7 +51,9 @@ from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
 from tiered_mq.cold.remote_reader import RemoteReader
+from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
+from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
@@ -113,6 +117,7 @@ class RemoteLogManager:
         # chunks and the read-ahead window after them, a quarter, fit the cache together)
         self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
         self.reader = RemoteReader(store, self.prefix, self.cache, self.metrics)
+        self.txn_index = RemoteTxnIndex(store, self.reader.manifest)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
         self._stopping: set[asyncio.Future[None]] = set()
         self._started = False
@@ -217,6 +222,13 @@ class RemoteLogManager:
         self, tp: TopicPartition, timestamp: int
     ) -> tuple[int, int] | None:
         return await self.reader.offset_for_timestamp(tp, timestamp)
+
+    async def aborted_transactions(
+        self, tp: TopicPartition, start_offset: int, end_offset: int
+    ) -> list[AbortedTxn]:
+        """Aborted transactions of the bucket's ``.txnindex`` objects overlapping
+        [start_offset, end_offset) (see remote_txn_index.py)."""
+        return await self.txn_index.aborted_transactions(tp, start_offset, end_offset)
 
     def _known_manifest(self, tp: TopicPartition) -> PartitionManifest | None:
         uploader = self._uploaders.get(tp)

@@ -30,7 +30,9 @@ parks in the purgatory (no blocking) until an append to one of its partitions or
 ``max_wait_ms``. Fetch sessions are declined (session_id 0): every requested partition is in
 every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
-cold tier when one is wired (``remote_log_manager.read_regions``).
+cold tier when one is wired (``remote_log_manager.read_regions``); a read_committed one lists
+the aborted transactions of the bucket's ``.txnindex`` objects (``aborted_transactions``)
+merged with the partition's, over the offsets the regions hold.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.cold.remote_txn_index import regions_next_offset
 from tiered_mq.errors import OffsetOutOfRangeError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -76,6 +79,16 @@ def _aborted(partition: Any, start: int, end: int) -> list[dict[str, int]]:
         {"producer_id": t.producer_id, "first_offset": t.first_offset}
         for t in partition.aborted_transactions(start, end)
     ]
+
+
+async def _cold_aborted(
+    rlm: Any, partition: Any, tp: TopicPartition, start: int, end: int
+) -> list[dict[str, int]]:
+    """The bucket's aborted transactions (its ``.txnindex`` objects: right after a restart or
+    once the local segments are deleted) merged with those this broker indexed."""
+    seen = {(t.producer_id, t.first_offset) for t in await rlm.aborted_transactions(tp, start, end)}
+    seen.update((t.producer_id, t.first_offset) for t in partition.aborted_transactions(start, end))
+    return [{"producer_id": p, "first_offset": f} for p, f in sorted(seen, key=lambda e: e[1])]
 
 
 async def _read_partition(
@@ -120,8 +133,10 @@ async def _read_partition(
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
             regions = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
             entry["records"] = regions
-            if read_committed:  # aborted transactions this broker indexed (partition_txn.py)
-                entry["aborted_transactions"] = _aborted(partition, offset, max_offset)
+            if read_committed:
+                end = regions_next_offset(regions)
+                end = max_offset if end is None else min(end, max_offset)
+                entry["aborted_transactions"] = await _cold_aborted(rlm, partition, tp, offset, end)
             return entry, sum(r.length for r in regions)
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
