@@ -20,9 +20,10 @@ Two sources, combined (a batch is dropped if either says it was aborted):
 
 3. Batches whose marker lies beyond the split and that no index entry names: the reader looks
    ahead (the rest of the segment, then up to 16 later segments of the partition) for the
-   producer's next control batch. The broker's uploader does not write ``.txnindex`` objects
-   yet, so this is what finds markers in later segments. A transaction whose marker is found
-   nowhere (not uploaded yet) is kept, as read_uncommitted would.
+   producer's next control batch. The broker uploads a ``.txnindex`` object with every segment
+   that has aborted transactions, so this is the fallback for buckets written without one. A
+   transaction whose marker is found nowhere (not uploaded yet) is kept, as read_uncommitted
+   would.
 
 Control batches themselves are never returned to the caller (consumers never see them).
 """
