@@ -226,7 +226,11 @@ def test_dev_broker_file_bucket(tmp_path: Path, broker_factory: BrokerFactory) -
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     topic = NewTopic("local-orders", 2, 1, config={"remote.storage.enable": "true"})
     admin.create_topics([topic])["local-orders"].result(30)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "compression.type": "zstd"})
+    # Small batches: a batch is appended whole, so one big batch per partition would never
+    # roll a 64 KiB segment and nothing would be uploaded.
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "compression.type": "zstd", "batch.size": 16384}
+    )
     for i in range(2 * COUNT):
         producer.produce("local-orders", partition=i % 2, **record(i))
     assert producer.flush(30) == 0
