@@ -30,17 +30,14 @@ Control batches themselves are never returned to the caller (consumers never see
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final, NamedTuple
+from typing import NamedTuple
 
 from tiered_mq.errors import CorruptRecordError
+from tiered_mq.hot import transaction_index
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.control import ControlType, decode_control_record
 from tiered_mq.record.records import decode_batch
-
-_ENTRY: Final = struct.Struct(">hqqqq")
-ENTRY_SIZE: Final = 34
 
 
 class AbortedTxn(NamedTuple):
@@ -51,21 +48,22 @@ class AbortedTxn(NamedTuple):
 
 def parse_txn_index(data: bytes) -> list[AbortedTxn]:
     """Entries of a ``.txnindex`` object; a trailing partial entry is corrupt."""
-    if len(data) % ENTRY_SIZE:
+    if len(data) % transaction_index.ENTRY_SIZE:
         raise CorruptRecordError(
             f"transaction index of {len(data)} bytes is not a whole number of entries"
         )
-    out = []
-    for pos in range(0, len(data), ENTRY_SIZE):
-        _version, pid, first, last, _lso = _ENTRY.unpack_from(data, pos)
-        out.append(AbortedTxn(pid, first, last))
-    return out
+    try:
+        entries = transaction_index.decode_entries(data)
+    except ValueError as e:  # an entry of an unknown version
+        raise CorruptRecordError(str(e)) from e
+    return [AbortedTxn(e.producer_id, e.first_offset, e.last_offset) for e in entries]
 
 
 def encode_txn_index(entries: Iterable[AbortedTxn]) -> bytes:
     """The ``.txnindex`` bytes for ``entries`` (tests and tools)."""
     return b"".join(
-        _ENTRY.pack(0, e.producer_id, e.first_offset, e.last_offset, -1) for e in entries
+        transaction_index.AbortedTxn(e.producer_id, e.first_offset, e.last_offset, -1).encode()
+        for e in entries
     )
 
 
