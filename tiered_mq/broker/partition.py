@@ -88,10 +88,6 @@ class Partition:
         self.isr: tuple[int, ...] = ()
         self.on_append: Callable[[TopicPartition], None] | None = None
         self.on_roll: Callable[[TopicPartition], None] | None = None
-        self.configure(log.config)
-
-    def configure(self, config: LogConfig) -> None:
-        self.max_message_bytes = config.max_message_bytes
 
     @classmethod
     def open(

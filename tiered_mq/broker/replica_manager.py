@@ -167,7 +167,6 @@ class ReplicaManager:
         for tp, partition in self.partitions.items():
             if tp.topic == topic:
                 partition.log.update_config(config)
-                partition.configure(config)
 
     async def close(self) -> None:
         if self._closed:
@@ -204,7 +203,7 @@ class ReplicaManager:
         self, tp: TopicPartition, records: memoryview | bytearray
     ) -> AppendResult:
         partition = self.get_partition(tp)
-        batches = validate_records(records, partition.max_message_bytes)
+        batches = validate_records(records, partition.log.config.max_message_bytes)
         return await partition.append_as_leader(records, batches)
 
     async def ensure_internal_topic(

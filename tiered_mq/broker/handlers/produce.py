@@ -76,7 +76,7 @@ async def _append(
     if records is None:
         raise CorruptRecordError("null records")
     partition = broker.replica_manager.get_partition(tp)
-    batches = validate_records(records, partition.max_message_bytes)
+    batches = validate_records(records, partition.log.config.max_message_bytes)
     min_isr = partition.log.config.min_insync_replicas
     if acks == -1 and len(partition.isr) < min_isr:
         raise NotEnoughReplicasError(
@@ -93,7 +93,7 @@ async def _append(
     if needs_recompression(batches, codec):
         assert codec is not None
         records = recompress(records, batches, codec)
-        batches = validate_records(records, partition.max_message_bytes)
+        batches = validate_records(records, partition.log.config.max_message_bytes)
     result = await partition.append_as_leader(records, batches)
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
