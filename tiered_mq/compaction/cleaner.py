@@ -52,13 +52,10 @@ written after the swap: a crash before it only repeats the (idempotent) pass.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
-
-import crc32c
 
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.errors import CorruptRecordError
@@ -69,17 +66,16 @@ from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.record.batch import (
-    CRC_START,
     DELETE_HORIZON_FLAG,
     HEADER_SIZE,
     BatchHeader,
     read_header,
+    set_attribute_flags,
 )
 from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 INT_MAX: Final = 2**31 - 1
-_ATTRIBUTES = struct.Struct(">h")
 _SCAN_CHUNK = 64 * 1024
 
 
@@ -272,18 +268,14 @@ def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:
     return last
 
 
-def _set_delete_horizon(batch: bytes) -> bytes:
-    """The batch with DELETE_HORIZON_FLAG set (its base timestamp holds the horizon)."""
-    out = bytearray(batch)
-    (attributes,) = _ATTRIBUTES.unpack_from(out, 21)
-    _ATTRIBUTES.pack_into(out, 21, attributes | DELETE_HORIZON_FLAG)
-    out[17:21] = crc32c.crc32c(memoryview(out)[CRC_START:]).to_bytes(4, "big")
-    return bytes(out)
-
-
 def _reencode(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
+    """Re-encode; with a ``horizon`` (the base timestamp) also set DELETE_HORIZON_FLAG."""
     data = reencode_batch(h, records, base_timestamp=horizon)
-    return _set_delete_horizon(data) if horizon is not None else data
+    if horizon is None:
+        return data
+    out = bytearray(data)
+    set_attribute_flags(out, 0, DELETE_HORIZON_FLAG)
+    return bytes(out)
 
 
 class _SegmentWriter:

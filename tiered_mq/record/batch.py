@@ -186,8 +186,14 @@ def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -
     Sets attribute bit 3 and maxTimestamp, then recomputes the CRC-32C; records are untouched
     (readers report maxTimestamp for every record of such a batch). The batch must be validated.
     """
-    header = read_header(buf, pos)
-    _ATTRIBUTES.pack_into(buf, pos + 21, header.attributes | TIMESTAMP_TYPE_MASK)
     _TIMESTAMP.pack_into(buf, pos + 35, timestamp)
+    set_attribute_flags(buf, pos, TIMESTAMP_TYPE_MASK)
+
+
+def set_attribute_flags(buf: bytearray | memoryview, pos: int, flags: int) -> None:
+    """Set attribute bits ``flags`` of the batch at ``pos`` and recompute its CRC-32C (which
+    also covers any other field the caller rewrote in [21, end) before)."""
+    header = read_header(buf, pos)
+    _ATTRIBUTES.pack_into(buf, pos + 21, header.attributes | flags)
     crc = crc32c.crc32c(memoryview(buf)[pos + CRC_START : pos + header.size])
     _CRC.pack_into(buf, pos + 17, crc)
