@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.varint import varint_tail, zigzag_decode
 
 HEADER_TYPE: Final = pa.struct([("key", pa.string()), ("value", pa.binary())])
 ARROW_SCHEMA: Final = pa.schema(
@@ -74,12 +75,12 @@ class PayloadRun:
 def _length_tables() -> tuple[list[int], list[int]]:
     """Record length varint -> bytes to the next record: one-byte (index = byte) and two-byte
     (index = byte0 | byte1 << 8) forms; 0 marks a longer varint."""
-    one = [1 + ((z >> 1) ^ -(z & 1)) for z in range(0x80)]
+    one = [1 + zigzag_decode(z) for z in range(0x80)]
     two = [0] * 0x10000
     for b0 in range(0x80, 0x100):
         for b1 in range(0x80):
             z = (b0 & 0x7F) | (b1 << 7)
-            two[b0 | (b1 << 8)] = 2 + ((z >> 1) ^ -(z & 1))
+            two[b0 | (b1 << 8)] = 2 + zigzag_decode(z)
     return one, two
 
 
@@ -106,27 +107,13 @@ def _record_starts(data: bytes, n: int) -> tuple[list[int], int]:
                 if step:
                     pos += step
                 else:
-                    length, after = _varint_tail(data, pos + 1, z)
+                    length, after = varint_tail(data, pos + 1, z)
                     pos = after + ((length >> 1) ^ -(length & 1))
             if pos < 0:
                 raise CorruptRecordError(f"negative record length at {starts[i]}")
     except IndexError:
         raise CorruptRecordError("records overrun the batch") from None
     return starts, pos
-
-
-def _varint_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
-    result = first & 0x7F
-    shift = 7
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise CorruptRecordError(f"varint longer than 10 bytes at {pos}")
 
 
 def _corrupt(header: BatchHeader, what: str) -> Exception:
@@ -233,7 +220,7 @@ def _read_len(data: bytes, pos: int) -> tuple[int, int]:
         z = data[pos]
         pos += 1
         if z >= 0x80:
-            z, pos = _varint_tail(data, pos, z)
+            z, pos = varint_tail(data, pos, z)
     except IndexError:
         raise CorruptRecordError(f"header overruns the record at {pos}") from None
     value = (z >> 1) ^ -(z & 1)
