@@ -265,52 +265,6 @@ class RemoteReader:
         if nxt is not None and next_key is not None and beyond > 0:
             self.cache.prefetch(next_key, nxt.size_bytes, 0, beyond)
 
-    async def _read_batches(
-        self, segment: RemoteSegment, key: str, start: int, max_bytes: int
-    ) -> memoryview:
-        length = max(min(max_bytes, segment.size_bytes - start), 0)
-        for attempt in (1, 2):
-            data = await self.cache.read(key, segment.size_bytes, start, max(length, HEADER_SIZE))
-            try:
-                return await self._whole_batches(segment, key, start, data, max_bytes)
-            except CorruptRecordError as e:
-                self.cache.invalidate(key)
-                if attempt == 2:
-                    raise ObjectStoreError(key, f"corrupt object: {e}") from e
-        raise AssertionError("unreachable")
-
-    async def _whole_batches(
-        self, segment: RemoteSegment, key: str, start: int, data: memoryview, max_bytes: int
-    ) -> memoryview:
-        """Validated whole batches at the front of ``data`` (fetching the rest of a first
-        batch larger than ``max_bytes``)."""
-        pos = 0
-        previous_last = segment.base_offset - 1
-        while len(data) - pos >= HEADER_SIZE:
-            header = read_header(data, pos)
-            if pos + header.size > len(data):
-                if pos > 0:
-                    break
-                data = await self.cache.read(key, segment.size_bytes, start, header.size)
-            try:
-                validate_batch(data, pos)
-            except CorruptRecordError as e:
-                raise CorruptRecordError(f"batch at position {start + pos}: {e}") from e
-            # the base offset is outside the CRC: offsets must rise within the segment's range
-            if not previous_last < header.base_offset <= header.last_offset <= segment.end_offset:
-                raise CorruptRecordError(
-                    f"batch at position {start + pos}: offsets {header.base_offset}-"
-                    f"{header.last_offset} outside segment {segment.base_offset}-"
-                    f"{segment.end_offset} (after {previous_last})"
-                )
-            previous_last = header.last_offset
-            pos += header.size
-            if pos >= max_bytes:
-                break
-        if pos == 0 and start < segment.size_bytes:
-            raise CorruptRecordError(f"truncated batch at position {start}")
-        return data[:pos]
-
     async def offset_for_timestamp(
         self, tp: TopicPartition, timestamp: int
     ) -> tuple[int, int] | None:
@@ -329,8 +283,8 @@ class RemoteReader:
                 if header.max_timestamp >= timestamp and header.last_offset >= from_offset:
                     if header.is_log_append_time:
                         return max(header.base_offset, from_offset), header.max_timestamp
-                    batch = await self._read_batches(segment, key, position, header.size)
-                    for record in decode_batch(batch)[1]:
+                    regions = await self._validated_regions(segment, key, position, header.size)
+                    for record in decode_batch(b"".join(r.read() for r in regions))[1]:
                         if record.timestamp >= timestamp and record.offset >= from_offset:
                             return record.offset, record.timestamp
                 position += header.size
