@@ -62,7 +62,7 @@ from tiered_mq.errors import CorruptRecordError
 from tiered_mq.hot import log_files
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
-from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.log_segment import IndexPoints, LogSegment
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.record.batch import (
@@ -286,23 +286,14 @@ class _SegmentWriter:
         stem = log_files.file_name(base)
         self.log_path = dir / (stem + log_files.LOG_SUFFIX + log_files.CLEANED_SUFFIX)
         self.fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.interval = index_interval_bytes
-        self.position = self.since = 0
-        self.max_ts, self.max_ts_offset = NO_TIMESTAMP, base
-        self.index_entries: list[tuple[int, int]] = []
-        self.time_entries: list[tuple[int, int]] = []
+        self.position = 0
+        self.points = IndexPoints(index_interval_bytes, 0, NO_TIMESTAMP, base)
         self.pending: list[bytes] = []
         self.pending_bytes = 0
 
     def write(self, data: bytes, header: BatchHeader) -> None:
-        if header.max_timestamp > self.max_ts:
-            self.max_ts, self.max_ts_offset = header.max_timestamp, header.last_offset
-        if self.since > self.interval:
-            self.index_entries.append((header.last_offset, self.position))
-            self.time_entries.append((self.max_ts, self.max_ts_offset))
-            self.since = 0
+        self.points.add(self.position, header, len(data))
         self.position += len(data)
-        self.since += len(data)
         self.pending.append(data)
         self.pending_bytes += len(data)
         if self.pending_bytes >= 1 << 20:
@@ -325,9 +316,10 @@ class _SegmentWriter:
         index = OffsetIndex(Path(f"{stem}{log_files.INDEX_SUFFIX}{cleaned}"), self.base)
         times = TimeIndex(Path(f"{stem}{log_files.TIME_INDEX_SUFFIX}{cleaned}"), self.base)
         index.reset([], [])
-        index.append(self.index_entries)
+        points = self.points
+        index.append(points.index_entries)
         times.reset([], [])
-        times.maybe_append([*self.time_entries, (self.max_ts, self.max_ts_offset)])
+        times.maybe_append([*points.time_entries, (points.max_ts, points.max_ts_offset)])
         for idx in (index, times):
             idx.flush()
             idx.close()

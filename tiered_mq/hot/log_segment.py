@@ -49,6 +49,31 @@ _SCAN_CHUNK = 64 * 1024
 _NO_VALIDATION = 2**63 - 1
 
 
+class IndexPoints:
+    """Index entries for batches appended back to back: one offset index and one time index
+    entry once more than ``interval`` bytes were written since the last entry (per batch header,
+    as Kafka's ``index.interval.bytes``), and the running max timestamp and its offset."""
+
+    __slots__ = ("index_entries", "interval", "max_ts", "max_ts_offset", "since", "time_entries")
+
+    def __init__(self, interval: int, since: int, max_ts: int, max_ts_offset: int) -> None:
+        self.interval, self.since = interval, since
+        self.max_ts, self.max_ts_offset = max_ts, max_ts_offset
+        self.index_entries: list[tuple[int, int]] = []
+        self.time_entries: list[tuple[int, int]] = []
+
+    def add(self, position: int, header: BatchHeader, size: int) -> None:
+        """A batch of ``size`` bytes written at ``position`` (offsets and max timestamp from
+        ``header``)."""
+        if header.max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = header.max_timestamp, header.last_offset
+        if self.since > self.interval:
+            self.index_entries.append((header.last_offset, position))
+            self.time_entries.append((self.max_ts, self.max_ts_offset))
+            self.since = 0
+        self.since += size
+
+
 class LogSegment:
     """A segment of a partition's log. Create with :meth:`create` or :meth:`open`."""
 
@@ -257,20 +282,16 @@ class LogSegment:
             return
         self._ensure_tail()
         start = self.size
-        max_ts, max_ts_offset = self._max_timestamp, self._offset_of_max_timestamp
-        since = self._bytes_since_last_index_entry
-        index_entries: list[tuple[int, int]] = []
-        time_entries: list[tuple[int, int]] = []
+        points = IndexPoints(
+            self.index_interval_bytes,
+            self._bytes_since_last_index_entry,
+            self._max_timestamp,
+            self._offset_of_max_timestamp,
+        )
         position = start
         for _, header in batches:
-            if header.max_timestamp > max_ts:
-                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
-            if since > self.index_interval_bytes:
-                index_entries.append((header.last_offset, position))
-                time_entries.append((max_ts, max_ts_offset))
-                since = 0
+            points.add(position, header, header.size)
             position += header.size
-            since += header.size
         first = batches[0][0]
         data = memoryview(buf)[first : first + position - start]
         try:
@@ -279,8 +300,8 @@ class LogSegment:
                 n = os.pwrite(self._fd, data, written)
                 written += n
                 data = data[n:]
-            self.offset_index.append(index_entries)
-            self.time_index.maybe_append(time_entries)
+            self.offset_index.append(points.index_entries)
+            self.time_index.maybe_append(points.time_entries)
         except (OSError, KafkaStorageError) as exc:
             self._undo_append(start)
             if isinstance(exc, KafkaStorageError):
@@ -288,8 +309,8 @@ class LogSegment:
             raise KafkaStorageError(f"{self.log_path}: {exc}") from exc
         self.size = position
         self._next_offset = batches[-1][1].next_offset
-        self._max_timestamp, self._offset_of_max_timestamp = max_ts, max_ts_offset
-        self._bytes_since_last_index_entry = since
+        self._max_timestamp, self._offset_of_max_timestamp = points.max_ts, points.max_ts_offset
+        self._bytes_since_last_index_entry = points.since
 
     def _undo_append(self, size: int) -> None:
         os.ftruncate(self._fd, size)
@@ -325,10 +346,8 @@ class LogSegment:
                 buffer, buffer_start = os.pread(self._fd, max(n, _SCAN_CHUNK), pos), pos
             return memoryview(buffer)[pos - buffer_start : pos - buffer_start + n]
 
-        position, since, next_offset = 0, 0, self.base_offset
-        max_ts, max_ts_offset = NO_TIMESTAMP, self.base_offset
-        index_entries: list[tuple[int, int]] = []
-        time_entries: list[tuple[int, int]] = []
+        position, next_offset = 0, self.base_offset
+        points = IndexPoints(self.index_interval_bytes, 0, NO_TIMESTAMP, self.base_offset)
         while position + HEADER_SIZE <= file_size:
             header = read_header(get(position, HEADER_SIZE))
             if (
@@ -344,25 +363,19 @@ class LogSegment:
                     validate_batch(get(position, header.size))
                 except CorruptRecordError:
                     break
-            if header.max_timestamp > max_ts:
-                max_ts, max_ts_offset = header.max_timestamp, header.last_offset
-            if since > self.index_interval_bytes:
-                index_entries.append((header.last_offset, position))
-                time_entries.append((max_ts, max_ts_offset))
-                since = 0
+            points.add(position, header, header.size)
             position += header.size
-            since += header.size
             next_offset = header.next_offset
         if position < file_size:
             os.ftruncate(self._fd, position)
         self.size = position
         self.offset_index.reset([], [])
-        self.offset_index.append(index_entries)
+        self.offset_index.append(points.index_entries)
         self.time_index.reset([], [])
-        self.time_index.maybe_append(time_entries)
+        self.time_index.maybe_append(points.time_entries)
         self._next_offset = next_offset
-        self._max_timestamp, self._offset_of_max_timestamp = max_ts, max_ts_offset
-        self._bytes_since_last_index_entry = since
+        self._max_timestamp, self._offset_of_max_timestamp = points.max_ts, points.max_ts_offset
+        self._bytes_since_last_index_entry = points.since
         self._tail_known = self._indexes_checked = True
         return file_size - position
 
