@@ -35,6 +35,7 @@ from tiered_mq.errors import (
     UnsupportedVersionError,
 )
 from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.record.batch import iter_batches
 from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.PRODUCE
@@ -93,7 +94,8 @@ async def _append(
     if needs_recompression(batches, codec):
         assert codec is not None
         records = recompress(records, batches, codec)
-        batches = validate_records(records, partition.log.config.max_message_bytes)
+        # freshly encoded by us: headers only (LocalLog still checks their size)
+        batches = iter_batches(records, validate=False)
     result = await partition.append_as_leader(records, batches)
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
