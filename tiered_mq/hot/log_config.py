@@ -218,7 +218,3 @@ class LogConfig:
         if self.local_retention_bytes == -2:
             return self.retention_bytes
         return self.local_retention_bytes
-
-
-def is_known(name: str) -> bool:
-    return name in _BY_NAME

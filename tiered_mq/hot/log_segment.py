@@ -184,12 +184,6 @@ class LogSegment:
 
     # ---- reads ------------------------------------------------------------------------------
 
-    def read_header_at(self, position: int) -> BatchHeader:
-        data = os.pread(self._fd, HEADER_SIZE, position)
-        if len(data) < HEADER_SIZE:
-            raise LogCorruptionError(str(self.log_path), position, "truncated batch header")
-        return read_header(data)
-
     def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
         """(position, header) of every batch from ``position`` (a batch boundary) to the end.
 
