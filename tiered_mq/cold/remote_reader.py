@@ -116,27 +116,30 @@ class RemoteReader:
     # ---- indexes ------------------------------------------------------------------------
 
     async def _offset_index(self, segment: RemoteSegment) -> OffsetIndexView:
-        key = segment.key(layout.INDEX)
-        if key is None:
-            return OffsetIndexView.parse(segment.base_offset, b"")
-        view = self._offset_indexes.get(key)
-        if view is None:
-            data, _ = await self.store.get(key)
-            view = OffsetIndexView.parse(segment.base_offset, data)
-            self._remember(self._offset_indexes, key, view)
-        self._offset_indexes.move_to_end(key)
-        return view
+        return await self._index(segment, layout.INDEX, OffsetIndexView.parse, self._offset_indexes)
 
     async def _time_index(self, segment: RemoteSegment) -> TimeIndexView:
-        key = segment.key(layout.TIME_INDEX)
+        return await self._index(
+            segment, layout.TIME_INDEX, TimeIndexView.parse, self._time_indexes
+        )
+
+    async def _index(
+        self,
+        segment: RemoteSegment,
+        suffix: str,
+        parse: Callable[[int, bytes], _V],
+        table: OrderedDict[str, _V],
+    ) -> _V:
+        """The parsed index ``suffix`` of ``segment``, from the LRU ``table`` or the bucket."""
+        key = segment.key(suffix)
         if key is None:
-            return TimeIndexView.parse(segment.base_offset, b"")
-        view = self._time_indexes.get(key)
+            return parse(segment.base_offset, b"")
+        view = table.get(key)
         if view is None:
             data, _ = await self.store.get(key)
-            view = TimeIndexView.parse(segment.base_offset, data)
-            self._remember(self._time_indexes, key, view)
-        self._time_indexes.move_to_end(key)
+            view = parse(segment.base_offset, data)
+            self._remember(table, key, view)
+        table.move_to_end(key)
         return view
 
     def _remember(self, table: OrderedDict[str, _V], key: str, view: _V) -> None:
