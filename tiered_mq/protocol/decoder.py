@@ -85,9 +85,9 @@ def _primitive_reader(t: Primitive, name: str, nullable: bool, flex: bool) -> Re
         return wire.MalformedError(f"null {t.name} {name!r} at {pos} is not nullable")
 
     if t is STRING and not flex:
-        return _string_reader(name, nullable)
+        return _sized_reader("string", name, nullable)
     if t is not STRING and not flex:
-        return _bytes_reader(name, nullable, copy=t is BYTES)
+        return _sized_reader("bytes", name, nullable, copy=t is BYTES)
     if t is STRING:
 
         def read_str(buf: memoryview, pos: int) -> tuple[Any, int]:
@@ -111,44 +111,30 @@ def _primitive_reader(t: Primitive, name: str, nullable: bool, flex: bool) -> Re
     return read_bytes
 
 
-def _string_reader(name: str, nullable: bool) -> Reader:
-    i16 = wire.I16
+def _sized_reader(kind: str, name: str, nullable: bool, copy: bool = False) -> Reader:
+    """A non-compact string (int16 length) or bytes (int32 length) field, length inlined for
+    speed; bytes are a zero-copy slice unless ``copy``."""
+    text = kind == "string"
+    prefix = wire.I16 if text else wire.I32
+    size = prefix.size
 
     def read(buf: memoryview, pos: int) -> tuple[Any, int]:
-        start = pos + 2
+        start = pos + size
         if start > len(buf):
-            raise wire.short(f"string {name!r}", pos, 2, len(buf) - pos)
-        (n,) = i16.unpack_from(buf, pos)
+            raise wire.short(f"{kind} {name!r}", pos, size, len(buf) - pos)
+        (n,) = prefix.unpack_from(buf, pos)
         if n < 0:
             if n == -1 and nullable:
                 return None, start
-            raise wire.MalformedError(f"string {name!r} of length {n} at {pos}")
+            raise wire.MalformedError(f"{kind} {name!r} of length {n} at {pos}")
         end = start + n
         if end > len(buf):
-            raise wire.short(f"string {name!r}", start, n, len(buf) - start)
-        try:
-            return str(buf[start:end], "utf-8"), end
-        except UnicodeDecodeError as e:
-            raise wire.MalformedError(f"string {name!r} at {pos} is not UTF-8") from e
-
-    return read
-
-
-def _bytes_reader(name: str, nullable: bool, copy: bool) -> Reader:
-    i32 = wire.I32
-
-    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
-        start = pos + 4
-        if start > len(buf):
-            raise wire.short(f"bytes {name!r}", pos, 4, len(buf) - pos)
-        (n,) = i32.unpack_from(buf, pos)
-        if n < 0:
-            if n == -1 and nullable:
-                return None, start
-            raise wire.MalformedError(f"bytes {name!r} of length {n} at {pos}")
-        end = start + n
-        if end > len(buf):
-            raise wire.short(f"bytes {name!r}", start, n, len(buf) - start)
+            raise wire.short(f"{kind} {name!r}", start, n, len(buf) - start)
+        if text:
+            try:
+                return str(buf[start:end], "utf-8"), end
+            except UnicodeDecodeError as e:
+                raise wire.MalformedError(f"{kind} {name!r} at {pos} is not UTF-8") from e
         return (bytes(buf[start:end]) if copy else buf[start:end]), end
 
     return read
