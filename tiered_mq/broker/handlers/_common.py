@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from tiered_mq.errors import KafkaError, KafkaStorageError, StorageError, UnknownServerError
+from tiered_mq.errors import (
+    InvalidRequestError,
+    KafkaError,
+    KafkaStorageError,
+    StorageError,
+    UnknownServerError,
+)
 
 log = logging.getLogger(__name__)
 
 NONE = 0
+TOPIC_RESOURCE = 2
 
 
 def error_code(exc: BaseException) -> int:
@@ -27,3 +36,27 @@ def error_message(exc: BaseException) -> str:
         detail = Exception.__str__(exc)
         return detail or exc.message
     return str(exc) or type(exc).__name__
+
+
+async def alter_topic_configs(
+    request: dict[str, Any], alter: Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+) -> dict[str, Any]:
+    """The (Incremental)AlterConfigs response: ``alter(topic, configs)`` per topic resource;
+    broker resources are read-only (INVALID_REQUEST)."""
+    responses = []
+    for r in request["resources"]:
+        result: dict[str, Any] = {
+            "error_code": 0,
+            "error_message": None,
+            "resource_type": r["resource_type"],
+            "resource_name": r["resource_name"],
+        }
+        try:
+            if r["resource_type"] != TOPIC_RESOURCE:
+                raise InvalidRequestError("only topic configs can be altered")
+            await alter(r["resource_name"], r["configs"])
+        except Exception as e:
+            result["error_code"] = error_code(e)
+            result["error_message"] = error_message(e)
+        responses.append(result)
+    return {"throttle_time_ms": 0, "responses": responses}

@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import alter_topic_configs
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
-TOPIC = 2
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -47,25 +46,12 @@ def apply_ops(
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
     registry = ctx.broker.topic_registry
-    responses = []
-    for r in request["resources"]:
-        result: dict[str, Any] = {
-            "error_code": 0,
-            "error_message": None,
-            "resource_type": r["resource_type"],
-            "resource_name": r["resource_name"],
-        }
-        try:
-            if r["resource_type"] != TOPIC:
-                raise InvalidRequestError("only topic configs can be altered")
-            name = r["resource_name"]
-            meta = registry.get_topic(name)
-            if meta is None:
-                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-            updated = apply_ops(meta.configs, registry.effective_configs(name), r["configs"])
-            await registry.set_configs(name, updated, validate_only)
-        except Exception as e:
-            result["error_code"] = error_code(e)
-            result["error_message"] = error_message(e)
-        responses.append(result)
-    return {"throttle_time_ms": 0, "responses": responses}
+
+    async def alter(name: str, entries: list[dict[str, Any]]) -> None:
+        meta = registry.get_topic(name)
+        if meta is None:
+            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+        updated = apply_ops(meta.configs, registry.effective_configs(name), entries)
+        await registry.set_configs(name, updated, validate_only)
+
+    return await alter_topic_configs(request, alter)
