@@ -317,7 +317,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
         else:
             if z >= 0x80:
                 z, pos = tail(data, pos, z)
-            headers, pos = _parse_headers(data, pos, (z >> 1) ^ -(z & 1), rec_end)
+            headers, pos = parse_headers(data, pos, (z >> 1) ^ -(z & 1), rec_end)
         if pos != rec_end:
             raise CorruptRecordError(
                 f"record at offset {base_offset + offset_delta} overruns its declared "
@@ -329,7 +329,8 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
     return out
 
 
-def _parse_headers(data: bytes, pos: int, count: int, rec_end: int) -> tuple[list[Header], int]:
+def parse_headers(data: bytes, pos: int, count: int, rec_end: int) -> tuple[list[Header], int]:
+    """``count`` record headers from ``pos`` (IndexError means an overrun): (headers, end)."""
     if count < 0 or count * 2 > rec_end - pos:
         raise CorruptRecordError(f"header count {count} impossible at {pos}")
     headers: list[Header] = []

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.records import parse_headers
 from tiered_mq.record.varint import varint_tail, zigzag_decode
 
 HEADER_TYPE: Final = pa.struct([("key", pa.string()), ("value", pa.binary())])
@@ -187,22 +188,15 @@ def _headers_column(data: bytes, hstarts: Any, hcounts: Any, ends: Any, n: int) 
     counts = np.zeros(n, dtype=np.int32)
     for i in with_headers.tolist():
         count = int(hcounts[i])
-        pos = int(hstarts[i])
+        start = int(hstarts[i])
         end = int(ends[i])
-        if count < 0 or count * 2 > end - pos:
-            raise CorruptRecordError(f"header count {count} impossible at {pos}")
-        for _ in range(count):
-            klen, pos = _read_len(data, pos)
-            if klen < 0:
-                raise CorruptRecordError(f"null header key at {pos}")
-            keys.append(data[pos : pos + klen].decode("utf-8", "surrogateescape"))
-            pos += klen
-            vlen, pos = _read_len(data, pos)
-            if vlen < 0:
-                values.append(None)
-            else:
-                values.append(data[pos : pos + vlen])
-                pos += vlen
+        try:
+            headers, pos = parse_headers(data, start, count, end)
+        except IndexError:
+            raise CorruptRecordError(f"headers overrun the record at {start}") from None
+        for key, value in headers:
+            keys.append(key)
+            values.append(value)
         if pos != end:
             raise CorruptRecordError(f"record headers overrun the record by {pos - end} bytes")
         counts[i] = count
@@ -213,20 +207,6 @@ def _headers_column(data: bytes, hstarts: Any, hcounts: Any, ends: Any, n: int) 
     )
     mask = pa.array(hcounts == 0)
     return pa.ListArray.from_arrays(pa.array(offsets), struct, mask=mask)
-
-
-def _read_len(data: bytes, pos: int) -> tuple[int, int]:
-    try:
-        z = data[pos]
-        pos += 1
-        if z >= 0x80:
-            z, pos = varint_tail(data, pos, z)
-    except IndexError:
-        raise CorruptRecordError(f"header overruns the record at {pos}") from None
-    value = (z >> 1) ^ -(z & 1)
-    if value < -1:
-        raise CorruptRecordError(f"negative length {value} at {pos}")
-    return value, pos
 
 
 def decode_run(run: PayloadRun, topic: str, partition: int) -> pa.RecordBatch:
