@@ -197,10 +197,7 @@ class S3Store:
         try:
             paginator = s3.get_paginator("list_objects_v2")
             async for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
-                for item in page.get("Contents", []):
-                    out.append(
-                        ObjectInfo(item["Key"], int(item["Size"]), str(item.get("ETag", "")))
-                    )
+                out.extend(_info(item) for item in page.get("Contents", []))
         except (ClientError, BotoCoreError) as e:
             raise translate_error(self.bucket, prefix, e) from e
         return sorted(out)
@@ -301,10 +298,7 @@ class SyncS3Store:
         try:
             paginator = self._s3.get_paginator("list_objects_v2")
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
-                for item in page.get("Contents", []):
-                    out.append(
-                        ObjectInfo(item["Key"], int(item["Size"]), str(item.get("ETag", "")))
-                    )
+                out.extend(_info(item) for item in page.get("Contents", []))
         except (ClientError, BotoCoreError) as e:
             raise translate_error(self.bucket, prefix, e) from e
         return sorted(out)
