@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.records import encode_batch
+from tiered_mq.topic_partition import TopicPartition
 
 T0 = 1_700_000_000_000
 
@@ -59,3 +63,32 @@ def fill(
 def local_bytes(log: LocalLog, offset: int, max_bytes: int = 1 << 30) -> bytes:
     info = log.read(offset, max_bytes)
     return b"".join(r.read() for r in info.regions)
+
+
+async def tiered_rlm(
+    store: ObjectStore,
+    tp: TopicPartition,
+    log: LocalLog,
+    cache_dir: Path,
+    cache_bytes: int,
+    chunk_size: int,
+    **kw: int,
+) -> RemoteLogManager:
+    """A RemoteLogManager leading ``tp`` on ``log``, its rolled segments uploaded by one pass
+    (the uploader's own loop stopped)."""
+    rlm = RemoteLogManager(
+        store,
+        "p",
+        cache_dir,
+        cache_bytes,
+        chunk_size=chunk_size,
+        settings=UploaderSettings(check_interval_s=3600, local_retention=False),
+        clock=Clock(),
+        **kw,
+    )
+    rlm.on_become_leader(tp, log, log.config, lambda: log.log_end_offset)
+    uploader = rlm.uploader(tp)
+    assert uploader is not None
+    await uploader.stop()
+    await uploader.run_pass()
+    return rlm

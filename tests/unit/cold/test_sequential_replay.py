@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.cold.helpers import Clock, fill, local_bytes, open_log
+from tests.unit.cold.helpers import fill, local_bytes, open_log, tiered_rlm
 from tiered_mq.cold.local_stores import MemoryStore
 from tiered_mq.cold.object_store import ThreadedStore
 from tiered_mq.cold.remote_log_manager import RemoteLogManager
-from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.batch import iter_batches
 from tiered_mq.topic_partition import TopicPartition
@@ -46,21 +45,7 @@ async def tiered(
 ) -> tuple[RemoteLogManager, LocalLog]:
     log = open_log(tmp_path / "replay-0")
     fill(log, 5, batches_per_segment=8, records_per_batch=6)
-    rlm = RemoteLogManager(
-        store,
-        "p",
-        tmp_path / "cache",
-        cache_bytes,
-        chunk_size=CHUNK,
-        settings=UploaderSettings(check_interval_s=3600, local_retention=False),
-        clock=Clock(),
-        **kw,
-    )
-    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
-    uploader = rlm.uploader(TP)
-    assert uploader is not None
-    await uploader.stop()
-    await uploader.run_pass()
+    rlm = await tiered_rlm(store, TP, log, tmp_path / "cache", cache_bytes, CHUNK, **kw)
     return rlm, log
 
 
