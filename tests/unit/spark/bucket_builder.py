@@ -6,6 +6,7 @@ the partition manifest (cold.manifest) and the topic manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
@@ -102,17 +103,10 @@ class PartitionWriter:
             objects[layout.TXN_INDEX] = key(layout.TXN_INDEX)
             self.store.put(key(layout.TXN_INDEX), encode_txn_index(self.aborted))
         segment = RemoteSegment(
-            base_offset=summary.base_offset,
-            end_offset=summary.end_offset,
-            first_timestamp=summary.first_timestamp,
-            max_timestamp=summary.max_timestamp,
-            size_bytes=summary.size_bytes,
-            record_count=summary.record_count,
-            leader_epochs=summary.leader_epochs,
+            **dataclasses.asdict(summary),  # every SegmentSummary field is a RemoteSegment field
             upload_id=upload,
             uploader_epoch=epoch,
             objects=objects,
-            crc32c=summary.crc32c,
             state=SegmentState.COPY_FINISHED,
             state_ms=int(time.time() * 1000),
         )
