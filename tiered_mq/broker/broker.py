@@ -107,10 +107,7 @@ class Broker:
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()
         await self.topic_registry.publish_topic_manifests()
-        await self.server.start(self.config.host, self.config.port)
-        await self.coordinator.register_broker(
-            BrokerInfo(self.config.node_id, self.advertised_host, self.port)
-        )
+        self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
         self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)
         if self.group_coordinator is not None:
             await self.group_coordinator.start()
@@ -119,7 +116,11 @@ class Broker:
         )
         await txn_coordinator.start()
         self.txn_coordinator = txn_coordinator
-        self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
+        # the listener opens last: a client that can connect finds every part ready
+        await self.server.start(self.config.host, self.config.port)
+        await self.coordinator.register_broker(
+            BrokerInfo(self.config.node_id, self.advertised_host, self.port)
+        )
         log.info("broker %d listening on %s:%d", self.config.node_id, self.config.host, self.port)
 
     async def close(self) -> None:
