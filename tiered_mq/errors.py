@@ -93,6 +93,7 @@ UnsupportedCompressionTypeError = _code(76, "UNSUPPORTED_COMPRESSION_TYPE")
 OffsetNotAvailableError = _code(78, "OFFSET_NOT_AVAILABLE", True)
 MemberIdRequiredError = _code(79, "MEMBER_ID_REQUIRED")
 InvalidRecordError = _code(87, "INVALID_RECORD")
+UnstableOffsetCommitError = _code(88, "UNSTABLE_OFFSET_COMMIT", True)
 
 
 def _all_codes() -> dict[int, type[KafkaError]]:

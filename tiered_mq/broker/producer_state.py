@@ -10,6 +10,8 @@ append, :meth:`ProducerStateManager.check` decides per batch, with Kafka's rules
 - a new epoch must start at sequence 0       -> else OUT_OF_ORDER_SEQUENCE_NUMBER
 - same epoch: first seq must be last seq + 1 (wrapping at 2**31-1)
   -> else OUT_OF_ORDER_SEQUENCE_NUMBER
+- a batch without a sequence (base sequence -1: the group coordinator's TxnOffsetCommit batches
+  in ``__consumer_offsets``) gets the epoch check only, as Kafka's coordinator-origin appends
 - an unknown producer id is accepted at any sequence (its state may have been removed with old
   segments, as in Kafka since KIP-360)
 
@@ -156,6 +158,8 @@ class ProducerStateManager:
         if dup is not None:
             return dup
         seq = header.base_sequence
+        if seq == NO_SEQUENCE:
+            return None  # a coordinator's batch (TxnOffsetCommit): epoch checked, no sequence
         if epoch > entry.epoch:
             if seq != 0:
                 raise OutOfOrderSequenceNumberError(

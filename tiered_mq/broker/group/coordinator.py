@@ -17,6 +17,14 @@ coordinator per cluster until the internal topic's partitions get leaders elsewh
 Offset commits follow Kafka's rules: generation -1 on a group without members is a "simple"
 commit (consumers using assign()); otherwise the member and generation must be current, and
 CompletingRebalance answers REBALANCE_IN_PROGRESS. The answer is sent after the append.
+
+Transactional offsets (TxnOffsetCommit, v0-2: no member checks): :meth:`txn_offset_commit`
+appends them as a transactional batch before answering and holds them pending
+(``txn_offsets``, see txn_offsets.py); the transaction coordinator calls :meth:`complete_txn`
+once its COMMIT/ABORT marker is in the group's ``__consumer_offsets`` partition. Pending
+offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them (Kafka's
+UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending offsets is
+never expired to Dead.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membersh
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
 from tiered_mq.broker.group.txn_offsets import PendingTxnOffsets
+from tiered_mq.errors import KafkaError
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -53,7 +62,6 @@ class GroupCoordinator:
         )
         self.scheduler: Scheduler = scheduler or LoopScheduler()
         self.offsets = OffsetManager(replica_manager, self.config)
-        self.txn_offsets = PendingTxnOffsets(self.offsets.commit)  # see txn_offsets.py
         self.membership = Membership(self.config, self.scheduler, self._store_group)
         self.loaded = False
         self._expiration_task: asyncio.Task[None] | None = None
@@ -61,6 +69,10 @@ class GroupCoordinator:
     @property
     def groups(self) -> dict[str, GroupMetadata]:
         return self.membership.groups
+
+    @property
+    def txn_offsets(self) -> PendingTxnOffsets:
+        return self.offsets.pending
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -242,6 +254,44 @@ class GroupCoordinator:
                 failed = errors.CoordinatorNotAvailableError.errno
                 return {tp: failed if tp in accepted else code for tp, code in result.items()}
         return result
+
+    async def txn_offset_commit(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: dict[TopicPartition, fmt.OffsetValue],
+    ) -> None:
+        """Append ``offsets`` as a transactional batch and hold them until the txn ends.
+
+        Raises the Kafka error the client must see (the caller checked the transaction)."""
+        if not self.loaded:
+            raise errors.CoordinatorLoadInProgressError("group coordinator loading")
+        if not group_id:
+            raise errors.InvalidGroupIdError("empty group id")
+        group = self.groups.setdefault(group_id, GroupMetadata(group_id))
+        if group.state is S.DEAD:
+            raise errors.CoordinatorNotAvailableError(f"group {group_id} is dead")
+        if not offsets:
+            return
+        try:
+            await self.offsets.commit_txn(
+                group_id, producer_id, producer_epoch, offsets, self.scheduler.now_ms()
+            )
+        except KafkaError:
+            raise
+        except Exception as exc:
+            log.exception("group %s: transactional offset commit append failed", group_id)
+            raise errors.CoordinatorNotAvailableError(str(exc)) from exc
+
+    def complete_txn(self, producer_id: int, commit: bool, partition: int | None = None) -> None:
+        """The COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets``
+        ``partition``: materialize or drop its pending offsets of the groups there."""
+        self.offsets.complete_txn(producer_id, commit, partition)
+
+    def unstable_partitions(self, group_id: str) -> set[TopicPartition]:
+        """Partitions of ``group_id`` with transactional offsets not yet committed/aborted."""
+        return self.offsets.pending.unstable(group_id)
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None

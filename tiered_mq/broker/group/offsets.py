@@ -5,11 +5,22 @@ Write path: a commit becomes one batch (one record per partition, key/value form
 ``append_internal``; the cache is updated only after the append returns, so an offset a client
 was told is committed is on the log. A failed append raises and leaves the cache unchanged.
 
+Transactional offsets (TxnOffsetCommit, :meth:`commit_txn`): appended as a transactional batch
+(producer id, epoch, base sequence -1) and held in :attr:`OffsetManager.pending` until the
+transaction's COMMIT/ABORT marker is in the partition; :meth:`complete_txn` then materializes or
+drops them (rules and crash behaviour in txn_offsets.py).
+
 Read path: fetches are answered from the cache. The cache is rebuilt at :meth:`start` by
 reading every partition of the topic from its log start offset to its log end offset: the last
-record per key wins, a tombstone (null value) deletes. Group metadata records are kept in
-``loaded_groups`` for the coordinator to restore memberships. A record that does not decode is
-logged and skipped (one bad record must not stop the broker from starting).
+record per key wins, a tombstone (null value) deletes. Records of a transactional batch are
+held pending per producer id; a control batch (marker) of that producer settles them (COMMIT:
+applied unless the cached offset was appended later; ABORT: dropped); those still pending at
+the end of the log stay pending. Group metadata records are kept in ``loaded_groups`` for the
+coordinator to restore memberships. A record that does not decode is logged and skipped (one
+bad record must not stop the broker from starting).
+
+The cache keeps, per offset, the base offset of the batch that stored it (its position), so
+an append that completes after a later one never overwrites it.
 
 Retention (Kafka's KIP-211): offsets of a group expire only while the group has no members,
 ``offsets.retention.minutes`` after the later of their commit and the moment the group became
@@ -25,7 +36,10 @@ from collections.abc import Callable, Iterable, Mapping
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.config import OFFSETS_TOPIC, GroupConfig
 from tiered_mq.broker.group.seams import ReplicaManagerLike
-from tiered_mq.record.records import decode_batches, encode_batch
+from tiered_mq.broker.group.txn_offsets import GroupOffsets, PendingTxnOffsets
+from tiered_mq.errors import CorruptRecordError
+from tiered_mq.record.control import ControlType, decode_control_record
+from tiered_mq.record.records import Record, decode_batches, encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -38,6 +52,8 @@ class OffsetManager:
         self._rm = replica_manager
         self._config = config
         self._offsets: dict[str, dict[TopicPartition, fmt.OffsetValue]] = {}
+        self._positions: dict[str, dict[TopicPartition, int]] = {}  # same keys as _offsets
+        self.pending = PendingTxnOffsets()
         self.loaded_groups: dict[str, fmt.GroupValue] = {}
 
     def partition_for(self, group_id: str) -> TopicPartition:
@@ -63,29 +79,42 @@ class OffsetManager:
             for header, records in decode_batches(buf):
                 next_offset = header.next_offset
                 if header.is_control:
+                    self._load_marker(tp, header.producer_id, records)
                     continue
+                pid = header.producer_id if header.is_transactional else None
                 for record in records:
                     if record.key is not None:
-                        applied += self._apply(record.key, record.value)
+                        applied += self._apply(record.key, record.value, header.base_offset, pid)
             if next_offset <= offset:
                 log.error("%s: no progress reading at offset %d, stopping the load", tp, offset)
                 break
             offset = next_offset
         return applied
 
-    def _apply(self, key_bytes: bytes, value: bytes | None) -> int:
+    def _load_marker(self, tp: TopicPartition, producer_id: int, records: list[Record]) -> None:
+        try:
+            marker = decode_control_record(records[0]).type if records else ControlType.UNKNOWN
+        except CorruptRecordError as exc:
+            log.warning("%s: skipping undecodable transaction marker: %s", tp, exc)
+            return
+        if marker is not ControlType.UNKNOWN:
+            self.complete_txn(producer_id, marker is ControlType.COMMIT, tp.partition)
+
+    def _apply(self, key_bytes: bytes, value: bytes | None, position: int, pid: int | None) -> int:
         try:
             key = fmt.decode_key(key_bytes)
             if isinstance(key, fmt.OffsetKey):
                 tp = TopicPartition(key.topic, key.partition)
-                if value is None:
-                    group = self._offsets.get(key.group)
-                    if group is not None:
-                        group.pop(tp, None)
-                        if not group:
-                            del self._offsets[key.group]
+                if pid is not None:  # a TxnOffsetCommit: pending until its marker
+                    if value is None:
+                        self.pending.remove(pid, key.group, tp)
+                    else:
+                        offset = fmt.decode_offset_value(value)
+                        self.pending.add(pid, key.group, {tp: offset}, position)
+                elif value is None:
+                    self._delete(key.group, tp)
                 else:
-                    self._offsets.setdefault(key.group, {})[tp] = fmt.decode_offset_value(value)
+                    self._set(key.group, tp, fmt.decode_offset_value(value), position)
             elif value is None:
                 self.loaded_groups.pop(key.group, None)
             else:
@@ -94,6 +123,24 @@ class OffsetManager:
             log.warning("skipping undecodable %s record: %s", OFFSETS_TOPIC, exc)
             return 0
         return 1
+
+    def _set(self, group_id: str, tp: TopicPartition, value: fmt.OffsetValue, pos: int) -> bool:
+        """Cache ``value`` unless the cached offset was appended after ``pos``."""
+        positions = self._positions.setdefault(group_id, {})
+        if positions.get(tp, -1) > pos:
+            return False
+        positions[tp] = pos
+        self._offsets.setdefault(group_id, {})[tp] = value
+        return True
+
+    def _delete(self, group_id: str, tp: TopicPartition) -> None:
+        group = self._offsets.get(group_id)
+        if group is not None:
+            group.pop(tp, None)
+            self._positions[group_id].pop(tp, None)
+            if not group:
+                del self._offsets[group_id]
+                del self._positions[group_id]
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -107,32 +154,78 @@ class OffsetManager:
         return {tp: committed[tp] for tp in partitions if tp in committed}
 
     def groups(self) -> set[str]:
-        """Ids of groups that have committed offsets."""
-        return set(self._offsets)
+        """Ids of groups that have committed or pending transactional offsets."""
+        pending = {g for groups in self.pending.pending.values() for g in groups}
+        return set(self._offsets) | pending
 
     def has_offsets(self, group_id: str) -> bool:
-        return bool(self._offsets.get(group_id))
+        """Committed or pending transactional offsets (Kafka's ``hasOffsets``)."""
+        return bool(self._offsets.get(group_id)) or self.pending.has_pending(group_id)
 
     # -- writes ----------------------------------------------------------------------------
 
-    async def _append(self, group_id: str, records: list[RecordPair], now_ms: int) -> None:
-        if records:
-            batch = encode_batch([(k, v, None, now_ms) for k, v in records])
-            await self._rm.append_internal(self.partition_for(group_id), batch)
+    async def _append(
+        self, group_id: str, records: list[RecordPair], now_ms: int, txn: tuple[int, int] = (-1, -1)
+    ) -> int:
+        """Append ``records`` as one batch (transactional for ``txn`` = (producer id, epoch));
+        returns its base offset (-1: nothing to append)."""
+        if not records:
+            return -1
+        pid, epoch = txn
+        batch = encode_batch(
+            [(k, v, None, now_ms) for k, v in records],
+            producer_id=pid,
+            producer_epoch=epoch,
+            is_transactional=pid >= 0,
+        )
+        return await self._rm.append_internal(self.partition_for(group_id), batch)
 
-    async def commit(
-        self, group_id: str, offsets: Mapping[TopicPartition, fmt.OffsetValue], now_ms: int
-    ) -> None:
-        """Append the commit as one batch, then make it visible to fetches."""
-        records: list[RecordPair] = [
+    @staticmethod
+    def _commit_records(
+        group_id: str, offsets: Mapping[TopicPartition, fmt.OffsetValue]
+    ) -> list[RecordPair]:
+        return [
             (
                 fmt.encode_offset_key(fmt.OffsetKey(group_id, tp.topic, tp.partition)),
                 fmt.encode_offset_value(value),
             )
             for tp, value in offsets.items()
         ]
-        await self._append(group_id, records, now_ms)
-        self._offsets.setdefault(group_id, {}).update(offsets)
+
+    async def commit(
+        self, group_id: str, offsets: Mapping[TopicPartition, fmt.OffsetValue], now_ms: int
+    ) -> None:
+        """Append the commit as one batch, then make it visible to fetches."""
+        position = await self._append(group_id, self._commit_records(group_id, offsets), now_ms)
+        for tp, value in offsets.items():
+            self._set(group_id, tp, value, position)
+
+    async def commit_txn(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: Mapping[TopicPartition, fmt.OffsetValue],
+        now_ms: int,
+    ) -> None:
+        """TxnOffsetCommit: append a transactional batch, then hold the offsets pending."""
+        records = self._commit_records(group_id, offsets)
+        position = await self._append(group_id, records, now_ms, (producer_id, producer_epoch))
+        if position >= 0:
+            self.pending.add(producer_id, group_id, offsets, position)
+
+    def complete_txn(self, producer_id: int, commit: bool, partition: int | None = None) -> int:
+        """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` ``partition``
+        (None: every partition): settle its pending offsets there; returns how many were
+        applied to the cache."""
+        n = self._config.offsets_topic_num_partitions
+        selected = None if partition is None else (lambda g: fmt.partition_for(g, n) == partition)
+        settled: GroupOffsets = self.pending.complete(producer_id, commit, selected)
+        applied = 0
+        for group_id, offsets in settled.items():
+            for tp, held in offsets.items():
+                applied += self._set(group_id, tp, held.value, held.position)
+        return applied
 
     async def store_group(self, group_id: str, value: fmt.GroupValue, now_ms: int) -> None:
         key = fmt.encode_group_key(fmt.GroupKey(group_id))
@@ -148,6 +241,7 @@ class OffsetManager:
         records.append((fmt.encode_group_key(fmt.GroupKey(group_id)), None))
         await self._append(group_id, records, now_ms)
         self._offsets.pop(group_id, None)
+        self._positions.pop(group_id, None)
         self.loaded_groups.pop(group_id, None)
 
     async def expire_offsets(
@@ -182,9 +276,8 @@ class OffsetManager:
             ]
             await self._append(group_id, records, now_ms)
             for tp in expired:
-                committed.pop(tp, None)
-            if not committed:
-                del self._offsets[group_id]
+                self._delete(group_id, tp)
+            if group_id not in self._offsets:
                 emptied.append(group_id)
             log.info("group %s: expired offsets of %d partitions", group_id, len(expired))
         return emptied

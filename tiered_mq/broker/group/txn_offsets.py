@@ -1,44 +1,98 @@
-"""Offsets committed inside a transaction (TxnOffsetCommit), held until the transaction ends.
+"""Offsets committed inside a transaction (TxnOffsetCommit) that its end has not yet settled.
 
-The group coordinator keeps them per producer id and group, invisible to OffsetFetch; the
-transaction coordinator calls :meth:`PendingTxnOffsets.complete` when it ends the transaction:
-on commit they are appended to ``__consumer_offsets`` as an ordinary commit (then visible), on
-abort they are dropped. A later TxnOffsetCommit of the same partition in the same transaction
-replaces the earlier one.
+Durability (Kafka's design): a TxnOffsetCommit is appended to the group's ``__consumer_offsets``
+partition *before* it is answered, as a transactional batch (attributes bit 4, the producer id
+and epoch, base sequence -1) of ordinary offset commit records (formats in log_format.py). The
+offsets are then held here, per producer id and group, invisible to OffsetFetch (a fetch with
+``require_stable`` answers UNSTABLE_OFFSET_COMMIT for those partitions), until the transaction
+coordinator has written the transaction's COMMIT or ABORT marker into that partition:
+:meth:`PendingTxnOffsets.complete` then returns them to materialize (commit) or drops them
+(abort). The marker is what makes the outcome durable: nothing is appended at completion.
 
-Crash behaviour: pending offsets live in memory only. A broker crash before the transaction
-ends loses them; the coordinator then aborts the transaction (timeout) or, if it had already
-decided to commit (PrepareCommit logged), completes the commit without these offsets, so the
-consumer re-reads from the previous committed offsets (at-least-once for that one transaction).
+Each held offset remembers the base offset of the batch that stored it (its *position*): a
+committed transactional offset replaces the group's cached offset only if the cached one was
+appended earlier (Kafka's ``olderThan``), so a plain OffsetCommit appended after the
+TxnOffsetCommit wins, on the live path and on reload alike. A later TxnOffsetCommit of the same
+partition by the same producer replaces the earlier one.
+
+Loading replays the same rules (offsets.py): transactional offset records are added here, a
+marker completes the producer's pending offsets, and whatever is still pending at the end of
+the log stays pending; the transaction coordinator completes those transactions (it re-sends
+the markers of PrepareCommit/PrepareAbort transactions at start, and aborts ongoing ones when
+they time out), which settles them here.
+
+Not thread-safe: used on the broker's event loop only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.topic_partition import TopicPartition
 
-CommitFn = Callable[[str, Mapping[TopicPartition, fmt.OffsetValue], int], Awaitable[None]]
+
+@dataclass(frozen=True, slots=True)
+class PendingOffset:
+    value: fmt.OffsetValue
+    position: int  # base offset of the transactional batch holding it in __consumer_offsets
+
+
+#: group id -> partition -> pending offset
+GroupOffsets = dict[str, dict[TopicPartition, PendingOffset]]
 
 
 class PendingTxnOffsets:
-    def __init__(self, commit: CommitFn) -> None:
-        self._commit = commit
-        #: producer id -> group id -> partition -> offset
-        self.pending: dict[int, dict[str, dict[TopicPartition, fmt.OffsetValue]]] = {}
+    def __init__(self) -> None:
+        #: producer id -> group id -> partition -> pending offset
+        self.pending: dict[int, GroupOffsets] = {}
 
     def add(
-        self, producer_id: int, group_id: str, offsets: Mapping[TopicPartition, fmt.OffsetValue]
+        self,
+        producer_id: int,
+        group_id: str,
+        offsets: Mapping[TopicPartition, fmt.OffsetValue],
+        position: int,
     ) -> None:
-        self.pending.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+        """Hold ``offsets`` appended in the transactional batch at ``position``."""
+        held = self.pending.setdefault(producer_id, {}).setdefault(group_id, {})
+        for tp, value in offsets.items():
+            held[tp] = PendingOffset(value, position)
+
+    def remove(self, producer_id: int, group_id: str, tp: TopicPartition) -> None:
+        """A transactional tombstone (never written by this broker; read for Kafka's logs)."""
+        groups = self.pending.get(producer_id)
+        if groups is not None and group_id in groups:
+            groups[group_id].pop(tp, None)
 
     def groups_of(self, producer_id: int) -> list[str]:
         return list(self.pending.get(producer_id, {}))
 
-    async def complete(self, producer_id: int, commit: bool, now_ms: int) -> None:
-        """Materialize (commit) or drop (abort) everything ``producer_id`` has pending."""
-        groups = self.pending.pop(producer_id, {})
-        if commit:
-            for group_id, offsets in groups.items():
-                await self._commit(group_id, offsets, now_ms)
+    def has_pending(self, group_id: str) -> bool:
+        return any(group_id in groups for groups in self.pending.values())
+
+    def unstable(self, group_id: str) -> set[TopicPartition]:
+        """Partitions of ``group_id`` with a transactional offset not yet settled."""
+        out: set[TopicPartition] = set()
+        for groups in self.pending.values():
+            out.update(groups.get(group_id, ()))
+        return out
+
+    def complete(
+        self, producer_id: int, commit: bool, selected: Callable[[str], bool] | None = None
+    ) -> GroupOffsets:
+        """Settle ``producer_id``'s pending offsets; returns those to materialize (commit).
+
+        ``selected(group_id)``: settle only these groups (those whose ``__consumer_offsets``
+        partition received the marker); None settles every group of the producer."""
+        groups = self.pending.get(producer_id)
+        if not groups:
+            self.pending.pop(producer_id, None)
+            return {}
+        settled = {g: offsets for g, offsets in groups.items() if selected is None or selected(g)}
+        for g in settled:
+            del groups[g]
+        if not groups:
+            del self.pending[producer_id]
+        return settled if commit else {}

@@ -3,6 +3,10 @@
 A null topic list (v2+) asks for every partition the group has committed. A partition with no
 committed offset answers offset -1, metadata "" and no error, as Kafka does. The committed
 leader epoch is reported as -1 until replication assigns real epochs (KAFKA_PROTOCOL.md).
+
+Offsets committed by a transaction that has not ended (TxnOffsetCommit, group/txn_offsets.py)
+are never returned. A request carrying ``require_stable`` (v7+, KIP-447) gets
+UNSTABLE_OFFSET_COMMIT (retriable) for each partition with such pending offsets, as Kafka.
 """
 
 from __future__ import annotations
@@ -38,14 +42,19 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         code, committed = errors.CoordinatorNotAvailableError.errno, {}
     else:
         code, committed = coordinator.fetch_offsets(request["group_id"], wanted)
+    unstable: set[TopicPartition] = set()
+    if coordinator is not None and not code and request.get("require_stable"):
+        unstable = coordinator.unstable_partitions(request["group_id"])
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    for tp in wanted if wanted is not None else sorted(committed):
+    listed = wanted if wanted is not None else sorted(committed.keys() | unstable)
+    for tp in listed:
         value = committed.get(tp)
-        entry = (
-            _partition(tp.partition, value.offset, value.metadata)
-            if value is not None
-            else _partition(tp.partition, -1, "", code if ctx.header.api_version < 2 else 0)
-        )
+        if tp in unstable:
+            entry = _partition(tp.partition, -1, "", errors.UnstableOffsetCommitError.errno)
+        elif value is not None:
+            entry = _partition(tp.partition, value.offset, value.metadata)
+        else:
+            entry = _partition(tp.partition, -1, "", code if ctx.header.api_version < 2 else 0)
         by_topic.setdefault(tp.topic, []).append(entry)
     return {
         "throttle_time_ms": 0,

@@ -1,9 +1,12 @@
 """TxnOffsetCommit (28), v0-2: offsets committed as part of a transaction.
 
-They are held by the group coordinator (group/txn_offsets.py) and become visible to OffsetFetch
-only when the transaction commits; the group's offsets partition must have been added with
-AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
-``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that partition.
+Answered after the offsets are appended to the group's ``__consumer_offsets`` partition as a
+transactional batch (producer id and epoch); the group coordinator holds them pending
+(group/txn_offsets.py) and they become visible to OffsetFetch only once the transaction's
+COMMIT marker is in that partition (dropped on ABORT). The group's offsets partition must have
+been added with AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
+``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that partition (the others are
+still committed).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             offsets[tp] = fmt.OffsetValue(p["committed_offset"], leader_epoch, metadata, now)
             codes[tp] = 0
     try:
-        coordinator(ctx).txn_offset_commit(
+        await coordinator(ctx).txn_offset_commit(
             request["transactional_id"],
             request["group_id"],
             request["producer_id"],
@@ -49,7 +52,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         )
     except Exception as e:
         code = error_code(e)
-        codes = dict.fromkeys(codes, code)
+        codes = {tp: c or code for tp, c in codes.items()}
     return {
         "throttle_time_ms": 0,
         "topics": [

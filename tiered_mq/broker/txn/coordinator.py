@@ -9,11 +9,17 @@ COORDINATOR_LOAD_IN_PROGRESS. A task aborts ongoing transactions older than thei
 ``transaction.timeout.ms`` (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``),
 bumping the epoch so the late producer is fenced.
 
-Ending a transaction: log Prepare*, materialize (commit) or drop (abort) its pending
-TxnOffsetCommit offsets in the group coordinator, write a COMMIT/ABORT control batch into every
-partition of the transaction (the ``__consumer_offsets`` partitions added by AddOffsetsToTxn
-included), log Complete*, answer. Each transactional id is served under its own lock, so one
-id's requests never interleave. Coordinator epoch: always 0 (a single coordinator).
+Ending a transaction: log Prepare*, write a COMMIT/ABORT control batch into every partition of
+the transaction (the ``__consumer_offsets`` partitions added by AddOffsetsToTxn included; right
+after each of those the group coordinator materializes or drops the producer's pending
+TxnOffsetCommit offsets there), log Complete*, answer. TxnOffsetCommit offsets are appended to
+``__consumer_offsets`` as a transactional batch before the answer (group/txn_offsets.py), so a
+crash at any step loses nothing acknowledged: on restart the group coordinator's load holds
+them pending, and this coordinator re-sends the markers of every Prepare* transaction
+(settling them) or aborts the still-ongoing ones at their timeout (dropping them). Each
+transactional id is served under its own lock (TxnOffsetCommit's append included), so one id's
+requests never interleave and no offsets land after the marker that ends their transaction.
+Coordinator epoch: always 0 (a single coordinator).
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from tiered_mq import errors
+from tiered_mq.broker.group import config as group_config
 from tiered_mq.broker.group import log_format as group_fmt
 from tiered_mq.broker.txn import log_format as fmt
 from tiered_mq.broker.txn import state as sm
@@ -162,6 +169,7 @@ class TransactionCoordinator:
     # -- completing transactions ----------------------------------------------------------
 
     async def _write_markers(self, meta: TxnMetadata, commit: bool) -> None:
+        gc = self.group_coordinator
         for tp in sorted(meta.partitions):
             try:
                 partition = self.rm.get_partition(tp)
@@ -170,15 +178,16 @@ class TransactionCoordinator:
                 )
             except errors.UnknownTopicOrPartitionError:
                 log.info("%s: partition %s is gone, no marker", meta.transactional_id, tp)
+                continue
             except errors.InvalidProducerEpochError as exc:
                 log.warning("%s: marker refused: %s", meta.transactional_id, exc)
+                continue
+            if gc is not None and tp.topic == group_config.OFFSETS_TOPIC:
+                gc.complete_txn(meta.producer_id, commit, tp.partition)
 
     async def _finish(self, prepared: TxnMetadata) -> TxnMetadata:
-        """Prepare* (already logged) -> offsets, markers -> Complete* (logged)."""
+        """Prepare* (already logged) -> markers (offsets settled) -> Complete* (logged)."""
         commit = prepared.state is TxnState.PREPARE_COMMIT
-        gc = self.group_coordinator
-        if gc is not None:
-            await gc.txn_offsets.complete(prepared.producer_id, commit, now_ms())
         await self._write_markers(prepared, commit)
         done = sm.complete(prepared, now_ms())
         await self._store(done)
@@ -244,22 +253,25 @@ class TransactionCoordinator:
     async def add_offsets(self, txn_id: str, producer_id: int, epoch: int, group_id: str) -> None:
         await self.add_partitions(txn_id, producer_id, epoch, [self.offsets_partition(group_id)])
 
-    def txn_offset_commit(
+    async def txn_offset_commit(
         self,
         txn_id: str,
         group_id: str,
         producer_id: int,
         epoch: int,
-        offsets: Mapping[TopicPartition, group_fmt.OffsetValue],
+        offsets: dict[TopicPartition, group_fmt.OffsetValue],
     ) -> None:
-        """Hold offsets until the transaction ends; the group's partition must be in it."""
-        meta = self._known(txn_id)
-        sm.check_producer(meta, producer_id, epoch)
-        if meta.state is not TxnState.ONGOING or (
-            self.offsets_partition(group_id) not in meta.partitions
-        ):
-            raise errors.InvalidTxnStateError(f"{txn_id}: offsets of {group_id} not in the txn")
-        self.group_coordinator.txn_offsets.add(producer_id, group_id, offsets)
+        """Append the offsets to ``__consumer_offsets`` as part of the transaction (held
+        pending by the group coordinator until its marker); the group's partition must be in
+        the transaction. Under the id's lock: the transaction cannot end meanwhile."""
+        async with self._lock(txn_id):
+            meta = self._known(txn_id)
+            sm.check_producer(meta, producer_id, epoch)
+            if meta.state is not TxnState.ONGOING or (
+                self.offsets_partition(group_id) not in meta.partitions
+            ):
+                raise errors.InvalidTxnStateError(f"{txn_id}: offsets of {group_id} not in txn")
+            await self.group_coordinator.txn_offset_commit(group_id, producer_id, epoch, offsets)
 
     async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
         async with self._lock(txn_id):
