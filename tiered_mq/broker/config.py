@@ -25,6 +25,10 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "default.replication.factor": "1",
     "delete.topic.enable": "true",
     "message.max.bytes": "1048588",
+    # tiered-mq extension (Kafka has none): bound on one batch's decompressed payload where the
+    # broker decodes records (compression.type re-encoding, compacted-topic key check, log
+    # cleaner); beyond it Produce answers MESSAGE_TOO_LARGE. 256 MiB: ~256 x message.max.bytes.
+    "message.max.decompressed.bytes": "268435456",
     "socket.request.max.bytes": "104857600",
     "socket.send.buffer.bytes": "-1",  # Kafka: 102400; -1 keeps Linux's autotuning (faster)
     "socket.receive.buffer.bytes": "-1",

@@ -5,6 +5,11 @@ nothing here runs. Any other value (``uncompressed``, ``gzip``, ``snappy``, ``lz
 makes the leader decode each batch whose codec differs and encode it again with the topic's
 codec, keeping offsets deltas, timestamps, producer id/epoch/sequence and the transactional flag,
 as Kafka does. This is the only per-record work on the produce path, paid only when configured.
+
+Each batch decompresses to at most ``max_size`` bytes (the broker's
+``message.max.decompressed.bytes``): a bigger one (a decompression bomb) raises
+DecompressedTooLargeError (MESSAGE_TOO_LARGE) before anything is appended, having held no more
+than the bound.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import decode_batch, reencode_batch
 
 CODECS: Final[dict[str, int | None]] = {
@@ -34,15 +40,20 @@ def needs_recompression(batches: list[tuple[int, BatchHeader]], codec: int | Non
 
 
 def recompress(
-    records: bytes | bytearray | memoryview, batches: list[tuple[int, BatchHeader]], codec: int
+    records: bytes | bytearray | memoryview,
+    batches: list[tuple[int, BatchHeader]],
+    codec: int,
+    *,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> bytearray:
-    """The batches of ``records`` with every batch in ``codec`` (others copied unchanged)."""
+    """The batches of ``records`` with every batch in ``codec`` (others copied unchanged);
+    a batch decompressing to more than ``max_size`` bytes raises DecompressedTooLargeError."""
     out = bytearray()
     view = memoryview(records)
     for pos, h in batches:
         if h.compression == codec:
             out += view[pos : pos + h.size]
             continue
-        _, decoded = decode_batch(records, pos)
+        _, decoded = decode_batch(records, pos, max_size=max_size)
         out += reencode_batch(h, decoded, compression=codec)
     return out

@@ -63,6 +63,8 @@ class ReplicaManager:
         self._maintenance: asyncio.Task[None] | None = None
         self.metrics_registry: Any = None  # the broker's prometheus registry (Broker sets it)
         self.log_cleaner: LogCleaner | None = None
+        # parsed once: a bad value fails the broker start, not each produce
+        self.max_decompressed_bytes = config.get_int("message.max.decompressed.bytes")
 
     # configuration ------------------------------------------------------------------------------
     def log_config(self, overrides: dict[str, str] | None = None) -> LogConfig:
@@ -88,6 +90,7 @@ class ReplicaManager:
                 lambda: self.partitions,
                 backoff_ms=self.config.get_int("log.cleaner.backoff.ms"),
                 dedupe_buffer_bytes=self.config.get_int("log.cleaner.dedupe.buffer.size"),
+                max_decompressed_bytes=self.max_decompressed_bytes,
                 registry=self.metrics_registry,
             )
             self.log_cleaner.start()

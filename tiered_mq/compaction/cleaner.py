@@ -41,6 +41,10 @@ offset. Per batch (headers first, records decoded only for data batches):
   ``delete.retention.ms``, markers); ``.txnindex`` files of a group are concatenated;
 - a batch that keeps every record and needs no horizon is copied byte for byte.
 
+Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
+a bigger batch raises DecompressedTooLargeError, which fails the pass like a corrupt batch
+(nothing is swapped in; the manager logs it and retries after the backoff).
+
 Crash behaviour: output is written as ``<base>.log.cleaned`` (+ ``.index``, ``.timeindex``,
 ``.txnindex``), fsynced, renamed to ``.swap`` and the directory fsynced; the partition then swaps
 it in with ``LocalLog.replace_segments`` under its lock. Recovery deletes ``.cleaned`` files (the
@@ -72,6 +76,7 @@ from tiered_mq.record.batch import (
     read_header,
     set_attribute_flags,
 )
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
@@ -208,7 +213,11 @@ def plan_cleaning(
 
 
 def build_offset_map(
-    sources: Sequence[SegmentSource], first_dirty: int, end: int, omap: OffsetMap
+    sources: Sequence[SegmentSource],
+    first_dirty: int,
+    end: int,
+    omap: OffsetMap,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> int:
     """Pass 1: map keys of the records in [first_dirty, end) to their latest offsets.
 
@@ -225,7 +234,8 @@ def build_offset_map(
                 continue
             if header.base_offset >= end:
                 break
-            for record in decode_batch(source.read(position, header.size))[1]:
+            data = source.read(position, header.size)
+            for record in decode_batch(data, max_size=max_size)[1]:
                 if record.key is not None and record.offset >= first_dirty:
                     omap.put(record.key, record.offset)
         if omap.full and source.next_base < end:
@@ -342,6 +352,7 @@ def clean_group(
     config: LogConfig,
     now_ms: int,
     stats: CleanerStats,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> CleanedGroup | None:
     """Pass 2 for one group: write its compacted segment as ``.swap`` files.
 
@@ -359,7 +370,9 @@ def clean_group(
                 stats.bytes_read += len(data)
                 stats.records_read += header.records_count
                 last = i == len(group) - 1 and j == len(headers) - 1
-                out = _clean_batch(data, header, omap, last_batches, last, config, now_ms, stats)
+                out = _clean_batch(
+                    data, header, omap, last_batches, last, config, now_ms, stats, max_size
+                )
                 if out is None:
                     changed = True
                     continue
@@ -396,11 +409,12 @@ def _clean_batch(
     config: LogConfig,
     now_ms: int,
     stats: CleanerStats,
+    max_size: int,
 ) -> bytes | None:
     """The batch to write for ``data`` (``data`` itself when unchanged), or None to drop it."""
     if header.is_control:
         return data
-    h, records = decode_batch(data)
+    h, records = decode_batch(data, max_size=max_size)
     horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_FLAG else None
     expired = horizon is not None and now_ms >= horizon
     kept: list[Record] = []

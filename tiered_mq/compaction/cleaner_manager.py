@@ -48,6 +48,7 @@ from tiered_mq.compaction.cleaner import (
 )
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -91,12 +92,14 @@ class LogCleaner:
         *,
         backoff_ms: int = DEFAULT_BACKOFF_MS,
         dedupe_buffer_bytes: int = DEFAULT_DEDUPE_BUFFER,
+        max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], int] = _now_ms,
     ) -> None:
         self._partitions = partitions
         self.backoff_ms = backoff_ms
         self.dedupe_buffer_bytes = dedupe_buffer_bytes
+        self.max_decompressed_bytes = max_decompressed_bytes
         self.clock = clock
         self.metrics = CleanerMetrics(registry)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-cleaner")
@@ -184,6 +187,7 @@ class LogCleaner:
                 plan.first_dirty_offset,
                 plan.end_offset,
                 omap,
+                self.max_decompressed_bytes,
             )
             chosen = [s for s in sources if s.next_base <= end]
             last_batches = await loop.run_in_executor(self._executor, producer_last_batches, chosen)
@@ -198,6 +202,7 @@ class LogCleaner:
                     config,
                     now,
                     stats,
+                    self.max_decompressed_bytes,
                 )
                 if cleaned is None:
                     continue

@@ -24,6 +24,17 @@ writes xerial framing, which Java, librdkafka, kafka-python, aiokafka and sarama
 Any failure to decode a payload raises CorruptRecordError naming the codec; an id outside 0-4
 raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe (zstd contexts
 are per thread).
+
+Decompression bombs: :func:`decompress` never returns, nor holds, more than ``max_size`` bytes
+of output (default :data:`DEFAULT_MAX_DECOMPRESSED_BYTES`, 256 MiB; the broker passes its
+``message.max.decompressed.bytes``). Output beyond it raises :class:`DecompressedTooLargeError`
+as soon as it appears, every codec decoding incrementally: gzip through a zlib decompressobj
+with ``max_length``; snappy by the uncompressed length in each raw block's varint preamble,
+checked before the block is decoded (xerial: per block, cumulatively); lz4 through an
+LZ4FrameDecompressor with a bounded ``max_length`` per call; zstd through a decompressobj fed
+input in pieces small enough that a piece cannot decode to more than the room left (a zstd
+block decodes to at most 128 KiB and takes at least 4 input bytes). The memory held is the
+output so far plus at most one step (<= 4 MiB for lz4, <= 5 blocks of 128 KiB for zstd).
 """
 
 from __future__ import annotations
@@ -38,7 +49,11 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from tiered_mq.errors import CorruptRecordError, UnsupportedCompressionTypeError
+from tiered_mq.errors import (
+    CorruptRecordError,
+    MessageTooLargeError,
+    UnsupportedCompressionTypeError,
+)
 
 NONE: Final = 0
 GZIP: Final = 1
@@ -61,6 +76,37 @@ _XERIAL_BLOCK: Final = 32 * 1024
 _I32: Final = struct.Struct(">i")
 
 _ZSTD_LEVEL: Final = 3
+
+#: Default bound on one payload's decompressed size (a tiered-mq choice: Kafka has none).
+DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
+
+_LZ4_FIRST_STEP: Final = 64 * 1024  # first max_length of an lz4 call (x4 the input if larger)
+_LZ4_MAX_STEP: Final = 4 * 1024 * 1024  # the largest lz4 frame block
+_ZSTD_BLOCK_MAX: Final = 128 * 1024  # zstd's Block_Maximum_Size
+_ZSTD_MIN_BLOCK_INPUT: Final = 4  # 3-byte block header + 1 byte (an RLE block)
+_ZSTD_MIN_PIECE: Final = 16  # at most 16 / 4 + 1 blocks (640 KiB) past the bound per call
+
+
+class DecompressedTooLargeError(MessageTooLargeError, CorruptRecordError):  # type: ignore[misc,valid-type]
+    """A payload decodes to more than ``limit`` bytes (a decompression bomb or an oversized batch).
+
+    On the wire it is MESSAGE_TOO_LARGE (10), not CORRUPT_MESSAGE (2): the batch is well formed
+    (its CRC-32C passed), it is only larger than this broker accepts, which is what Kafka's code
+    10 says ("larger than the max message size the server will accept"). CORRUPT_MESSAGE is
+    retriable, so clients would resend the same batch until ``delivery.timeout.ms``; code 10 is
+    not, so the producer fails the batch at once with a clear reason. It is also a
+    CorruptRecordError, so every reader that treats an undecodable payload as corrupt (the
+    Spark reader, the cold reader, the log cleaner) handles it the same way.
+    """
+
+    def __init__(self, codec: int, limit: int, detail: str = "") -> None:
+        name = CODEC_NAMES.get(codec, str(codec))
+        super().__init__(
+            f"{name} payload decompresses to more than {limit} bytes"
+            f" (message.max.decompressed.bytes){detail}"
+        )
+        self.codec = codec
+        self.limit = limit
 
 
 class _ZstdContexts(threading.local):
@@ -107,25 +153,31 @@ def compress(codec: int, data: Buffer) -> bytes:
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
-def decompress(codec: int, data: Buffer) -> bytes:
-    """Decompress a batch payload written with ``codec``.
+def decompress(codec: int, data: Buffer, max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Decompress a batch payload written with ``codec``, to at most ``max_size`` bytes.
 
-    Raises CorruptRecordError if the payload does not decode.
+    Raises CorruptRecordError if the payload does not decode, DecompressedTooLargeError (a
+    CorruptRecordError answering MESSAGE_TOO_LARGE) as soon as the output would exceed
+    ``max_size``, without decoding or holding the rest.
     """
     if codec == NONE:
+        if len(data) > max_size:
+            raise DecompressedTooLargeError(codec, max_size)
         return bytes(data)
     if codec not in CODEC_NAMES:
         raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
     if not data:
         raise CorruptRecordError(f"empty {CODEC_NAMES[codec]} payload")
+    if max_size < 0:
+        raise ValueError(f"max_size {max_size} < 0")
     try:
         if codec == GZIP:
-            return _gunzip(data)
+            return _gunzip(data, max_size)
         if codec == SNAPPY:
-            return _snappy_decompress(data)
+            return _snappy_decompress(data, max_size)
         if codec == LZ4:
-            return _lz4_decompress(data)
-        return _zstd_decompress(data)
+            return _lz4_decompress(data, max_size)
+        return _zstd_decompress(data, max_size)
     except CorruptRecordError:
         raise
     except Exception as exc:  # every codec library has its own error types
@@ -134,17 +186,29 @@ def decompress(codec: int, data: Buffer) -> bytes:
         ) from exc
 
 
-def _gunzip(data: Buffer) -> bytes:
+def _joined(out: list[bytes]) -> bytes:
+    return out[0] if len(out) == 1 else b"".join(out)
+
+
+def _gunzip(data: Buffer, limit: int) -> bytes:
     # wbits 16+MAX_WBITS: gzip wrapper; a decompressobj loop accepts concatenated members.
+    # max_length = room + 1: zlib grows its output in blocks up to it, so at most one byte
+    # past the bound is ever decoded.
     out: list[bytes] = []
-    rest = bytes(data)
-    while rest:
+    room = limit
+    rest: Buffer = data
+    while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out.append(d.decompress(rest))
+        chunk = d.decompress(rest, room + 1)
+        room -= len(chunk)
+        if room < 0:
+            raise DecompressedTooLargeError(GZIP, limit)
+        out.append(chunk)
         if not d.eof:
             raise CorruptRecordError("truncated gzip payload")
         rest = d.unused_data
-    return b"".join(out)
+        if not rest:
+            return _joined(out)
 
 
 def _xerial_compress(data: Buffer) -> bytes:
@@ -157,13 +221,33 @@ def _xerial_compress(data: Buffer) -> bytes:
     return b"".join(parts)
 
 
-def _snappy_decompress(data: Buffer) -> bytes:
+def _snappy_length(view: memoryview, pos: int, end: int) -> int:
+    """The uncompressed length in the varint preamble of the raw snappy block at ``pos``."""
+    value = shift = 0
+    while pos < end and shift <= 28:
+        byte = view[pos]
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value
+        pos += 1
+        shift += 7
+    raise CorruptRecordError(f"bad snappy length preamble at {pos}")
+
+
+def _snappy_block(view: memoryview, pos: int, end: int, room: int, limit: int) -> bytes:
+    if _snappy_length(view, pos, end) > room:
+        raise DecompressedTooLargeError(SNAPPY, limit)
+    return bytes(cramjam.snappy.decompress_raw(view[pos:end]))
+
+
+def _snappy_decompress(data: Buffer, limit: int) -> bytes:
     view = memoryview(data)
     if bytes(view[:8]) != XERIAL_MAGIC:
-        return bytes(cramjam.snappy.decompress_raw(view))
+        return _snappy_block(view, 0, len(view), limit, limit)
     if len(view) < _XERIAL_HEADER_SIZE:
         raise CorruptRecordError(f"truncated xerial snappy header: {len(view)} bytes")
     out: list[bytes] = []
+    room = limit
     pos, n = _XERIAL_HEADER_SIZE, len(view)
     while pos < n:
         if n - pos < 4:
@@ -172,25 +256,61 @@ def _snappy_decompress(data: Buffer) -> bytes:
         pos += 4
         if size < 0 or pos + size > n:
             raise CorruptRecordError(f"xerial block of {size} bytes overruns payload at {pos}")
-        out.append(bytes(cramjam.snappy.decompress_raw(view[pos : pos + size])))
+        block = _snappy_block(view, pos, pos + size, room, limit)
+        room -= len(block)
+        out.append(block)
         pos += size
     return b"".join(out)
 
 
-def _lz4_decompress(data: Buffer) -> bytes:
-    out: bytes = lz4.frame.decompress(data)
-    return out
+def _lz4_decompress(data: Buffer, limit: int) -> bytes:
+    # One frame (bytes after its end mark are ignored, as Kafka's KafkaLZ4BlockInputStream
+    # does). LZ4FrameDecompressor allocates max_length up front: steps start near the expected
+    # size and double up to the largest lz4 block, never past the room left + 1.
+    d = lz4.frame.LZ4FrameDecompressor()
+    out: list[bytes] = []
+    room = limit
+    step = min(max(_LZ4_FIRST_STEP, 4 * len(data)), _LZ4_MAX_STEP)
+    src: Buffer = data
+    while True:
+        chunk: bytes = d.decompress(src, max_length=min(step, room + 1))
+        src = b""
+        room -= len(chunk)
+        if room < 0:
+            raise DecompressedTooLargeError(LZ4, limit)
+        out.append(chunk)
+        if d.eof:
+            return _joined(out)
+        if d.needs_input:
+            raise CorruptRecordError("truncated lz4 payload")
+        step = min(2 * step, _LZ4_MAX_STEP)
 
 
-def _zstd_decompress(data: Buffer) -> bytes:
+def _zstd_decompress(data: Buffer, limit: int) -> bytes:
     # One decompressobj per frame: a producer may concatenate frames, and a frame written by a
     # stream lacks its content size, so the output is never sized from the frame header.
+    # Input goes in pieces of at most room / 32768 * 4 bytes: each completed block takes >= 4
+    # input bytes and yields <= 128 KiB, so a piece cannot decode far past the bound.
+    view = memoryview(data)
     out: list[bytes] = []
-    rest = bytes(data)
-    while rest:
-        d = _ZSTD.decompressor.decompressobj()
-        out.append(d.decompress(rest))
-        if not d.eof:
+    room = limit
+    pos, n = 0, len(view)
+    d = _ZSTD.decompressor.decompressobj()
+    while True:
+        piece = max(_ZSTD_MIN_PIECE, room // _ZSTD_BLOCK_MAX * _ZSTD_MIN_BLOCK_INPUT)
+        chunk = d.decompress(view[pos : pos + piece])
+        pos = min(pos + piece, n)
+        room -= len(chunk)
+        if room < 0:
+            raise DecompressedTooLargeError(ZSTD, limit)
+        if chunk:
+            out.append(chunk)
+        if d.eof:
+            rest = d.unused_data
+            if not rest and pos >= n:
+                return _joined(out) if out else b""
+            # the next frame starts in the unused part of the last piece
+            pos -= len(rest)
+            d = _ZSTD.decompressor.decompressobj()
+        elif pos >= n:
             raise CorruptRecordError("truncated zstd payload")
-        rest = d.unused_data
-    return b"".join(out)

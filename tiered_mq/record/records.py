@@ -57,6 +57,7 @@ from tiered_mq.record.batch import (
     peek_size,
     validate_batch,
 )
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.compression import compress as _compress
 from tiered_mq.record.compression import decompress as _decompress
 from tiered_mq.record.varint import ZIGZAG, encode_varint, varint_tail
@@ -392,8 +393,11 @@ def reencode_batch(
     )
 
 
-def decode_batch(buf: Buffer, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
-    """Validate and decode the batch at ``pos``: its header and its records."""
+def decode_batch(
+    buf: Buffer, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+) -> tuple[BatchHeader, list[Record]]:
+    """Validate and decode the batch at ``pos``: its header and its records. A payload that
+    decompresses to more than ``max_size`` bytes raises DecompressedTooLargeError."""
     header = validate_batch(buf, pos)
     view = memoryview(buf)[pos + HEADER_SIZE : pos + header.size]
     codec = header.compression
@@ -403,7 +407,7 @@ def decode_batch(buf: Buffer, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
     elif count == 0 and not view:
         data = b""
     else:
-        data = _decompress(codec, view)
+        data = _decompress(codec, view, max_size)
         if count * MIN_RECORD_SIZE > len(data):
             raise CorruptRecordError(
                 f"batch at offset {header.base_offset}: record count {count} impossible in "

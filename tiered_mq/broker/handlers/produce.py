@@ -88,12 +88,13 @@ async def _append(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
         )
     _verify_transactional(ctx, tp, txn_id, batches)
+    max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
     if partition.log.config.compact:  # records without a key are refused (Kafka)
-        require_keys(records, batches, ctx.api_version)
+        require_keys(records, batches, ctx.api_version, max_size=max_size)
     codec = target_codec(partition.log.config.compression_type)
     if needs_recompression(batches, codec):
         assert codec is not None
-        records = recompress(records, batches, codec)
+        records = recompress(records, batches, codec, max_size=max_size)
         # freshly encoded by us: headers only (LocalLog still checks their size)
         batches = iter_batches(records, validate=False)
     result = await partition.append_as_leader(records, batches)
