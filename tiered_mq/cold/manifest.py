@@ -52,7 +52,10 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tiered_mq.cold.remote_index import SegmentSummary
 
 VERSION = 1
 
@@ -91,6 +94,28 @@ class RemoteSegment:
     crc32c: int
     state: SegmentState = SegmentState.COPY_STARTED
     state_ms: int = 0
+
+    @classmethod
+    def from_summary(
+        cls,
+        summary: SegmentSummary,
+        *,
+        upload_id: str,
+        uploader_epoch: int,
+        objects: dict[str, str | None],
+        state: SegmentState = SegmentState.COPY_STARTED,
+        state_ms: int = 0,
+    ) -> RemoteSegment:
+        """The manifest entry for one upload of the ``.log`` summarized as ``summary``
+        (offsets, timestamps, counts, leader epochs, size and CRC-32C come from it)."""
+        return cls(
+            **asdict(summary),  # every SegmentSummary field is a RemoteSegment field
+            upload_id=upload_id,
+            uploader_epoch=uploader_epoch,
+            objects=objects,
+            state=state,
+            state_ms=state_ms,
+        )
 
     def key(self, suffix: str) -> str | None:
         """The object key of ``suffix`` (``log``, ``index``, ...), None if not uploaded."""

@@ -260,18 +260,11 @@ class PartitionUploader:
             else None
             for suffix in layout.SEGMENT_SUFFIXES
         }
-        entry = RemoteSegment(
-            base_offset=summary.base_offset,
-            end_offset=summary.end_offset,
-            first_timestamp=summary.first_timestamp,
-            max_timestamp=summary.max_timestamp,
-            size_bytes=summary.size_bytes,
-            record_count=summary.record_count,
-            leader_epochs=summary.leader_epochs,
+        entry = RemoteSegment.from_summary(
+            summary,
             upload_id=upload_id,
             uploader_epoch=epoch,
             objects=keys,
-            crc32c=summary.crc32c,
             state=SegmentState.COPY_STARTED,
             state_ms=self._clock(),
         )

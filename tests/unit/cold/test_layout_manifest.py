@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from dataclasses import asdict, fields
 
 import pytest
 from hypothesis import given
@@ -19,7 +20,7 @@ from tiered_mq.cold.manifest import (
     parse_partition_manifest,
     parse_topic_manifest,
 )
-from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
+from tiered_mq.cold.remote_index import OffsetIndexView, SegmentSummary, TimeIndexView
 
 
 def test_keys_exactly_as_designed() -> None:
@@ -93,6 +94,34 @@ def test_manifest_json_round_trip_and_queries() -> None:
     assert found is not None and found.base_offset == 10
     assert again.segment_for_offset(25) is None  # copy not finished
     assert (again.end_offset(), again.remote_log_start_offset()) == (19, 10)
+
+
+def test_from_summary_copies_every_summary_field() -> None:
+    summary = SegmentSummary(  # distinct values, so a field copied into another one shows
+        base_offset=100,
+        end_offset=199,
+        first_timestamp=1_000,
+        max_timestamp=2_000,
+        record_count=90,
+        leader_epochs=[(3, 100), (4, 150)],
+        crc32c=0xDEADBEEF,
+        size_bytes=4096,
+    )
+    objects: dict[str, str | None] = {"log": "k.log", "index": "k.index", "snapshot": None}
+    seg = RemoteSegment.from_summary(summary, upload_id="u1", uploader_epoch=4, objects=objects)
+    assert {f.name: getattr(seg, f.name) for f in fields(SegmentSummary)} == asdict(summary)
+    assert (seg.upload_id, seg.uploader_epoch, seg.objects) == ("u1", 4, objects)
+    assert (seg.state, seg.state_ms) == (SegmentState.COPY_STARTED, 0)
+    done = RemoteSegment.from_summary(
+        summary,
+        upload_id="u2",
+        uploader_epoch=5,
+        objects=objects,
+        state=SegmentState.COPY_FINISHED,
+        state_ms=77,
+    )
+    assert (done.state, done.state_ms, done.upload_id) == (SegmentState.COPY_FINISHED, 77, "u2")
+    assert RemoteSegment.from_dict(done.to_dict()) == done
 
 
 def test_state_machine() -> None:

@@ -6,7 +6,6 @@ the partition manifest (cold.manifest) and the topic manifest.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
@@ -102,8 +101,8 @@ class PartitionWriter:
         if self.aborted and with_txnindex:
             objects[layout.TXN_INDEX] = key(layout.TXN_INDEX)
             self.store.put(key(layout.TXN_INDEX), encode_txn_index(self.aborted))
-        segment = RemoteSegment(
-            **dataclasses.asdict(summary),  # every SegmentSummary field is a RemoteSegment field
+        segment = RemoteSegment.from_summary(
+            summary,
             upload_id=upload,
             uploader_epoch=epoch,
             objects=objects,
