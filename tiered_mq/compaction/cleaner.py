@@ -64,6 +64,7 @@ from typing import Final
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.hot import log_files
+from tiered_mq.hot.header_scan import scan_headers
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.log_segment import IndexPoints, LogSegment
@@ -71,9 +72,7 @@ from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.record.batch import (
     DELETE_HORIZON_FLAG,
-    HEADER_SIZE,
     BatchHeader,
-    read_header,
     set_attribute_flags,
 )
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -81,7 +80,6 @@ from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 INT_MAX: Final = 2**31 - 1
-_SCAN_CHUNK = 64 * 1024
 
 
 @dataclass
@@ -136,19 +134,11 @@ class SegmentSource:
         return self.segment.base_offset
 
     def iter_headers(self) -> Iterator[tuple[int, BatchHeader]]:
-        """(position, header) of every batch, reading 64 KiB at a time."""
-        position, buf, buf_start = 0, b"", 0
-        while position + HEADER_SIZE <= self.size:
-            rel = position - buf_start
-            if rel + HEADER_SIZE > len(buf):
-                buf, buf_start, rel = os.pread(self.fd, _SCAN_CHUNK, position), position, 0
-                if len(buf) < HEADER_SIZE:
-                    raise CorruptRecordError(f"segment {self.base_offset}: short read")
-            header = read_header(buf, rel)
-            if header.size < HEADER_SIZE:
-                raise CorruptRecordError(f"segment {self.base_offset}: bad batch length")
-            yield position, header
-            position += header.size
+        """(position, header) of every batch below the planned size (through the dup'ed fd)."""
+        return scan_headers(self.fd, 0, self.size, self._corruption)
+
+    def _corruption(self, position: int, reason: str) -> Exception:
+        return CorruptRecordError(f"segment {self.base_offset} at {position}: {reason}")
 
     def read(self, position: int, size: int) -> bytes:
         return os.pread(self.fd, size, position)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from tiered_mq.errors import CorruptRecordError, KafkaStorageError, LogCorruptionError
 from tiered_mq.hot import log_files
+from tiered_mq.hot.header_scan import SCAN_CHUNK, scan_headers
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.record.batch import (
@@ -45,7 +46,6 @@ from tiered_mq.record.batch import (
 from tiered_mq.record.file_records import FileRegion
 
 _LENGTH = struct.Struct(">qi")
-_SCAN_CHUNK = 64 * 1024
 _NO_VALIDATION = 2**63 - 1
 
 
@@ -185,20 +185,12 @@ class LogSegment:
     # ---- reads ------------------------------------------------------------------------------
 
     def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:
-        """(position, header) of every batch from ``position`` (a batch boundary) to the end.
+        """(position, header) of every batch from ``position`` (a batch boundary) to the size
+        the segment has now (header_scan.scan_headers; LogCorruptionError on a torn header)."""
+        return scan_headers(self._fd, position, self.size, self._corruption)
 
-        Reads the file in ``_SCAN_CHUNK`` pieces (one pread for many small batches)."""
-        buf, buf_start = b"", position
-        while position < self.size:
-            rel = position - buf_start
-            if rel + HEADER_SIZE > len(buf):
-                buf = os.pread(self._fd, max(HEADER_SIZE, _SCAN_CHUNK), position)
-                buf_start, rel = position, 0
-                if len(buf) < HEADER_SIZE:
-                    raise LogCorruptionError(str(self.log_path), position, "truncated batch header")
-            header = read_header(buf, rel)
-            yield position, header
-            position += header.size
+    def _corruption(self, position: int, reason: str) -> LogCorruptionError:
+        return LogCorruptionError(str(self.log_path), position, reason)
 
     def translate_offset(
         self, offset: int, start_position: int = 0
@@ -221,7 +213,7 @@ class LogSegment:
         while True:
             rel = position - buf_start
             if rel + LOG_OVERHEAD > len(buf):
-                buf = os.pread(self._fd, _SCAN_CHUNK, position)
+                buf = os.pread(self._fd, SCAN_CHUNK, position)
                 buf_start, rel = position, 0
                 if len(buf) < LOG_OVERHEAD:
                     return position
@@ -337,7 +329,7 @@ class LogSegment:
         def get(pos: int, n: int) -> memoryview:
             nonlocal buffer, buffer_start
             if pos < buffer_start or pos + n > buffer_start + len(buffer):
-                buffer, buffer_start = os.pread(self._fd, max(n, _SCAN_CHUNK), pos), pos
+                buffer, buffer_start = os.pread(self._fd, max(n, SCAN_CHUNK), pos), pos
             return memoryview(buffer)[pos - buffer_start : pos - buffer_start + n]
 
         position, next_offset = 0, self.base_offset
