@@ -196,7 +196,7 @@ def _gunzip(data: Buffer, limit: int) -> bytes:
     # past the bound is ever decoded.
     out: list[bytes] = []
     room = limit
-    rest: Buffer = data
+    rest = bytes(data)  # zlib reads a memoryview slower than a copy of it
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         chunk = d.decompress(rest, room + 1)
