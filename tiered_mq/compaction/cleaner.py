@@ -14,11 +14,12 @@ boundary. A log is cleanable when dirty bytes / (clean + dirty bytes) >=
 ``min.cleanable.dirty.ratio``.
 
 Pass 1 (:func:`build_offset_map`) reads the dirty section batch by batch and maps each key to
-the offset of its latest record. Control batches and transactional batches are skipped: a
-record of an aborted transaction must never supersede a committed one, and skipping them only
-keeps more (a transactional record is still removed when a later non-transactional record
-with its key exists). The map may fill up: pass 1 then stops at a segment boundary and the end
-offset moves down to it (the next pass continues from there).
+the offset of its latest record. Control batches and the batches of aborted transactions are
+skipped (txn_filter.py: a record of an aborted transaction never supersedes a committed one);
+committed transactional records count as ordinary ones. Without the partition's aborted
+transactions (``aborted`` None) every transactional batch is skipped, which only keeps more.
+The map may fill up: pass 1 then stops at a segment boundary and the end offset moves down to
+it (the next pass continues from there).
 
 Pass 2 (:func:`clean_group`) rewrites the segments below the end offset in groups (consecutive
 segments whose sizes sum to at most ``segment.bytes`` and whose offsets fit a 32-bit relative
@@ -36,9 +37,11 @@ offset. Per batch (headers first, records decoded only for data batches):
 - a batch left empty is dropped, except the last batch of each producer id (kept empty, as
   Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
   so the new segment ends at the old group's end offset, which recovery reads from the swap);
-- control batches (transaction markers) are copied unchanged, transactional data is never
-  dropped for being aborted (simpler than Kafka, which drops aborted data and, after
-  ``delete.retention.ms``, markers); ``.txnindex`` files of a group are concatenated;
+- the records of aborted transactions are removed (as Kafka); control batches (transaction
+  markers) are copied unchanged and never removed (Kafka drops a marker once its
+  transaction has no data left and ``delete.retention.ms`` has passed; keeping them costs one
+  small batch per transaction and keeps every surviving transactional record followed by its
+  marker); ``.txnindex`` files of a group are concatenated;
 - a batch that keeps every record and needs no horizon is copied byte for byte.
 
 Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
@@ -62,6 +65,7 @@ from pathlib import Path
 from typing import Final
 
 from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.compaction.txn_filter import AbortedTxns
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.hot import log_files
 from tiered_mq.hot.header_scan import scan_headers
@@ -202,12 +206,22 @@ def plan_cleaning(
     return CleaningPlan(cleanable, min(first_dirty, end), end, clean_bytes, dirty_bytes)
 
 
+def _skipped(header: BatchHeader, aborted: AbortedTxns | None) -> bool:
+    """Control batches and aborted (or, without ``aborted``, all) transactional batches."""
+    if header.is_control:
+        return True
+    if not header.is_transactional:
+        return False
+    return aborted is None or aborted.is_aborted(header.producer_id, header.base_offset)
+
+
 def build_offset_map(
     sources: Sequence[SegmentSource],
     first_dirty: int,
     end: int,
     omap: OffsetMap,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    aborted: AbortedTxns | None = None,
 ) -> int:
     """Pass 1: map keys of the records in [first_dirty, end) to their latest offsets.
 
@@ -220,7 +234,7 @@ def build_offset_map(
         if source.base_offset >= end:
             break
         for position, header in source.iter_headers():
-            if header.next_offset <= first_dirty or header.is_control or header.is_transactional:
+            if header.next_offset <= first_dirty or _skipped(header, aborted):
                 continue
             if header.base_offset >= end:
                 break
@@ -343,6 +357,7 @@ def clean_group(
     now_ms: int,
     stats: CleanerStats,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    aborted: AbortedTxns | None = None,
 ) -> CleanedGroup | None:
     """Pass 2 for one group: write its compacted segment as ``.swap`` files.
 
@@ -361,7 +376,7 @@ def clean_group(
                 stats.records_read += header.records_count
                 last = i == len(group) - 1 and j == len(headers) - 1
                 out = _clean_batch(
-                    data, header, omap, last_batches, last, config, now_ms, stats, max_size
+                    data, header, omap, last_batches, last, config, now_ms, stats, max_size, aborted
                 )
                 if out is None:
                     changed = True
@@ -400,16 +415,18 @@ def _clean_batch(
     now_ms: int,
     stats: CleanerStats,
     max_size: int,
+    aborted: AbortedTxns | None = None,
 ) -> bytes | None:
     """The batch to write for ``data`` (``data`` itself when unchanged), or None to drop it."""
     if header.is_control:
         return data
+    drop_all = header.is_transactional and aborted is not None and _skipped(header, aborted)
     h, records = decode_batch(data, max_size=max_size)
     horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_FLAG else None
     expired = horizon is not None and now_ms >= horizon
     kept: list[Record] = []
     for record in records:
-        if record.key is None:
+        if record.key is None or drop_all:
             continue
         latest = omap.get(record.key)
         if latest is not None and record.offset < latest:

@@ -17,7 +17,7 @@ Metrics (prometheus_client, the broker's registry)::
 
     tiered_mq_log_cleaner_bytes_cleaned_total      bytes read by pass 2
     tiered_mq_log_cleaner_bytes_written_total      bytes written by pass 2
-    tiered_mq_log_cleaner_records_removed_total    records dropped (superseded, tombstones)
+    tiered_mq_log_cleaner_records_removed_total    records dropped (superseded, tombstones, aborted)
     tiered_mq_log_cleaner_last_clean_time_seconds  wall time of the last completed pass
     tiered_mq_log_cleaner_passes_total             completed passes
 """
@@ -47,6 +47,7 @@ from tiered_mq.compaction.cleaner import (
     write_cleaner_checkpoint,
 )
 from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.compaction.txn_filter import AbortedTxns
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.topic_partition import TopicPartition
@@ -177,6 +178,7 @@ class LogCleaner:
             if plan is None:
                 return None
             sources = [SegmentSource.of(local_log, s) for s in plan.segments]
+            aborted = _aborted_txns(partition, local_log.local_log_start_offset, plan.end_offset)
         stats = CleanerStats()
         try:
             omap = OffsetMap.for_buffer(self.dedupe_buffer_bytes)
@@ -188,6 +190,7 @@ class LogCleaner:
                 plan.end_offset,
                 omap,
                 self.max_decompressed_bytes,
+                aborted,
             )
             chosen = [s for s in sources if s.next_base <= end]
             last_batches = await loop.run_in_executor(self._executor, producer_last_batches, chosen)
@@ -203,6 +206,7 @@ class LogCleaner:
                     now,
                     stats,
                     self.max_decompressed_bytes,
+                    aborted,
                 )
                 if cleaned is None:
                     continue
@@ -260,3 +264,10 @@ def _max_offset(partition: CleanablePartition) -> int:
     lso = getattr(partition, "last_stable_offset", None)
     hwm = partition.high_watermark
     return hwm if lso is None else min(int(lso), hwm)
+
+
+def _aborted_txns(partition: CleanablePartition, start: int, end: int) -> AbortedTxns | None:
+    """The partition's aborted transactions overlapping [start, end) (None: it keeps none, so
+    transactional batches are kept as they are)."""
+    collect = getattr(partition, "aborted_transactions", None)
+    return AbortedTxns(collect(start, end)) if callable(collect) else None

@@ -1,0 +1,48 @@
+"""Which transactional batches of a compacted log were aborted (Kafka's cleaner rules).
+
+The cleaner only reads below the last stable offset, so every transactional data batch it sees
+belongs to a transaction that has ended; the partition's aborted-transaction index
+(``.txnindex`` entries, broker/txn/partition_txn.py) says which ones were aborted: a batch of
+producer ``pid`` at offset ``o`` is aborted iff an entry of ``pid`` has
+``first_offset <= o <= last_offset`` (a producer has one transaction open at a time, so its
+entries never overlap). Every other transactional batch was committed.
+
+With an :class:`AbortedTxns` the cleaner treats committed transactional records as ordinary
+records (they enter the offset map, so a later committed value of a key removes older ones)
+and removes the records of aborted transactions (Kafka's behaviour; an aborted offset commit
+in ``__consumer_offsets`` never comes back). Control batches (markers) are always kept, so a
+loader replaying the log (the group coordinator) still sees every surviving transactional
+record followed by its marker. Without one (a partition that keeps no transaction index) the
+cleaner keeps every transactional record and never lets one supersede another record.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+from tiered_mq.hot.transaction_index import AbortedTxn
+
+
+class AbortedTxns:
+    def __init__(self, entries: Iterable[AbortedTxn]) -> None:
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for e in entries:
+            spans.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+        self._firsts: dict[int, list[int]] = {}
+        self._lasts: dict[int, list[int]] = {}
+        for pid, found in spans.items():
+            found.sort()
+            self._firsts[pid] = [first for first, _ in found]
+            self._lasts[pid] = [last for _, last in found]
+
+    def __len__(self) -> int:
+        return sum(len(firsts) for firsts in self._firsts.values())
+
+    def is_aborted(self, producer_id: int, offset: int) -> bool:
+        """Whether the transactional batch of ``producer_id`` at ``offset`` was aborted."""
+        firsts = self._firsts.get(producer_id)
+        if not firsts:
+            return False
+        i = bisect.bisect_right(firsts, offset) - 1
+        return i >= 0 and offset <= self._lasts[producer_id][i]
