@@ -10,11 +10,14 @@ from tests.unit.broker.conftest import Client, start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, control_batches, tc_of
 from tiered_mq import errors
 from tiered_mq.broker.broker import Broker
+from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.group import log_format as group_fmt
+from tiered_mq.broker.handlers import offset_fetch
 from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.coordinator import now_ms
 from tiered_mq.broker.txn.state import TxnState
 from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.protocol.header import RequestHeader
 from tiered_mq.topic_partition import TopicPartition
 
 A0 = TopicPartition("a", 0)
@@ -139,4 +142,33 @@ async def test_offset_fetch_handler_hides_pending_offsets(tmp_path: Path) -> Non
         assert answer["topics"][0]["partitions"][0]["committed_offset"] == 9
     finally:
         await client.close()
+        await broker.close()
+
+
+async def test_offset_fetch_require_stable_answers_unstable_offset_commit(tmp_path: Path) -> None:
+    """OffsetFetch v7+ carries require_stable (KIP-447); the handler honours it when present."""
+    broker = await start_broker(tmp_path / "d", **SMALL)
+    try:
+        await broker.topic_registry.create_topic("a", 2, {})
+        await broker.group_coordinator.commit_offsets("g", -1, "", None, -1, {A0: (3, -1, "")})
+        pid, epoch = await begin_with_offsets(broker, 9)
+        ctx = RequestContext(RequestHeader(ApiKey.OFFSET_FETCH, 5, 1, "unit"), broker)
+        a1 = TopicPartition("a", 1)
+        body = {"group_id": "g", "topics": [{"name": "a", "partition_indexes": [0, 1]}]}
+
+        async def fetch(**extra: object) -> dict[int, tuple[int, int]]:
+            answer = await offset_fetch.handle(ctx, {**body, **extra})
+            parts = answer["topics"][0]["partitions"]
+            return {p["partition_index"]: (p["committed_offset"], p["error_code"]) for p in parts}
+
+        unstable = errors.UnstableOffsetCommitError.errno
+        assert await fetch() == {0: (3, 0), 1: (-1, 0)}
+        assert await fetch(require_stable=True) == {0: (-1, unstable), 1: (-1, 0)}
+        all_of_group = {"group_id": "g", "topics": None, "require_stable": 1}
+        every = await offset_fetch.handle(ctx, all_of_group)
+        assert every["topics"][0]["partitions"][0]["error_code"] == unstable
+        await tc_of(broker).end_txn("tx", pid, epoch, commit=True)
+        assert await fetch(require_stable=True) == {0: (9, 0), 1: (-1, 0)}
+        assert a1 not in broker.group_coordinator.unstable_partitions("g")
+    finally:
         await broker.close()
