@@ -55,7 +55,9 @@ async def test_commit_writes_markers_and_materializes_offsets(tmp_path: Path) ->
         await tc.end_txn("tx", pid, epoch, commit=True)  # a retry is answered OK
         # an abort drops pending offsets
         await tc.add_offsets("tx", pid, epoch, "g")
-        await tc.txn_offset_commit("tx", "g", pid, epoch, {A0: group_fmt.OffsetValue(99, -1, "", 0)})
+        await tc.txn_offset_commit(
+            "tx", "g", pid, epoch, {A0: group_fmt.OffsetValue(99, -1, "", 0)}
+        )
         await tc.end_txn("tx", pid, epoch, commit=False)
         assert gc.offsets.fetch("g")[A0].offset == 42
     finally:
