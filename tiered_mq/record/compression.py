@@ -25,7 +25,7 @@ Any failure to decode a payload raises CorruptRecordError naming the codec; an i
 raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe (zstd contexts
 are per thread).
 
-Decompression bombs: :func:`decompress` never returns, nor holds, more than ``max_size`` bytes
+Decompression bombs: :func:`decompress` never returns more than ``max_size`` bytes
 of output (default :data:`DEFAULT_MAX_DECOMPRESSED_BYTES`, 256 MiB; the broker passes its
 ``message.max.decompressed.bytes``). Output beyond it raises :class:`DecompressedTooLargeError`
 as soon as it appears, every codec decoding incrementally: gzip through a zlib decompressobj
@@ -99,11 +99,11 @@ class DecompressedTooLargeError(MessageTooLargeError, CorruptRecordError):  # ty
     Spark reader, the cold reader, the log cleaner) handles it the same way.
     """
 
-    def __init__(self, codec: int, limit: int, detail: str = "") -> None:
+    def __init__(self, codec: int, limit: int) -> None:
         name = CODEC_NAMES.get(codec, str(codec))
         super().__init__(
             f"{name} payload decompresses to more than {limit} bytes"
-            f" (message.max.decompressed.bytes){detail}"
+            " (message.max.decompressed.bytes)"
         )
         self.codec = codec
         self.limit = limit
