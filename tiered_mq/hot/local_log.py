@@ -9,19 +9,18 @@ The last segment is the active segment; appends go there and it is rolled (a new
 started at the log end offset) *before* an append that would overflow ``segment.bytes``, or
 the index, or the 32-bit relative offset, or after ``segment.ms`` (``maybe_roll``).
 
-Durability follows Kafka: writes go to the page cache and are fsynced only by ``flush()``, on
-roll (the rolled segment), on ``close()``, and after ``flush.messages`` records or ``flush.ms``
-when those are set. The recovery point (all offsets below it are on disk) is kept in the file
-``recovery-point-offset-checkpoint``; it is written on roll, truncation and close, and at most
-once a minute by flush. On open, ``recovery.recover_log`` validates batches past the recovery
-point (see recovery.py): a crash loses at most unflushed data, never flushed data, and the log
-always reopens readable and appendable.
+Durability follows Kafka: writes go to the page cache and are fsynced by ``flush()``, on roll
+and close, and as ``flush.messages`` / ``flush.ms`` ask (log_durability); the recovery point
+(every offset below it is on disk) is checkpointed on roll, truncation and close, and at most
+once a minute by flush. A crash loses at most unflushed data, never flushed data, and the log
+always reopens readable and appendable (``open``: recovery.py).
 
 Parts live in their own modules: append validation and offset assignment in ``log_append``,
 fetch assembly and lookups in ``log_read``, the flush policy and checkpoint files in
 ``log_durability``, delayed deletion and compaction's segment swap in ``segment_removal``,
-retention rules in ``retention``. Their public names (AppendInfo, FetchDataInfo,
-UnexpectedAppendOffsetError) are re-exported here.
+truncation and the start of new segments in ``log_truncation``, opening (checkpoints read,
+tail recovered) in ``recovery``, retention rules in ``retention``. Their public names
+(AppendInfo, FetchDataInfo, UnexpectedAppendOffsetError) are re-exported here.
 """
 
 from __future__ import annotations
@@ -32,36 +31,16 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from tiered_mq.errors import OffsetOutOfRangeError
-from tiered_mq.hot import log_files, log_read
+from tiered_mq.hot import log_append, log_durability, log_files, log_read, log_truncation
 from tiered_mq.hot import retention as _retention
-from tiered_mq.hot.log_append import (
-    INT_MAX,
-    AppendInfo,
-    Batches,
-    UnexpectedAppendOffsetError,
-    append_info,
-    assign_leader_offsets,
-    check_batches,
-    check_follower_offsets,
-    must_roll,
-)
+from tiered_mq.hot import segment_removal as _removal
+from tiered_mq.hot.log_append import INT_MAX, AppendInfo, Batches, UnexpectedAppendOffsetError
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
-from tiered_mq.hot.log_durability import (
-    CHECKPOINT_INTERVAL_MS,
-    flush_due,
-    flush_ms_due,
-    write_checkpoints,
-)
+from tiered_mq.hot.log_durability import CHECKPOINT_INTERVAL_MS, flush_due, flush_ms_due
 from tiered_mq.hot.log_read import FetchDataInfo
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.log_segments import LogSegments
-from tiered_mq.hot.recovery import recover_log
-from tiered_mq.hot.segment_removal import (
-    PendingDeletes,
-    check_replacement,
-    install_swap_files,
-    oldest_prefix,
-)
+from tiered_mq.hot.recovery import open_log
 from tiered_mq.record.batch import BatchHeader, iter_batches
 
 __all__ = ["CHECKPOINT_INTERVAL_MS", "INT_MAX", "AppendInfo", "Batches", "FetchDataInfo"]
@@ -88,15 +67,13 @@ class LocalLog:
         self._segments = segments
         self.on_roll = on_roll
         self.clock = clock
-        active = segments.last()
-        assert active is not None
-        self._log_end_offset = active.next_offset()
+        self._log_end_offset = segments.active().next_offset()
         self.log_start_offset = log_start_offset
         self.recovery_point = min(recovery_point, self._log_end_offset)
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
         self._last_checkpoint_ms = 0
-        self._pending_deletes = PendingDeletes()
+        self._pending_deletes = _removal.PendingDeletes()
         self._checkpointed: tuple[int | None, int | None] = (None, None)
         self._closed = False
 
@@ -111,20 +88,11 @@ class LocalLog:
     ) -> LocalLog:
         """Open (creating if needed) the log in ``dir`` and recover its tail."""
         dir = Path(dir)
-        dir.mkdir(parents=True, exist_ok=True)
-        recovery_point = log_files.read_checkpoint(dir / log_files.RECOVERY_POINT_CHECKPOINT)
-        start = log_files.read_checkpoint(dir / log_files.LOG_START_OFFSET_CHECKPOINT)
-        result = recover_log(
-            dir, recovery_point or 0, start or 0, config.index_interval_bytes, clock()
+        segments, log_start, recovery_point, checkpointed = open_log(
+            dir, config.index_interval_bytes, config.remote_storage_enable, clock()
         )
-        first = result.segments.first()
-        assert first is not None
-        log_start = first.base_offset if start is None else start
-        if not config.remote_storage_enable:
-            log_start = max(log_start, first.base_offset)
-        log = cls(dir, config, result.segments, log_start, recovery_point or 0, on_roll, clock)
-        log.log_start_offset = min(log.log_start_offset, log.log_end_offset)
-        log._checkpointed = (recovery_point, start)
+        log = cls(dir, config, segments, log_start, recovery_point, on_roll, clock)
+        log._checkpointed = checkpointed
         log.checkpoint()
         return log
 
@@ -142,9 +110,7 @@ class LocalLog:
 
     @property
     def active_segment(self) -> LogSegment:
-        active = self._segments.last()
-        assert active is not None
-        return active
+        return self._segments.active()
 
     def segments(self) -> list[LogSegment]:
         """Every local segment, oldest first; the last is the active segment."""
@@ -177,9 +143,9 @@ class LocalLog:
         """
         if batches is None:
             batches = iter_batches(records, validate=True)
-        check_batches(records, batches, self.config.max_message_bytes)
+        log_append.check_batches(records, batches, self.config.max_message_bytes)
         now = self.clock()
-        assigned, append_time = assign_leader_offsets(
+        assigned, append_time = log_append.assign_leader_offsets(
             records, batches, self._log_end_offset, leader_epoch, self.config, now
         )
         return self._append(records, assigned, now, append_time)
@@ -187,8 +153,8 @@ class LocalLog:
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> AppendInfo:
         """Append batches with the offsets and epochs they carry (replication)."""
         batches = iter_batches(records, validate=True)
-        check_batches(records, batches, self.config.max_message_bytes)
-        check_follower_offsets(batches, self._log_end_offset)
+        log_append.check_batches(records, batches, self.config.max_message_bytes)
+        log_append.check_follower_offsets(batches, self._log_end_offset)
         return self._append(records, batches, self.clock(), -1)
 
     def _append(
@@ -196,10 +162,12 @@ class LocalLog:
     ) -> AppendInfo:
         last = batches[-1][1]
         size = batches[-1][0] + last.size - batches[0][0]
-        active = self._maybe_roll_for(size, len(batches), last.last_offset, now)
+        active = self.active_segment
+        if log_append.must_roll(active, self.config, size, len(batches), last.last_offset, now):
+            active = self.roll()
         active.append(records, batches)
         self._log_end_offset = last.next_offset
-        info = append_info(batches, size, append_time)
+        info = log_append.append_info(batches, size, append_time)
         self._unflushed_messages += info.records_count
         if flush_due(self.config, self._unflushed_messages, self._last_flush_ms, now):
             self.flush()
@@ -207,15 +175,9 @@ class LocalLog:
 
     # ---- roll -------------------------------------------------------------------------------
 
-    def _maybe_roll_for(self, size: int, n_batches: int, last_offset: int, now: int) -> LogSegment:
-        active = self.active_segment
-        if must_roll(active, self.config, size, n_batches, last_offset, now):
-            return self.roll()
-        return active
-
     def maybe_roll(self, now_ms: int) -> bool:
         """Roll when the active segment is non-empty and older than ``segment.ms``."""
-        self._delete_expired(now_ms)
+        self._pending_deletes.delete_expired(now_ms)
         active = self.active_segment
         if active.size > 0 and now_ms - active.created_ms >= self.config.segment_ms:
             self.roll()
@@ -231,11 +193,7 @@ class LocalLog:
         active.on_become_inactive()
         active.flush()
         new_base = self._log_end_offset
-        segment = LogSegment.create(
-            self.dir, new_base, self.config.index_interval_bytes, self.clock()
-        )
-        self._segments.add(segment)
-        log_files.fsync_dir(self.dir)
+        segment = self._start_segment(new_base)
         self.recovery_point = max(self.recovery_point, new_base)
         self.checkpoint()
         if self.on_roll is not None:
@@ -246,9 +204,7 @@ class LocalLog:
 
     def flush(self) -> None:
         """fsync every segment holding data past the recovery point; advance the recovery point."""
-        if self.recovery_point < self._log_end_offset:
-            for segment in self._segments.from_offset(self.recovery_point):
-                segment.flush()
+        log_durability.flush_segments(self._segments, self.recovery_point, self._log_end_offset)
         self.recovery_point = self._log_end_offset
         self._unflushed_messages = 0
         self._last_flush_ms = now = self.clock()
@@ -266,7 +222,7 @@ class LocalLog:
         """Write the recovery point and log start offset checkpoint files (when changed)."""
         state = (self.recovery_point, self.log_start_offset)
         if state != self._checkpointed:
-            write_checkpoints(self.dir, self.recovery_point, self.log_start_offset)
+            log_durability.write_checkpoints(self.dir, self.recovery_point, self.log_start_offset)
             self._checkpointed = state
         self._last_checkpoint_ms = self.clock()
 
@@ -285,16 +241,14 @@ class LocalLog:
         only batches below ``max_offset`` (exclusive, e.g. the high watermark). Raises
         OffsetOutOfRangeError below the local log start offset or above the log end offset.
         """
-        if start_offset < self.local_log_start_offset or start_offset > self._log_end_offset:
-            raise OffsetOutOfRangeError(
-                f"offset {start_offset} outside [{self.local_log_start_offset}, "
-                f"{self._log_end_offset}]"
-            )
-        limit = (
-            self._log_end_offset if max_offset is None else min(max_offset, self._log_end_offset)
-        )
         return log_read.read_batches(
-            self._segments, start_offset, max_bytes, limit, self._log_end_offset, min_one_batch
+            self._segments,
+            start_offset,
+            max_bytes,
+            max_offset,
+            self.local_log_start_offset,
+            self._log_end_offset,
+            min_one_batch,
         )
 
     def iter_batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
@@ -303,47 +257,34 @@ class LocalLog:
         return log_read.iter_batch_headers(self._segments, start)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first local record whose timestamp is >= ``timestamp``.
-
-        Batch max timestamps (time index, then headers) find the batch; only that batch is
-        decoded, to pick the record (not a hot path: ListOffsets).
-        """
+        """(offset, timestamp) of the first local record whose timestamp is >= ``timestamp``
+        (one batch decoded; not a hot path: ListOffsets)."""
         return log_read.offset_for_timestamp(self._segments, timestamp)
 
     # ---- truncation and retention -----------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
         """Remove every batch holding an offset >= ``offset`` (a follower's truncation). The log
-        end offset becomes the start of the batch holding ``offset`` (<= ``offset``)."""
+        end offset becomes the start of the batch holding ``offset`` (<= ``offset``); at or
+        below the local log start offset, truncates fully (crash behaviour: log_truncation)."""
         if offset >= self._log_end_offset:
             return
         if offset <= self.local_log_start_offset:
             self.truncate_fully_and_start_at(offset)
             return
-        for segment in reversed(self._segments.all()):
-            if segment.base_offset >= offset and segment.base_offset > self.local_log_start_offset:
-                self._segments.remove(segment.base_offset)
-                self._schedule_delete(segment, delay=False)
-        active = self.active_segment
-        active.truncate_to(offset)
-        self._log_end_offset = active.next_offset()
+        self._log_end_offset = log_truncation.truncate_to(
+            self._segments, offset, self.local_log_start_offset, self._remove
+        )
         self.recovery_point = min(self.recovery_point, self._log_end_offset)
         self.checkpoint()
-        self._delete_expired(self.clock())
+        self._pending_deletes.delete_expired(self.clock())
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete every segment and start an empty one at ``offset`` (also the log start)."""
-        for segment in self._segments.all():
-            self._segments.remove(segment.base_offset)
-            self._schedule_delete(segment, delay=False)
-        segment = LogSegment.create(
-            self.dir, offset, self.config.index_interval_bytes, self.clock()
-        )
-        self._segments.add(segment)
-        log_files.fsync_dir(self.dir)
+        log_truncation.truncate_fully(self._segments, offset, self._remove, self._start_segment)
         self._log_end_offset = self.log_start_offset = self.recovery_point = offset
         self.checkpoint()
-        self._delete_expired(self.clock())
+        self._pending_deletes.delete_expired(self.clock())
 
     def set_log_start_offset(self, offset: int) -> None:
         """Raise the log start offset (DeleteRecords, remote retention). With remote storage the
@@ -392,18 +333,15 @@ class LocalLog:
         """Delete the oldest consecutive segments in ``which`` (a list, or a predicate), never
         the active segment. Files are renamed ``.deleted`` now and removed after
         ``file.delete.delay.ms`` (reads in flight keep working meanwhile)."""
-        deleted = oldest_prefix(self._segments.all(), which)
+        deleted = _removal.oldest_prefix(self._segments.all(), which)
         for segment in deleted:
-            self._segments.remove(segment.base_offset)
-            self._schedule_delete(segment, delay=True)
+            self._remove(segment, delay=True)
         if deleted:
             log_files.fsync_dir(self.dir)
-            first = self._segments.first()
-            assert first is not None
             if not self.config.remote_storage_enable:
-                self.log_start_offset = max(self.log_start_offset, first.base_offset)
+                self.log_start_offset = self.local_log_start_offset
             self.checkpoint()
-        self._delete_expired(self.clock())
+        self._pending_deletes.delete_expired(self.clock())
         return deleted
 
     def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
@@ -416,23 +354,29 @@ class LocalLog:
         the map and are deleted after ``file.delete.delay.ms``; the swap files are installed
         (crash behaviour: see segment_removal).
         """
-        check_replacement(self._segments, old, new_base)
+        _removal.check_replacement(self._segments, old, new_base)
         for segment in old:
-            self._segments.remove(segment.base_offset)
-            self._schedule_delete(segment, delay=True)
-        install_swap_files(self.dir, new_base)
+            self._remove(segment, delay=True)
+        _removal.install_swap_files(self.dir, new_base)
         segment = LogSegment.open(
             self.dir, new_base, self.config.index_interval_bytes, self.clock()
         )
         self._segments.add(segment)
         return segment
 
-    def _schedule_delete(self, segment: LogSegment, delay: bool) -> None:
+    def _remove(self, segment: LogSegment, delay: bool = False) -> None:
+        """Take ``segment`` out of the map; its files are renamed ``.deleted`` now and removed
+        after ``file.delete.delay.ms`` (``delay``), else at the next ``delete_expired``."""
+        self._segments.remove(segment.base_offset)
         deadline = self.clock() + (self.config.file_delete_delay_ms if delay else 0)
         self._pending_deletes.schedule(segment, deadline)
 
-    def _delete_expired(self, now_ms: int) -> None:
-        self._pending_deletes.delete_expired(now_ms)
+    def _start_segment(self, base_offset: int) -> LogSegment:
+        """A new empty segment at ``base_offset`` (the log end offset), in the map and on disk."""
+        interval = self.config.index_interval_bytes
+        return log_truncation.start_segment(
+            self.dir, self._segments, base_offset, interval, self.clock()
+        )
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -442,15 +386,15 @@ class LocalLog:
             return
         self.flush()
         self.checkpoint()
-        self._delete_expired(LONG_MAX)
-        for segment in self._segments:
-            segment.close()
-        self._closed = True
+        self._close_files()
 
     def delete(self) -> None:
         """Close and remove the partition directory (topic deletion)."""
-        self._delete_expired(LONG_MAX)
+        self._close_files()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _close_files(self) -> None:
+        self._pending_deletes.delete_expired(LONG_MAX)
         for segment in self._segments:
             segment.close()
         self._closed = True
-        shutil.rmtree(self.dir, ignore_errors=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from tiered_mq.errors import KafkaStorageError
 from tiered_mq.hot import log_files
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
+from tiered_mq.hot.log_segments import LogSegments
 
 CHECKPOINT_INTERVAL_MS = 60_000  # a flush writes the checkpoints at most this often
 
@@ -29,6 +30,14 @@ def flush_due(config: LogConfig, unflushed_messages: int, last_flush_ms: int, no
 def flush_ms_due(config: LogConfig, last_flush_ms: int, now: int) -> bool:
     """Whether ``flush.ms`` (when set) has passed since ``last_flush_ms``."""
     return config.flush_ms < LONG_MAX and now - last_flush_ms >= config.flush_ms
+
+
+def flush_segments(segments: LogSegments, recovery_point: int, log_end_offset: int) -> None:
+    """fsync every segment holding data at or past ``recovery_point`` (none when it is the log
+    end offset)."""
+    if recovery_point < log_end_offset:
+        for segment in segments.from_offset(recovery_point):
+            segment.flush()
 
 
 def write_checkpoints(dir: Path, recovery_point: int, log_start_offset: int) -> None:

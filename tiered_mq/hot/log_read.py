@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tiered_mq.errors import OffsetOutOfRangeError
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.log_segments import LogSegments
 from tiered_mq.record.batch import BatchHeader
@@ -40,13 +41,20 @@ def read_batches(
     segments: LogSegments,
     start_offset: int,
     max_bytes: int,
-    limit: int,
+    max_offset: int | None,
+    local_log_start_offset: int,
     log_end_offset: int,
     min_one_batch: bool,
 ) -> FetchDataInfo:
-    """Whole batches from the one holding ``start_offset`` up to ``limit`` (exclusive, <= the
-    log end offset), at most ``max_bytes`` unless the first batch alone is larger and
-    ``min_one_batch``. The caller has checked ``start_offset`` is within the local log."""
+    """Whole batches from the one holding ``start_offset`` up to ``max_offset`` (exclusive;
+    None: the log end offset), at most ``max_bytes`` unless the first batch alone is larger and
+    ``min_one_batch``. Raises OffsetOutOfRangeError when ``start_offset`` is below the local
+    log start offset or above the log end offset."""
+    if start_offset < local_log_start_offset or start_offset > log_end_offset:
+        raise OffsetOutOfRangeError(
+            f"offset {start_offset} outside [{local_log_start_offset}, {log_end_offset}]"
+        )
+    limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
     info = FetchDataInfo(start_offset)
     offset, remaining = start_offset, max_bytes
     for segment in segments.from_offset(start_offset):

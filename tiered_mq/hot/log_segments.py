@@ -47,6 +47,10 @@ class LogSegments:
     def last(self) -> LogSegment | None:
         return self._by_base[self._bases[-1]] if self._bases else None
 
+    def active(self) -> LogSegment:
+        """The last segment: the active segment (IndexError when empty; a log never is)."""
+        return self._by_base[self._bases[-1]]
+
     def floor(self, offset: int) -> LogSegment | None:
         """The segment with the greatest base offset <= ``offset``."""
         i = bisect_right(self._bases, offset) - 1

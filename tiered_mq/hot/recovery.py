@@ -15,6 +15,11 @@ Steps, in order (each is idempotent, so a crash during recovery is recovered by 
    (their data cannot follow a hole). Older segments are trusted; their indexes are checked
    lazily on first use.
 5. An empty directory gets one empty segment at ``start_offset``.
+
+:func:`open_log` is what ``LocalLog.open`` starts from: it reads the recovery point and log
+start offset checkpoints (a missing or unreadable one counts as absent: recovery then
+validates every segment and the log starts at its first segment), recovers, and derives the
+log start offset to open with.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tiered_mq.hot import log_files
 from tiered_mq.hot.log_segment import LogSegment
@@ -38,6 +44,17 @@ class RecoveryResult:
     truncated_bytes: int = 0
     deleted_segments: int = 0
     recovered_segments: int = 0
+
+
+class OpenedLog(NamedTuple):
+    """A recovered partition directory: its segments, the log start offset (within the log
+    end offset; below the first segment only with remote storage), the checkpointed recovery
+    point (0 when absent) and the checkpoint values as read (None when absent)."""
+
+    segments: LogSegments
+    log_start_offset: int
+    recovery_point: int
+    checkpointed: tuple[int | None, int | None]
 
 
 def _remove_transient_files(dir: Path) -> None:
@@ -148,3 +165,20 @@ def recover_log(
                 result.deleted_segments += 1
             break
     return result
+
+
+def open_log(
+    dir: Path, index_interval_bytes: int, remote_storage_enable: bool, now_ms: int
+) -> OpenedLog:
+    """Read the checkpoints of ``dir`` (created if needed) and recover its segments."""
+    dir.mkdir(parents=True, exist_ok=True)
+    recovery_point = log_files.read_checkpoint(dir / log_files.RECOVERY_POINT_CHECKPOINT)
+    start = log_files.read_checkpoint(dir / log_files.LOG_START_OFFSET_CHECKPOINT)
+    segments = recover_log(dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms)
+    first, active = segments.segments.first(), segments.segments.last()
+    assert first is not None and active is not None
+    log_start = first.base_offset if start is None else start
+    if not remote_storage_enable:
+        log_start = max(log_start, first.base_offset)
+    log_start = min(log_start, active.next_offset())
+    return OpenedLog(segments.segments, log_start, recovery_point or 0, (recovery_point, start))
