@@ -8,6 +8,8 @@ import io
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from tiered_mq.broker.handlers import fetch
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
@@ -52,6 +54,12 @@ def context(peer: str, **configs: int) -> tuple[Any, FakeRemote]:
     return SimpleNamespace(broker=broker, client_host=peer), remote
 
 
+@pytest.fixture(autouse=True)
+def backoff_paced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every continuation here counts as coming after a backoff (test_fetch_fill tests the gap)."""
+    monkeypatch.setattr(fetch, "_continuations", fetch._Continuations(16, paced_gap=0.0))
+
+
 def request(offsets: list[int], max_bytes: int = 40 << 20) -> dict[str, Any]:
     return {
         "max_bytes": max_bytes,
@@ -69,7 +77,8 @@ def request(offsets: list[int], max_bytes: int = 40 << 20) -> dict[str, Any]:
 
 
 async def sizes(ctx: Any, offsets: list[int], **kw: int) -> list[int]:
-    responses, total, errored = await fetch._read_all(ctx, request(offsets, **kw))
+    req = request(offsets, **kw)
+    responses, total, errored = await fetch._read_all(ctx, req, fetch._fill(ctx, req, 0.0))
     assert not errored
     out = [sum(c.length for c in p["records"]) for p in responses[0]["partitions"]]
     assert sum(out) == total

@@ -6,14 +6,38 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.unit.broker.conftest import Client, start_broker
 from tests.unit.broker.test_produce_fetch import FETCH, PRODUCE, batch, create, produce_body
 from tiered_mq.broker.broker import Broker
+from tiered_mq.broker.handlers import fetch
 from tiered_mq.record.batch import iter_batches
+from tiered_mq.topic_partition import TopicPartition
 
 BATCHES = 6
 PER_BATCH = 50  # records of ~2 KB: ~100 KB per batch
 PMB = 150_000  # partition_max_bytes: one batch fits, two do not
+
+
+@pytest.fixture(autouse=True)
+def backoff_paced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every continuation here counts as coming after a backoff (the gap rule is tested below)."""
+    monkeypatch.setattr(fetch, "_continuations", fetch._Continuations(16, paced_gap=0.0))
+
+
+def test_only_a_client_that_waited_out_a_backoff_is_filled() -> None:
+    tp = TopicPartition("t", 0)
+    c = fetch._Continuations(2, paced_gap=0.75)
+    assert not c.fill("a", tp, 0, now=10.0)  # first fetch at a position
+    assert not c.fill("a", tp, 9_000, now=10.01)  # comes straight back: Kafka's exact limit
+    assert c.fill("a", tp, 200_000, now=11.02)  # waited out a 1 s backoff: filled
+    assert not c.fill("a", tp, 670_000, now=11.03)
+    assert not c.fill("a", tp, 670_000, now=12.5)  # a re-fetch of the same offset
+    assert not c.fill("a", tp, 0, now=14.0)  # a seek back
+    assert not c.fill("b", tp, 5, now=15.0)  # another client: its own history
+    c.fill("c", tp, 0, now=15.0)  # a third key evicts the oldest ("a")
+    assert not c.fill("a", tp, 100, now=20.0)
 
 
 def fetch_request(parts: list[tuple[str, int]], max_bytes: int = 1 << 20) -> dict[str, Any]:
@@ -59,7 +83,8 @@ async def test_one_partition_read_sequentially_fills_the_response(client: Client
     await fill_topic(client, "fill")
     # a first fetch at a position: within partition_max_bytes (first records come at once)
     assert await fetched(client, [("fill", 0)]) == [[0]]
-    # the next fetch continues above it: hot data fills the response past partition_max_bytes
+    # the next fetch continues above it after a backoff: hot data fills the response past
+    # partition_max_bytes
     assert await fetched(client, [("fill", PER_BATCH)]) == [
         [PER_BATCH * b for b in range(1, BATCHES)]
     ]

@@ -11,19 +11,29 @@ budget is the smaller of the request's ``max_bytes`` and the broker's ``fetch.ma
 Single-partition fill (broker config ``fetch.single.partition.max.bytes``, 0 = off): a request
 for ONE partition may read past ``partition_max_bytes``, up to that many bytes within the
 response budget. The per-partition limit shares a response fairly between partitions; with one
-there is nothing to share, and librdkafka's default pacing (it stops fetching for
-``fetch.queue.backoff.ms`` = 1 s once ``queued.min.messages`` are queued) makes a default
-consumer's rate about what one fetch brings per second: 1 MiB per fetch caps it at ~150-250k
-msg/s of 100-byte records. Cold reads (below the local log start offset) are filled the same
-way, also within ``remote.log.reader.fetch.max.bytes`` (``RemoteLogManager.fetch_max_bytes``,
-never above half the chunk cache, whose files they pin): they come back as FileRegions over
-the chunk cache's files (every batch CRC- and offset-checked by streaming them in bounded
-pieces first), sent with sendfile like hot data, so memory stays flat whatever the fill; such
-a read goes on across remote segment ends.
-librdkafka hands out no record of a response before it has parsed all of it, so a client's
-first fetch at a position (a start, a seek back, a re-fetch) is answered within
-``partition_max_bytes`` (its first records come at once); only a fetch above the same client's
-previous fetch offset of that partition is filled (``_Continuations``).
+there is nothing to share. Whether a fetch is filled depends on how its client paces itself
+(``_Continuations``, per client address and partition):
+
+- librdkafka stops fetching for ``fetch.queue.backoff.ms`` (1 s by default) once
+  ``queued.min.messages`` are queued, so a default consumer gets about one response per second:
+  1 MiB per fetch caps it at ~150-250k msg/s of 100-byte records, a filled one at ~400k.
+- A consumer that comes back sooner (a shorter backoff, or a Java-style consumer that fetches
+  when its buffer is empty) is faster with Kafka's exact limit: small responses keep its queue
+  fed while the next one is read, where a filled one leaves it idle while it is parsed.
+- So a fetch is filled when it continues above the same client's previous fetch offset and
+  comes ``BACKOFF_PACED_GAP_S`` or more after that fetch (the client waited out a backoff). A
+  continuation that comes sooner gets ``partition_max_bytes``; a default consumer has waited
+  out its first backoff after ``queued.min.messages`` (100k) records.
+- librdkafka hands out no record of a response before it has parsed all of it, so a first
+  fetch at a position (a start, a seek back, a re-fetch) is never filled: its first records
+  come at once.
+
+Cold reads (below the local log start offset) are filled the same way, also within
+``remote.log.reader.fetch.max.bytes`` (``RemoteLogManager.fetch_max_bytes``, never above half
+the chunk cache, whose files they pin): they come back as FileRegions over the chunk cache's
+files (every batch CRC- and offset-checked by streaming them in bounded pieces first), sent
+with sendfile like hot data, so memory stays flat whatever the fill; such a read goes on
+across remote segment ends.
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
@@ -51,27 +61,33 @@ from tiered_mq.topic_partition import TopicPartition
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
 CONTINUATIONS_KEPT = 4096
+BACKOFF_PACED_GAP_S = 0.75  # librdkafka's queue-full backoff is 1 s by default
 
 
 class _Continuations:
-    """The last fetch offset of each (client address, partition) (a bounded LRU): a fetch above
-    it continues a sequential read; a first fetch, a re-fetch or a seek back does not."""
+    """Per (client address, partition), a bounded LRU of when the client last fetched and
+    from which offset."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, paced_gap: float) -> None:
         self._size = size
-        self._last: OrderedDict[tuple[str, TopicPartition], int] = OrderedDict()
+        self._paced_gap = paced_gap
+        self._last: OrderedDict[tuple[str, TopicPartition], tuple[int, float]] = OrderedDict()
 
-    def continues(self, peer: str, tp: TopicPartition, offset: int) -> bool:
+    def fill(self, peer: str, tp: TopicPartition, offset: int, now: float) -> bool:
+        """Whether this fetch is filled: it continues above the client's previous fetch offset
+        and comes ``paced_gap`` seconds or more after it. Records it."""
         key = (peer, tp)
         previous = self._last.get(key)
-        self._last[key] = offset
+        self._last[key] = (offset, now)
         self._last.move_to_end(key)
         if len(self._last) > self._size:
             self._last.popitem(last=False)
-        return previous is not None and offset > previous
+        return (
+            previous is not None and offset > previous[0] and now - previous[1] >= self._paced_gap
+        )
 
 
-_continuations = _Continuations(CONTINUATIONS_KEPT)
+_continuations = _Continuations(CONTINUATIONS_KEPT, BACKOFF_PACED_GAP_S)
 
 
 def _aborted(partition: Any, start: int, end: int) -> list[dict[str, int]]:
@@ -124,7 +140,7 @@ async def _read_partition(
         offset = req["fetch_offset"]
         max_offset = lso if read_committed else hwm
         rlm = ctx.broker.remote_log_manager
-        sequential = fill > limit and _continuations.continues(ctx.client_host, tp, offset)
+        sequential = fill > limit
         if (
             rlm is not None
             and partition.log_start_offset <= offset < partition.log.local_log_start_offset
@@ -158,12 +174,21 @@ async def _read_partition(
         return entry, 0
 
 
+def _fill(ctx: RequestContext, request: dict[str, Any], now: float) -> int:
+    """The bytes this request's one partition may read past ``partition_max_bytes`` (0: none)."""
+    parts = [(t["topic"], p) for t in request["topics"] for p in t["partitions"]]
+    size = ctx.broker.config.get_int("fetch.single.partition.max.bytes")
+    if len(parts) != 1 or size <= parts[0][1]["partition_max_bytes"]:
+        return 0
+    topic, part = parts[0]
+    tp = TopicPartition(topic, part["partition"])
+    return size if _continuations.fill(ctx.client_host, tp, part["fetch_offset"], now) else 0
+
+
 async def _read_all(
-    ctx: RequestContext, request: dict[str, Any]
+    ctx: RequestContext, request: dict[str, Any], fill: int = 0
 ) -> tuple[list[dict[str, Any]], int, bool]:
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
-    one_partition = sum(len(t["partitions"]) for t in request["topics"]) == 1
-    fill = ctx.broker.config.get_int("fetch.single.partition.max.bytes") if one_partition else 0
     read_committed = request["isolation_level"] == READ_COMMITTED
     total = 0
     errored = False
@@ -190,7 +215,9 @@ async def _read_all(
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    deadline = time.monotonic() + max(request["max_wait_ms"], 0) / 1000.0
+    now = time.monotonic()
+    deadline = now + max(request["max_wait_ms"], 0) / 1000.0
+    fill = _fill(ctx, request, now)
     min_bytes = request["min_bytes"]
     tps = [
         TopicPartition(t["topic"], p["partition"])
@@ -199,7 +226,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     ]
     purgatory = ctx.broker.replica_manager.purgatory
     while True:
-        responses, total, errored = await _read_all(ctx, request)
+        responses, total, errored = await _read_all(ctx, request, fill)
         if total >= min_bytes or errored or not tps:
             break
         remaining = deadline - time.monotonic()
