@@ -65,9 +65,16 @@ def request(
 ) -> dict[str, Any]:
     """Send one request on a fresh connection and decode the answer (a tiny test client)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(encode_request(api_key, version, 1, "broker-process", body))
-        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-        return decode_response(api_key, version, _recv_exact(sock, size))
+        return exchange(sock, api_key, version, body)
+
+
+def exchange(
+    sock: socket.socket, api_key: int, version: int, body: dict[str, Any]
+) -> dict[str, Any]:
+    """One request and its decoded answer on an open connection."""
+    sock.sendall(encode_request(api_key, version, 1, "broker-process", body))
+    (size,) = struct.unpack(">i", _recv_exact(sock, 4))
+    return decode_response(api_key, version, _recv_exact(sock, size))
 
 
 class BrokerProcess:

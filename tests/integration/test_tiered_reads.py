@@ -4,7 +4,10 @@ ListOffsets -2/-4/-5 see the bucket; the cold-tier metrics are on the broker's e
 
 from __future__ import annotations
 
+import itertools
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -20,6 +23,7 @@ from tests.integration.tiered_support import (
     message,
     wait_until,
 )
+from tiered_mq.record.batch import iter_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -152,3 +156,22 @@ def test_fetch_below_the_log_start_is_out_of_range(tiered: TieredBroker) -> None
     assert len(answer["records"]) > 0
     assert tiered.fetch(TOPIC, -1)["error_code"] == 1  # OFFSET_OUT_OF_RANGE
     assert tiered.fetch(TOPIC, COUNT + 10)["error_code"] == 1
+
+
+def test_a_filled_fetch_goes_on_from_the_bucket_into_the_local_log(tiered: TieredBroker) -> None:
+    local_start = int(tiered.local_segments(TOPIC)[0].stem)
+    assert 0 < local_start < COUNT  # the bucket holds [0, local_start), the disk the rest
+    limits = {"max_bytes": 8 << 20, "partition_max_bytes": 16 << 10}
+    with socket.create_connection(("127.0.0.1", tiered.process.port), timeout=30) as sock:
+        first = tiered.fetch(TOPIC, 0, sock=sock, **limits)
+        assert first["error_code"] == 0
+        after = [h.last_offset for _, h in iter_batches(bytes(first["records"]))][-1] + 1
+        assert after < local_start  # Kafka's limit: a few batches of the first segment
+        time.sleep(1.0)  # as a consumer that waited out librdkafka's queue backoff: filled
+        part = tiered.fetch(TOPIC, after, sock=sock, **limits)
+    assert part["error_code"] == 0
+    batches = [(h.base_offset, h.last_offset) for _, h in iter_batches(bytes(part["records"]))]
+    assert batches[0][0] <= after <= batches[0][1]
+    for (_, last), (base, _) in itertools.pairwise(batches):
+        assert base == last + 1, f"gap {last + 1}..{base - 1}"
+    assert batches[-1][1] == COUNT - 1  # one answer: the rest of the bucket, then the disk

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import time
 import urllib.request
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import BrokerProcess, free_port, request
+from tests.integration.broker_process import BrokerProcess, exchange, free_port, request
 from tests.integration.s3_server import ACCESS_KEY, SECRET_KEY, SeaweedFS
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import PartitionManifest, SegmentState, parse_partition_manifest
@@ -138,8 +139,17 @@ class TieredBroker:
         part = answer["topics"][0]["partitions"][0]
         return int(part["error_code"]), int(part["offset"])
 
-    def fetch(self, topic: str, offset: int, max_bytes: int = 1 << 20) -> dict[str, Any]:
-        """One Fetch v11 of partition 0 at ``offset`` (no long poll)."""
+    def fetch(
+        self,
+        topic: str,
+        offset: int,
+        max_bytes: int = 1 << 20,
+        partition_max_bytes: int = 0,
+        sock: socket.socket | None = None,
+    ) -> dict[str, Any]:
+        """One Fetch v11 of partition 0 at ``offset`` (no long poll) on a fresh connection or
+        ``sock``; the partition's limit is ``max_bytes`` unless ``partition_max_bytes`` is
+        given."""
         body = {
             "replica_id": -1,
             "max_wait_ms": 0,
@@ -157,7 +167,7 @@ class TieredBroker:
                             "current_leader_epoch": -1,
                             "fetch_offset": offset,
                             "log_start_offset": -1,
-                            "partition_max_bytes": max_bytes,
+                            "partition_max_bytes": partition_max_bytes or max_bytes,
                         }
                     ],
                 }
@@ -165,7 +175,10 @@ class TieredBroker:
             "forgotten_topics_data": [],
             "rack_id": "",
         }
-        answer = request(self.process.port, FETCH, 11, body, timeout=30)
+        if sock is None:
+            answer = request(self.process.port, FETCH, 11, body, timeout=30)
+        else:
+            answer = exchange(sock, FETCH, 11, body)
         return dict(answer["responses"][0]["partitions"][0])
 
     # ---- probes -----------------------------------------------------------------------------

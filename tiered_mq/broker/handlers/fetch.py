@@ -33,7 +33,7 @@ Cold reads (below the local log start offset) are filled the same way, also with
 the chunk cache, whose files they pin): they come back as FileRegions over the chunk cache's
 files (every batch CRC- and offset-checked by streaming them in bounded pieces first), sent
 with sendfile like hot data, so memory stays flat whatever the fill; such a read goes on
-across remote segment ends.
+across remote segment ends, and from the last one into the local log.
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
@@ -107,6 +107,22 @@ async def _cold_aborted(
     return [{"producer_id": p, "first_offset": f} for p, f in sorted(seen, key=lambda e: e[1])]
 
 
+def _go_on_locally(
+    partition: Any, regions: list[Any], size: int, limit: int, max_offset: int
+) -> tuple[int, int | None]:
+    """Extend a filled cold read that got less than ``limit`` (the bucket's data ran out) with
+    the local log from where it ended. Returns the new size and the offset after the last one
+    read (None when the regions hold no whole batch)."""
+    end = regions_next_offset(regions)
+    if end is None or end < partition.log.local_log_start_offset:
+        return size, end  # stopped in front of a later remote segment's oversized first batch
+    hot = partition.read(end, limit - size, max_offset, False)
+    if hot is None or not hot.regions:
+        return size, end
+    regions.extend(hot.regions)
+    return size + int(hot.size), max_offset
+
+
 async def _read_partition(
     ctx: RequestContext,
     tp: TopicPartition,
@@ -147,13 +163,17 @@ async def _read_partition(
         ):
             if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            regions = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
+            regions: list[Any] = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
+            size = sum(r.length for r in regions)
+            end = None  # one past the last offset read, where known
+            if sequential and size < limit:
+                size, end = _go_on_locally(partition, regions, size, limit, max_offset)
             entry["records"] = regions
             if read_committed:
-                end = regions_next_offset(regions)
+                end = regions_next_offset(regions) if end is None else end
                 end = max_offset if end is None else min(end, max_offset)
                 entry["aborted_transactions"] = await _cold_aborted(rlm, partition, tp, offset, end)
-            return entry, sum(r.length for r in regions)
+            return entry, size
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"fetch offset {offset} outside [{partition.log_start_offset}, "
