@@ -13,10 +13,11 @@ Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll
 
 One segment upload: read ``.log`` (validated batch by batch with CRC-32C and summarized),
 ``.index``, ``.timeindex``, the producer snapshot at the segment's end offset and the
-``.txnindex`` when present; manifest entry COPY_STARTED; objects in that order under fresh
-keys (layout.py); entry COPY_FINISHED. A failure deletes the objects already written, drops the
-entry and the pass is retried with exponential backoff (``retry_initial_s`` doubling up to
-``retry_max_s``); meanwhile local segments are kept and the copy lag metric grows.
+``.txnindex`` when present; manifest entry COPY_STARTED; the objects, all at once, under fresh
+keys (layout.py); entry COPY_FINISHED. A failure cancels the other puts, deletes every object
+key of the entry (the written ones; the others are absent), drops the entry and the pass is
+retried with exponential backoff (``retry_initial_s`` doubling up to ``retry_max_s``);
+meanwhile local segments are kept and the copy lag metric grows.
 A lost conditional manifest put against a later epoch (FencedError) ends the task: this broker
 is no longer the leader. Segments are read whole into memory (bounded by segment.bytes).
 """
@@ -271,18 +272,15 @@ class PartitionUploader:
         self._in_flight.add(upload_id)
         try:
             await self.writer.commit(lambda m: m.upsert(entry))
-            written: list[str] = []
+            written = {suffix: key for suffix, key in keys.items() if key is not None}
             try:
-                for suffix in layout.SEGMENT_SUFFIXES:
-                    key = keys[suffix]
-                    if key is None:
-                        continue
-                    await self._limiter.acquire(len(files[suffix]))
-                    written.append(key)
-                    await self.store.put(key, files[suffix])
-                    self._metrics.upload_bytes.inc(len(files[suffix]))
-            except Exception:
-                await self._abandon(entry, written)
+                async with asyncio.TaskGroup() as puts:  # a failure cancels the others
+                    for suffix, key in written.items():
+                        puts.create_task(self._put(key, files[suffix]))
+            except Exception as e:
+                await self._abandon(entry, list(written.values()))
+                if isinstance(e, ExceptionGroup):
+                    raise e.exceptions[0] from None  # the first failure, as callers expect
                 raise
             finished = entry.with_state(SegmentState.COPY_FINISHED, self._clock())
             await self.writer.commit(lambda m: m.upsert(finished))
@@ -291,6 +289,11 @@ class PartitionUploader:
         self._metrics.upload_segments.inc()
         self._publish()
         log.debug("%s: uploaded segment %d-%d", self.tp, entry.base_offset, entry.end_offset)
+
+    async def _put(self, key: str, data: bytes) -> None:
+        await self._limiter.acquire(len(data))
+        await self.store.put(key, data)
+        self._metrics.upload_bytes.inc(len(data))
 
     async def _abandon(self, entry: RemoteSegment, written: list[str]) -> None:
         """Best effort after a failed copy; what fails here cleanup_unfinished redoes."""
