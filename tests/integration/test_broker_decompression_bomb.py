@@ -4,11 +4,14 @@ A zstd batch of ~40 KiB inflating to 1 GiB, produced raw (no client library woul
 topic whose ``compression.type`` differs from the batch's codec, and to a compacted topic (the
 key check): the broker answers MESSAGE_TOO_LARGE (10) naming ``message.max.decompressed.bytes``,
 appends nothing (ListOffsets latest unchanged), its peak RSS (VmHWM) barely moves, and a real
-client produces right after.
+client produces right after. While a gzip bomb decompresses up to the default bound (256 MiB,
+the slowest codec: most of a second), other connections are answered at once.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +21,11 @@ from confluent_kafka import Producer
 from tests.integration.broker_process import BrokerProcess, request
 from tests.integration.conftest import BrokerFactory
 from tests.unit.record.bombs import GiB, MiB, bomb_batch
-from tiered_mq.record.compression import ZSTD
+from tiered_mq.record.compression import GZIP, ZSTD
 
 pytestmark = pytest.mark.integration
 
-PRODUCE, LIST_OFFSETS, CREATE_TOPICS = 0, 2, 19
+PRODUCE, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 2, 3, 19
 BOUND = 16 * MiB
 
 
@@ -101,3 +104,29 @@ def test_bomb_gets_message_too_large_and_broker_keeps_serving(
     assert producer.flush(10) == 0
     assert _latest(broker, "bombed") == latest + 1
     assert broker.running
+
+
+def test_other_clients_are_served_while_a_bomb_decompresses(broker_factory: BrokerFactory) -> None:
+    broker = broker_factory()  # the default bound, 256 MiB
+    _create(broker, "slow", {"compression.type": "lz4", "max.message.bytes": str(8 * MiB)})
+    bomb = bomb_batch(GZIP, GiB)
+    outcome: dict[str, Any] = {}
+
+    def send_bomb() -> None:
+        started = time.monotonic()
+        outcome["answer"] = _produce(broker, "slow", bomb)
+        outcome["took"] = time.monotonic() - started
+
+    sender = threading.Thread(target=send_bomb)
+    sender.start()
+    waits = []
+    while sender.is_alive():
+        started = time.monotonic()
+        request(broker.port, METADATA, 1, {"topics": []})
+        if sender.is_alive():  # answered while the bomb was still being decompressed
+            waits.append(time.monotonic() - started)
+        time.sleep(0.01)
+    sender.join()
+    assert outcome["answer"]["error_code"] == 10, outcome
+    assert len(waits) >= 3, f"the bomb took only {outcome['took']:.2f} s"
+    assert max(waits) < outcome["took"] / 4, f"waits {waits} during a {outcome['took']:.2f} s bomb"

@@ -25,16 +25,17 @@ Any failure to decode a payload raises CorruptRecordError naming the codec; an i
 raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe (zstd contexts
 are per thread).
 
-Decompression bombs: :func:`decompress` never returns more than ``max_size`` bytes
-of output (default :data:`DEFAULT_MAX_DECOMPRESSED_BYTES`, 256 MiB; the broker passes its
+Decompression bombs: :func:`decompress` never returns more than ``max_size`` bytes of output
+(default :data:`DEFAULT_MAX_DECOMPRESSED_BYTES`, 256 MiB; the broker passes its
 ``message.max.decompressed.bytes``). Output beyond it raises :class:`DecompressedTooLargeError`
 as soon as it appears, every codec decoding incrementally: gzip through a zlib decompressobj
-with ``max_length``; snappy by the uncompressed length in each raw block's varint preamble,
-checked before the block is decoded (xerial: per block, cumulatively); lz4 through an
-LZ4FrameDecompressor with a bounded ``max_length`` per call; zstd through a decompressobj fed
-input in pieces small enough that a piece cannot decode to more than the room left (a zstd
-block decodes to at most 128 KiB and takes at least 4 input bytes). The memory held is the
-output so far plus at most one step (<= 4 MiB for lz4, <= 5 blocks of 128 KiB for zstd).
+with ``max_length`` (at most 1 MiB per call); snappy by the uncompressed length in each raw
+block's varint preamble, checked before the block is decoded (xerial: per block, cumulatively);
+lz4 through an LZ4FrameDecompressor with a bounded ``max_length`` per call; zstd through a
+decompressobj fed input in pieces small enough that a piece cannot decode to more than the room
+left (a zstd block decodes to at most 128 KiB and takes at least 4 input bytes). The memory
+held is the output so far plus at most one step (<= 4 MiB for lz4, <= 5 blocks of 128 KiB for
+zstd).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ _ZSTD_LEVEL: Final = 3
 #: Default bound on one payload's decompressed size (a tiered-mq choice: Kafka has none).
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
 
+_GZIP_STEP: Final = 1024 * 1024  # the most one zlib call decodes
 _LZ4_FIRST_STEP: Final = 64 * 1024  # first max_length of an lz4 call (x4 the input if larger)
 _LZ4_MAX_STEP: Final = 4 * 1024 * 1024  # the largest lz4 frame block
 _ZSTD_BLOCK_MAX: Final = 128 * 1024  # zstd's Block_Maximum_Size
@@ -192,18 +194,24 @@ def _joined(out: list[bytes]) -> bytes:
 
 def _gunzip(data: Buffer, limit: int) -> bytes:
     # wbits 16+MAX_WBITS: gzip wrapper; a decompressobj loop accepts concatenated members.
-    # max_length = room + 1: zlib grows its output in blocks up to it, so at most one byte
-    # past the bound is ever decoded.
+    # Each call decodes at most _GZIP_STEP bytes (and never more than room + 1): the interpreter
+    # lock is taken between steps, so a worker thread decoding a bomb stalls no other thread.
     out: list[bytes] = []
-    room = limit
+    size = 0
     rest = bytes(data)  # zlib reads a memoryview slower than a copy of it
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        chunk = d.decompress(rest, room + 1)
-        room -= len(chunk)
-        if room < 0:
-            raise DecompressedTooLargeError(GZIP, limit)
-        out.append(chunk)
+        pending = rest
+        while not d.eof:
+            want = min(_GZIP_STEP, limit - size + 1)
+            chunk = d.decompress(pending, want)
+            size += len(chunk)
+            if size > limit:
+                raise DecompressedTooLargeError(GZIP, limit)
+            out.append(chunk)
+            pending = d.unconsumed_tail
+            if not pending and len(chunk) < want:
+                break  # every input byte used and the output not cut short: the member ended
         if not d.eof:
             raise CorruptRecordError("truncated gzip payload")
         rest = d.unused_data

@@ -10,7 +10,10 @@ NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base off
 appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
 codec first (recompress.py). A compacted topic refuses records without a key
-(compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Transactional batches
+(compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Both decode records, so
+they run in a worker thread: a big batch (up to ``message.max.decompressed.bytes``) never
+stalls the other connections. A connection's requests are still handled one at a time, so a
+producer's batches keep their order. Transactional batches
 must come with the request's
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
@@ -19,6 +22,7 @@ INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tiered_mq.broker.context import RequestContext
@@ -70,6 +74,27 @@ def _verify_transactional(
     tc.verify_produce(txn_id, txn[0].producer_id, txn[0].producer_epoch, tp)
 
 
+def _decoded_checks(
+    records: Any,
+    batches: list[Any],
+    compact: bool,
+    codec: int | None,
+    api_version: int,
+    max_size: int,
+) -> tuple[Any, list[Any]]:
+    """The checks that decode records (in a worker thread: a batch may take up to ``max_size``
+    bytes and a second to decompress): a compacted topic's key check, and re-encoding with the
+    topic's codec. Returns the records to append and their batches."""
+    if compact:  # records without a key are refused (Kafka)
+        require_keys(records, batches, api_version, max_size=max_size)
+    if needs_recompression(batches, codec):
+        assert codec is not None
+        records = recompress(records, batches, codec, max_size=max_size)
+        # freshly encoded by us: headers only (LocalLog still checks their size)
+        batches = iter_batches(records, validate=False)
+    return records, batches
+
+
 async def _append(
     ctx: RequestContext, tp: TopicPartition, records: Any, acks: int, txn_id: str | None = None
 ) -> dict[str, Any]:
@@ -88,15 +113,13 @@ async def _append(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
         )
     _verify_transactional(ctx, tp, txn_id, batches)
-    max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
-    if partition.log.config.compact:  # records without a key are refused (Kafka)
-        require_keys(records, batches, ctx.api_version, max_size=max_size)
-    codec = target_codec(partition.log.config.compression_type)
-    if needs_recompression(batches, codec):
-        assert codec is not None
-        records = recompress(records, batches, codec, max_size=max_size)
-        # freshly encoded by us: headers only (LocalLog still checks their size)
-        batches = iter_batches(records, validate=False)
+    config = partition.log.config
+    codec = target_codec(config.compression_type)
+    if config.compact or needs_recompression(batches, codec):  # records decoded: off the loop
+        max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
+        records, batches = await asyncio.to_thread(
+            _decoded_checks, records, batches, config.compact, codec, ctx.api_version, max_size
+        )
     result = await partition.append_as_leader(records, batches)
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
