@@ -34,8 +34,18 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 from urllib.parse import parse_qs, urlparse
+
+
+class S3Options(TypedDict, total=False):
+    """How to reach an ``s3://`` store (every key optional: the AWS SDK defaults then apply)."""
+
+    endpoint_url: str | None  # an S3-compatible server; None: AWS
+    region: str | None  # us-east-1 when an endpoint is given without one
+    access_key: str | None  # None: the SDK's credential chain
+    secret_key: str | None
+    path_style: bool  # bucket in the path (MinIO, SeaweedFS) instead of the host name
 
 
 class ObjectInfo(NamedTuple):
@@ -148,53 +158,23 @@ class ThreadedStore:
         await self._call(self.sync.close)
 
 
-def open_object_store(
-    url: str,
-    *,
-    endpoint_url: str | None = None,
-    region: str | None = None,
-    access_key: str | None = None,
-    secret_key: str | None = None,
-    path_style: bool = False,
-) -> ObjectStore:
+def open_object_store(url: str, **s3: Unpack[S3Options]) -> ObjectStore:
     """The asynchronous store for ``url`` (see the module docstring for the schemes)."""
     parsed = parse_store_url(url)
     if parsed.scheme == "s3":
         from tiered_mq.cold.s3_store import S3Store
 
-        return S3Store(
-            parsed.bucket,
-            endpoint_url=endpoint_url,
-            region=region,
-            access_key=access_key,
-            secret_key=secret_key,
-            path_style=path_style,
-        )
+        return S3Store(parsed.bucket, **s3)
     return ThreadedStore(_open_local(parsed), inline=parsed.scheme == "memory")
 
 
-def open_sync_store(
-    url: str,
-    *,
-    endpoint_url: str | None = None,
-    region: str | None = None,
-    access_key: str | None = None,
-    secret_key: str | None = None,
-    path_style: bool = False,
-) -> SyncObjectStore:
+def open_sync_store(url: str, **s3: Unpack[S3Options]) -> SyncObjectStore:
     """The blocking store for ``url`` (boto3 for ``s3://``): for tools and Spark executors."""
     parsed = parse_store_url(url)
     if parsed.scheme == "s3":
         from tiered_mq.cold.s3_store import SyncS3Store
 
-        return SyncS3Store(
-            parsed.bucket,
-            endpoint_url=endpoint_url,
-            region=region,
-            access_key=access_key,
-            secret_key=secret_key,
-            path_style=path_style,
-        )
+        return SyncS3Store(parsed.bucket, **s3)
     return _open_local(parsed)
 
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Unpack
 
 import aioboto3
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
-from tiered_mq.cold.object_store import ObjectInfo
+from tiered_mq.cold.object_store import ObjectInfo, S3Options
 from tiered_mq.errors import ObjectNotFoundError, ObjectStoreError, PreconditionFailedError
 
 _CREDENTIAL_CODES = {
@@ -73,24 +73,20 @@ def _config(endpoint_url: str | None, path_style: bool) -> Config:
     return Config(**options)
 
 
-def _client_kwargs(
-    endpoint_url: str | None,
-    region: str | None,
-    access_key: str | None,
-    secret_key: str | None,
-    path_style: bool,
-) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"config": _config(endpoint_url, path_style)}
+def _client_kwargs(options: S3Options) -> dict[str, Any]:
+    endpoint_url = options.get("endpoint_url")
+    region = options.get("region")
+    kwargs: dict[str, Any] = {"config": _config(endpoint_url, options.get("path_style", False))}
     if endpoint_url:
         kwargs["endpoint_url"] = endpoint_url
     if region:
         kwargs["region_name"] = region
     elif endpoint_url:
         kwargs["region_name"] = "us-east-1"
-    if access_key is not None:
-        kwargs["aws_access_key_id"] = access_key
-    if secret_key is not None:
-        kwargs["aws_secret_access_key"] = secret_key
+    if options.get("access_key") is not None:
+        kwargs["aws_access_key_id"] = options["access_key"]
+    if options.get("secret_key") is not None:
+        kwargs["aws_secret_access_key"] = options["secret_key"]
     return kwargs
 
 
@@ -112,18 +108,9 @@ def _is_invalid_range(exc: Exception) -> bool:
 class S3Store:
     """``ObjectStore`` on S3 through aioboto3; one client, opened on first use."""
 
-    def __init__(
-        self,
-        bucket: str,
-        *,
-        endpoint_url: str | None = None,
-        region: str | None = None,
-        access_key: str | None = None,
-        secret_key: str | None = None,
-        path_style: bool = False,
-    ) -> None:
+    def __init__(self, bucket: str, **options: Unpack[S3Options]) -> None:
         self.bucket = bucket
-        self._kwargs = _client_kwargs(endpoint_url, region, access_key, secret_key, path_style)
+        self._kwargs = _client_kwargs(options)
         self._session = aioboto3.Session()
         self._client_cm: Any = None
         self._client: Any = None
@@ -232,18 +219,9 @@ class S3Store:
 class SyncS3Store:
     """``SyncObjectStore`` on S3 through boto3 (thread-safe: boto3 clients are)."""
 
-    def __init__(
-        self,
-        bucket: str,
-        *,
-        endpoint_url: str | None = None,
-        region: str | None = None,
-        access_key: str | None = None,
-        secret_key: str | None = None,
-        path_style: bool = False,
-    ) -> None:
+    def __init__(self, bucket: str, **options: Unpack[S3Options]) -> None:
         self.bucket = bucket
-        kwargs = _client_kwargs(endpoint_url, region, access_key, secret_key, path_style)
+        kwargs = _client_kwargs(options)
         self._s3: Any = boto3.session.Session().client("s3", **kwargs)
 
     def _put(self, key: str, data: bytes, **conditions: str) -> str:
