@@ -13,20 +13,9 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   other unknown API key or version, a header or body that does not decode, or a handler that
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
   only loses its own connection; its queued requests are dropped.
-- Writes: bytes chunks go to the transport; ``FileRegion`` chunks (Fetch data) above
-  ``INLINE_REGION_MAX`` are sent with ``os.sendfile`` from the segment file to the socket once
-  the transport's buffer is empty (so bytes stay in order). uvloop transports have no
-  ``loop.sendfile`` and own their fd's registration, so the connection polls a ``dup`` of the
-  socket fd for writability when the socket buffer is full: the whole region goes zero-copy.
-  The dup is closed in ``connection_lost`` (else it would keep the socket open). The write
-  buffer's high-water mark is 0, so ``pause_writing`` fires whenever bytes wait in user space
-  and the writer awaits ``resume_writing`` before the next region.
-- Pinning: before its first await, a response dups the fd of every segment file it sends from
-  and reads only through the dups (closed after the write). Local retention may close a segment
-  while the response waits for the socket; the kernel then reuses the closed fd's number, and
-  reading through it would send another file's bytes. A segment closed before the response
-  starts (a retention during a multi-partition fetch) closes the connection: the client
-  fetches again.
+- Writes: ``ResponseWriter`` (response_writer.py) sends each response in order, Fetch data
+  with sendfile from pinned segment files. A response that cannot be sent (a segment deleted
+  under it) closes the connection: the client fetches again.
 """
 
 from __future__ import annotations
@@ -34,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import socket
 import struct
 import time
@@ -43,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import Handler
+from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.errors import KafkaError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.protocol.codec import (
@@ -53,7 +42,6 @@ from tiered_mq.protocol.codec import (
     encode_response,
 )
 from tiered_mq.protocol.header import RequestHeader, decode_request_header
-from tiered_mq.record.file_records import FileRegion
 
 if TYPE_CHECKING:
     from tiered_mq.broker.broker import Broker
@@ -62,16 +50,7 @@ log = logging.getLogger(__name__)
 
 RECV_BUFFER: Final = 256 * 1024
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
-PREAD_CHUNK: Final = 1024 * 1024
-# regions up to this size are read and written with the rest of the response (one syscall
-# instead of a write plus a sendfile): cheaper for the small fetches of a caught-up consumer
-INLINE_REGION_MAX: Final = 16 * 1024
-JOIN_MAX: Final = 64 * 1024  # responses up to this size are joined into one write
 _SIZE = struct.Struct(">i")
-
-
-class _Close(Exception):
-    """Close this connection (after logging why)."""
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -90,11 +69,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._queued_bytes = 0
         self._wakeup: asyncio.Future[None] | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._write_ready: asyncio.Future[None] | None = None
         self._closed = False
         self._read_paused = False
-        self._dup_fd: int | None = None
-        self._writable: asyncio.Future[None] | None = None
+        self._writer: ResponseWriter | None = None
         self._eof = False
 
     # connection lifecycle -----------------------------------------------------------------------
@@ -102,7 +79,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # uvloop's TCPTransport is not an asyncio.Transport subclass but has its methods
         self.transport = transport  # type: ignore[assignment]
         assert self.transport is not None
-        self.transport.set_write_buffer_limits(high=0, low=0)
+        self.transport.set_write_buffer_limits(high=0, low=0)  # see response_writer.py
+        self._writer = ResponseWriter(transport, self.broker.metrics.bytes_out)
         self._set_socket_buffers()
         peer = self.transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
@@ -135,14 +113,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._queue.clear()
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
-        self._wake(self._write_ready)
         self._wake(self._wakeup)
-        if self._dup_fd is not None and self._dup_fd >= 0:
-            if self._writable is not None:
-                asyncio.get_running_loop().remove_writer(self._dup_fd)
-                self._wake(self._writable)
-            os.close(self._dup_fd)
-            self._dup_fd = -1
+        if self._writer is not None:
+            self._writer.close()
 
     def close(self, reason: str | None = None) -> None:
         if reason:
@@ -236,8 +209,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
                         self.transport.resume_reading()
                 chunks = await self._handle(frame)
                 if chunks and not self._closed:
-                    await self._write(chunks)
-        except _Close as e:
+                    assert self._writer is not None
+                    await self._writer.write(chunks)
+        except CloseConnection as e:
             self.close(str(e))
         except asyncio.CancelledError:
             raise
@@ -252,22 +226,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
         try:
             header, pos = decode_request_header(view)
         except KafkaError as e:
-            raise _Close(f"undecodable request header: {e}") from None
+            raise CloseConnection(f"undecodable request header: {e}") from None
         support = classify(header)
         if support is not Support.SUPPORTED:
             if header.api_key == ApiKey.API_VERSIONS:
                 return [api_versions_fallback(header.correlation_id)]
-            raise _Close(
+            raise CloseConnection(
                 f"unsupported request: api key {header.api_key} v{header.api_version} "
                 f"({support.value})"
             )
         handler = self.server.handlers.get(header.api_key)
         if handler is None:
-            raise _Close(f"no handler for api key {header.api_key}")
+            raise CloseConnection(f"no handler for api key {header.api_key}")
         try:
             request = decode_request(header, view[pos:])
         except KafkaError as e:
-            raise _Close(f"undecodable {handler.name} v{header.api_version}: {e}") from None
+            raise CloseConnection(
+                f"undecodable {handler.name} v{header.api_version}: {e}"
+            ) from None
         return await self._dispatch(handler, header, request)
 
     async def _dispatch(
@@ -283,7 +259,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except Exception as e:
             errors.inc()
             log.exception("%s v%d from %s failed", handler.name, header.api_version, self.peer)
-            raise _Close(f"{handler.name} handler failed: {e!r}") from None
+            raise CloseConnection(f"{handler.name} handler failed: {e!r}") from None
         finally:
             requests.inc()
             latency.observe(time.perf_counter() - started)
@@ -291,122 +267,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return None
         return encode_response(header, response)
 
-    # writing ------------------------------------------------------------------------------------
+    # writing (response_writer.py) -------------------------------------------------------------
     def pause_writing(self) -> None:
-        if self._write_ready is None or self._write_ready.done():
-            self._write_ready = asyncio.get_running_loop().create_future()
+        if self._writer is not None:
+            self._writer.pause()
 
     def resume_writing(self) -> None:
-        self._wake(self._write_ready)
-
-    async def _drain(self) -> None:
-        fut = self._write_ready
-        if fut is not None and not fut.done():
-            await fut
-        if self._closed:
-            raise ConnectionResetError("connection closed")
-
-    async def _write(self, chunks: list[Any]) -> None:
-        # Pin every region's segment file before the first await: local retention may close
-        # (and unlink) a segment while this response waits for the socket, and the kernel
-        # hands a closed fd's number to the next open file; reading the region through that
-        # number would send another file's bytes (a consumer would skip ahead to them). A dup
-        # keeps the open file description, so the deleted segment's bytes stay readable.
-        pinned: dict[int, int] = {}
-        try:
-            for c in chunks:
-                if isinstance(c, FileRegion) and id(c.file) not in pinned:
-                    pinned[id(c.file)] = _pin(c)
-            await self._write_pinned(chunks, pinned)
-        finally:
-            for fd in pinned.values():
-                os.close(fd)
-
-    async def _write_pinned(self, chunks: list[Any], pinned: dict[int, int]) -> None:
-        transport = self.transport
-        assert transport is not None
-        pending: list[Any] = []
-        for c in chunks:
-            if isinstance(c, FileRegion) and c.length <= INLINE_REGION_MAX:
-                data = os.pread(pinned[id(c.file)], c.length, c.position)
-                if len(data) != c.length:
-                    raise _Close(f"segment file shrank under a fetch at position {c.position}")
-                pending.append(data)
-                self.broker.metrics.bytes_out.inc(c.length)
-            elif isinstance(c, FileRegion):
-                if pending:
-                    transport.writelines(pending)
-                    pending = []
-                await self._send_region(c, pinned[id(c.file)])
-            else:
-                pending.append(c)
-        if len(pending) == 1:
-            transport.write(pending[0])
-        elif pending:
-            if sum(len(c) for c in pending) <= JOIN_MAX:
-                transport.write(b"".join(pending))  # one small send beats writev of pieces
-            else:
-                transport.writelines(pending)
-        await self._drain()
-
-    def _sendfile_fd(self) -> int:
-        """A dup of the socket's fd (-1 if none): ours to poll for writability, since the
-        transport owns the original's registration in the event loop."""
-        if self._dup_fd is None:
-            sock = self.transport.get_extra_info("socket") if self.transport else None
-            self._dup_fd = os.dup(sock.fileno()) if sock is not None else -1
-        return self._dup_fd
-
-    async def _wait_writable(self, fd: int) -> None:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
-        self._writable = fut
-        loop.add_writer(fd, self._wake, fut)
-        try:
-            await fut
-        finally:
-            self._writable = None
-            if not self._closed:
-                loop.remove_writer(fd)
-        if self._closed:
-            raise ConnectionResetError("connection closed")
-
-    async def _send_region(self, region: FileRegion, in_fd: int) -> None:
-        """Send ``region`` from ``in_fd`` (the region's file, pinned by ``_write``)."""
-        transport = self.transport
-        assert transport is not None
-        out_fd = self._sendfile_fd()
-        offset, remaining = region.position, region.length
-        while remaining > 0:
-            await self._drain()  # bytes queued on the transport go first
-            if out_fd >= 0 and transport.get_write_buffer_size() == 0:
-                try:
-                    sent = os.sendfile(out_fd, in_fd, offset, remaining)
-                except BlockingIOError:  # socket buffer full: wait, then go on zero-copy
-                    await self._wait_writable(out_fd)
-                    continue
-                if sent == 0:
-                    raise _Close(f"segment file shrank under a fetch at position {offset}")
-                offset += sent
-                remaining -= sent
-                continue
-            # no socket fd (not a TCP transport): queue a copy on the transport
-            data = os.pread(in_fd, min(remaining, PREAD_CHUNK), offset)
-            if not data:
-                raise _Close(f"segment file shrank under a fetch at position {offset}")
-            transport.write(data)
-            offset += len(data)
-            remaining -= len(data)
-        self.broker.metrics.bytes_out.inc(region.length)
-
-
-def _pin(region: FileRegion) -> int:
-    """A dup of the region's file descriptor; _Close when the segment is already closed (a
-    retention that ran while the fetch was being answered: the client fetches again)."""
-    try:
-        return os.dup(region.file.fileno())
-    except ValueError:
-        raise _Close("segment deleted under a fetch response (client will fetch again)") from None
+        if self._writer is not None:
+            self._writer.resume()
 
 
 class KafkaServer:

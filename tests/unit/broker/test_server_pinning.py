@@ -55,7 +55,7 @@ async def test_fetch_sends_the_closed_segments_bytes(
     loop = asyncio.get_running_loop()
     await loop.sock_sendall(sock, _fetch_frame("pin"))
     for _ in range(500):  # until the server waits for the socket mid-response
-        if any(c._writable is not None for c in broker.server.connections):
+        if any(c._writer and c._writer.waiting_for_socket for c in broker.server.connections):
             break
         await asyncio.sleep(0.01)
     else:
