@@ -13,8 +13,7 @@ codec first (recompress.py). A compacted topic refuses records without a key
 (compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Both decode records, so
 they run in a worker thread: a big batch (up to ``message.max.decompressed.bytes``) never
 stalls the other connections. A connection's requests are still handled one at a time, so a
-producer's batches keep their order. Transactional batches
-must come with the request's
+producer's batches keep their order. Transactional batches must come with the request's
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
 INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
