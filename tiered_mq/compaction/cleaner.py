@@ -21,46 +21,14 @@ transactions (``aborted`` None) every transactional batch is skipped, which only
 The map may fill up: pass 1 then stops at a segment boundary and the end offset moves down to
 it (the next pass continues from there).
 
-Pass 2 (:func:`clean_group`) rewrites the segments below the end offset in groups (consecutive
-segments whose sizes sum to at most ``segment.bytes`` and whose offsets fit a 32-bit relative
-offset, as Kafka's ``groupSegmentsBySize``) into one segment named after the group's first base
-offset. Per batch (headers first, records decoded only for data batches):
-
-- a record is kept iff it has a key and no later record with the same key is in the map;
-- a tombstone (null value) that is kept gets a delete horizon: the batch is re-encoded with
-  ``DELETE_HORIZON_FLAG`` and base timestamp = now + ``delete.retention.ms`` (KIP-534; record
-  timestamps are deltas from it, so they do not change). Once a later pass runs after the
-  horizon, the tombstone is dropped;
-- surviving records keep their offsets, the batch keeps its base offset, last offset delta,
-  producer id, epoch, base sequence, partition leader epoch, codec and transactional flag, so
-  offsets stay monotonic and the idempotent producer state stays valid;
-- a batch left empty is dropped, except the last batch of each producer id (kept empty, as
-  Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
-  so the new segment ends at the old group's end offset, which recovery reads from the swap);
-- the records of aborted transactions are removed (as Kafka); control batches (transaction
-  markers) are copied unchanged and never removed (Kafka drops a marker once its
-  transaction has no data left and ``delete.retention.ms`` has passed; keeping them costs one
-  small batch per transaction and keeps every surviving transactional record followed by its
-  marker); ``.txnindex`` files of a group are concatenated;
-- a batch that keeps every record and needs no horizon is copied byte for byte.
-
-Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
-a bigger batch raises DecompressedTooLargeError, which fails the pass like a corrupt batch
-(nothing is swapped in; the manager logs it and retries after the backoff).
-
-Crash behaviour: output is written as ``<base>.log.cleaned`` (+ ``.index``, ``.timeindex``,
-``.txnindex``), fsynced, renamed to ``.swap`` and the directory fsynced; the partition then swaps
-it in with ``LocalLog.replace_segments`` under its lock. Recovery deletes ``.cleaned`` files (the
-old segments are intact) and completes ``.swap`` files (hot/recovery.py), so a crash at any step
-leaves either the old segments or the new one, never both, never neither. The checkpoint is
-written after the swap: a crash before it only repeats the (idempotent) pass.
+Pass 2 (rewriting the segments, crash behaviour): segment_rewrite.py.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -71,16 +39,12 @@ from tiered_mq.hot import log_files
 from tiered_mq.hot.header_scan import scan_headers
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
-from tiered_mq.hot.log_segment import IndexPoints, LogSegment
-from tiered_mq.hot.offset_index import OffsetIndex
-from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
+from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.record.batch import (
-    DELETE_HORIZON_FLAG,
     BatchHeader,
-    set_attribute_flags,
 )
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
-from tiered_mq.record.records import Record, decode_batch, reencode_batch
+from tiered_mq.record.records import decode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 INT_MAX: Final = 2**31 - 1
@@ -148,16 +112,7 @@ class SegmentSource:
         return os.pread(self.fd, size, position)
 
     def close(self) -> None:
-        _close_quietly(self.fd)
-
-
-@dataclass
-class CleanedGroup:
-    """Compaction output for ``old`` (renamed to ``.swap``), ready for replace_segments."""
-
-    old: list[LogSegment]
-    base_offset: int
-    files: list[Path] = field(default_factory=list)
+        close_quietly(self.fd)
 
 
 def checkpoint_path(dir: Path) -> Path:
@@ -272,207 +227,8 @@ def group_segments(
     return groups
 
 
-def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:
-    """Producer id -> base offset of its last batch in ``sources`` (header scan)."""
-    last: dict[int, int] = {}
-    for source in sources:
-        for _, header in source.iter_headers():
-            if header.producer_id >= 0:
-                last[header.producer_id] = header.base_offset
-    return last
-
-
-def _reencode(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
-    """Re-encode; with a ``horizon`` (the base timestamp) also set DELETE_HORIZON_FLAG."""
-    data = reencode_batch(h, records, base_timestamp=horizon)
-    if horizon is None:
-        return data
-    out = bytearray(data)
-    set_attribute_flags(out, 0, DELETE_HORIZON_FLAG)
-    return bytes(out)
-
-
-class _SegmentWriter:
-    """Writes ``<base>.log.cleaned`` and its indexes, as LogSegment.append would."""
-
-    def __init__(self, dir: Path, base: int, index_interval_bytes: int) -> None:
-        self.dir, self.base = dir, base
-        stem = log_files.file_name(base)
-        self.log_path = dir / (stem + log_files.LOG_SUFFIX + log_files.CLEANED_SUFFIX)
-        self.fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.position = 0
-        self.points = IndexPoints(index_interval_bytes, 0, NO_TIMESTAMP, base)
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
-
-    def write(self, data: bytes, header: BatchHeader) -> None:
-        self.points.add(self.position, header, len(data))
-        self.position += len(data)
-        self.pending.append(data)
-        self.pending_bytes += len(data)
-        if self.pending_bytes >= 1 << 20:
-            self._drain()
-
-    def _drain(self) -> None:
-        data = memoryview(b"".join(self.pending))
-        while data:
-            data = data[os.write(self.fd, data) :]
-        self.pending, self.pending_bytes = [], 0
-
-    def finish(self, txn_index: bytes) -> list[Path]:
-        """fsync everything; return the .cleaned files (the .log first)."""
-        self._drain()
-        os.fsync(self.fd)
-        os.close(self.fd)
-        stem = self.dir / log_files.file_name(self.base)
-        files = [self.log_path]
-        cleaned = log_files.CLEANED_SUFFIX
-        index = OffsetIndex(Path(f"{stem}{log_files.INDEX_SUFFIX}{cleaned}"), self.base)
-        times = TimeIndex(Path(f"{stem}{log_files.TIME_INDEX_SUFFIX}{cleaned}"), self.base)
-        index.reset([], [])
-        points = self.points
-        index.append(points.index_entries)
-        times.reset([], [])
-        times.maybe_append([*points.time_entries, (points.max_ts, points.max_ts_offset)])
-        for idx in (index, times):
-            idx.flush()
-            idx.close()
-            files.append(idx.path)
-        if txn_index:
-            path = Path(f"{stem}{log_files.TXN_INDEX_SUFFIX}{log_files.CLEANED_SUFFIX}")
-            with open(path, "wb") as f:
-                f.write(txn_index)
-                f.flush()
-                os.fsync(f.fileno())
-            files.append(path)
-        return files
-
-
-def clean_group(
-    dir: Path,
-    group: Sequence[SegmentSource],
-    omap: OffsetMap,
-    last_batches: dict[int, int],
-    config: LogConfig,
-    now_ms: int,
-    stats: CleanerStats,
-    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-    aborted: AbortedTxns | None = None,
-) -> CleanedGroup | None:
-    """Pass 2 for one group: write its compacted segment as ``.swap`` files.
-
-    Returns None (and leaves no file) when nothing would change (a single segment whose
-    batches are all kept as they are).
-    """
-    base = group[0].base_offset
-    writer = _SegmentWriter(dir, base, config.index_interval_bytes)
-    changed = len(group) > 1
-    try:
-        for i, source in enumerate(group):
-            headers = list(source.iter_headers())
-            for j, (position, header) in enumerate(headers):
-                data = source.read(position, header.size)
-                stats.bytes_read += len(data)
-                stats.records_read += header.records_count
-                last = i == len(group) - 1 and j == len(headers) - 1
-                out = _clean_batch(
-                    data, header, omap, last_batches, last, config, now_ms, stats, max_size, aborted
-                )
-                if out is None:
-                    changed = True
-                    continue
-                if out is not data:
-                    changed = True
-                writer.write(out, header)
-        txn_index = b"".join(
-            _read_or_empty(log_files.txn_index_file(dir, s.base_offset)) for s in group
-        )
-        files = writer.finish(txn_index)
-    except BaseException:
-        _close_quietly(writer.fd)
-        _unlink_cleaned(dir, base)
-        raise
-    if not changed:
-        _unlink_cleaned(dir, base)
-        return None
-    swapped = []
-    for path in files:
-        target = path.with_name(path.name[: -len(log_files.CLEANED_SUFFIX)] + log_files.SWAP_SUFFIX)
-        path.replace(target)
-        swapped.append(target)
-    log_files.fsync_dir(dir)
-    stats.bytes_written += writer.position
-    return CleanedGroup([s.segment for s in group], base, swapped)
-
-
-def _clean_batch(
-    data: bytes,
-    header: BatchHeader,
-    omap: OffsetMap,
-    last_batches: dict[int, int],
-    last_of_group: bool,
-    config: LogConfig,
-    now_ms: int,
-    stats: CleanerStats,
-    max_size: int,
-    aborted: AbortedTxns | None = None,
-) -> bytes | None:
-    """The batch to write for ``data`` (``data`` itself when unchanged), or None to drop it."""
-    if header.is_control:
-        return data
-    drop_all = header.is_transactional and aborted is not None and _skipped(header, aborted)
-    h, records = decode_batch(data, max_size=max_size)
-    horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_FLAG else None
-    expired = horizon is not None and now_ms >= horizon
-    kept: list[Record] = []
-    for record in records:
-        if record.key is None or drop_all:
-            continue
-        latest = omap.get(record.key)
-        if latest is not None and record.offset < latest:
-            continue
-        if record.value is None and expired:
-            continue
-        kept.append(record)
-    stats.records_removed += len(records) - len(kept)
-    new_horizon = None
-    tombstones = any(r.value is None for r in kept)
-    if tombstones:  # then the batch's horizon (if any) has not passed: expired ones were dropped
-        new_horizon = horizon if horizon is not None else now_ms + config.delete_retention_ms
-        stats.horizon(new_horizon)
-    if len(kept) == len(records) and (not tombstones or horizon is not None):
-        return data
-    if not kept:
-        keep_empty = last_of_group or (
-            h.producer_id >= 0 and last_batches.get(h.producer_id) == h.base_offset
-        )
-        return _reencode(h, [], None) if keep_empty else None
-    return _reencode(h, kept, new_horizon)
-
-
-def _read_or_empty(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
-
-
-def _close_quietly(fd: int) -> None:
+def close_quietly(fd: int) -> None:
     try:
         os.close(fd)
     except OSError:
         pass
-
-
-def _unlink_cleaned(dir: Path, base: int) -> None:
-    stem = log_files.file_name(base)
-    for ext in log_files.SEGMENT_SUFFIXES:
-        (dir / (stem + ext + log_files.CLEANED_SUFFIX)).unlink(missing_ok=True)
-
-
-def discard_swap(dir: Path, base: int) -> None:
-    """Remove the ``.swap`` files of an abandoned replacement (under the partition lock)."""
-    stem = log_files.file_name(base)
-    for ext in log_files.SEGMENT_SUFFIXES:
-        (dir / (stem + ext + log_files.SWAP_SUFFIX)).unlink(missing_ok=True)
-    log_files.fsync_dir(dir)

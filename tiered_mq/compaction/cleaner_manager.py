@@ -4,7 +4,7 @@ Every ``log.cleaner.backoff.ms`` the task looks at the hosted partitions whose t
 contains ``compact`` (``compact,delete`` too; tiered topics are skipped: Kafka forbids compaction
 with remote storage) and cleans, filthiest first, each log whose dirty ratio is at least
 ``min.cleanable.dirty.ratio`` or which holds a tombstone past its delete horizon (see
-cleaner.py for the sections, passes and file protocol).
+cleaner.py and segment_rewrite.py for the sections, passes and file protocol).
 
 Threads and locks: planning (segment map, high watermark / last stable offset, one duplicate
 file descriptor per segment) and each swap (``LocalLog.replace_segments``: a few renames and one
@@ -38,15 +38,13 @@ from tiered_mq.compaction.cleaner import (
     CleanerStats,
     SegmentSource,
     build_offset_map,
-    clean_group,
-    discard_swap,
     group_segments,
     plan_cleaning,
-    producer_last_batches,
     read_cleaner_checkpoint,
     write_cleaner_checkpoint,
 )
 from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.compaction.segment_rewrite import clean_group, discard_swap, producer_last_batches
 from tiered_mq.compaction.txn_filter import AbortedTxns
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES

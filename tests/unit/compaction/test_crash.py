@@ -10,17 +10,15 @@ import pytest
 
 from tiered_mq.broker.partition import Partition, validate_records
 from tiered_mq.compaction.cleaner import (
-    CleanedGroup,
     CleanerStats,
     SegmentSource,
     build_offset_map,
-    clean_group,
     group_segments,
     plan_cleaning,
-    producer_last_batches,
 )
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.compaction.offset_map import OffsetMap
+from tiered_mq.compaction.segment_rewrite import CleanedGroup, clean_group, producer_last_batches
 from tiered_mq.hot import log_files
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.records import encode_batch
