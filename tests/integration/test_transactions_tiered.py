@@ -15,10 +15,11 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.conftest import BrokerFactory
+from tests.integration.test_transactions import _read_all
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import parse_partition_manifest
 from tiered_mq.cold.object_store import open_sync_store
@@ -34,37 +35,6 @@ CONFIGS = [
     "log.retention.check.interval.ms=200",
     "log.segment.delete.delay.ms=0",
 ]
-
-
-def _read_all(bootstrap: str, topic: str, isolation: str, expect: int) -> list[bytes]:
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"g-{uuid.uuid4().hex[:6]}",
-            "isolation.level": isolation,
-            "enable.partition.eof": True,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    c.assign([TopicPartition(topic, 0, 0)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == -191 and len(values) >= expect:  # _PARTITION_EOF
-                    break
-                if m.error().code() != -191:
-                    raise KafkaException(m.error())
-                continue
-            values.append(m.value())
-    finally:
-        c.close()
-    return values
 
 
 def _high_watermark(bootstrap: str, topic: str) -> int:
@@ -144,5 +114,8 @@ def test_read_committed_from_the_bucket_after_restart(broker_factory: BrokerFact
     _wait(deleted_locally, "local deletion of the uploaded segments")
     broker.restart()
 
-    assert _read_all(broker.bootstrap, topic, "read_committed", len(committed)) == committed
-    assert _read_all(broker.bootstrap, topic, "read_uncommitted", len(every)) == every
+    assert (
+        _read_all(broker.bootstrap, topic, "read_committed", len(committed), partitions=1)
+        == committed
+    )
+    assert _read_all(broker.bootstrap, topic, "read_uncommitted", len(every), partitions=1) == every

@@ -51,7 +51,7 @@ from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.cold import layout
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.object_store import ObjectStore, open_object_store, parse_store_url
-from tiered_mq.cold.remote_log_manager import DEFAULT_FETCH_MAX_BYTES, RemoteLogManager
+from tiered_mq.cold.remote_log_manager import RemoteLogManager
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError
 from tiered_mq.topic_partition import TopicPartition
@@ -125,9 +125,7 @@ def build_remote_log_manager(
         config.get_int("remote.log.reader.cache.bytes"),
         chunk_size=config.get_int("remote.log.reader.chunk.bytes"),
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
-        fetch_max_bytes=config.get_int(
-            "remote.log.reader.fetch.max.bytes", DEFAULT_FETCH_MAX_BYTES
-        ),
+        fetch_max_bytes=config.get_int("remote.log.reader.fetch.max.bytes"),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),
         settings=UploaderSettings(

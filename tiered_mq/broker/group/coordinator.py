@@ -20,11 +20,11 @@ CompletingRebalance answers REBALANCE_IN_PROGRESS. The answer is sent after the 
 
 Transactional offsets (TxnOffsetCommit, v0-2: no member checks): :meth:`txn_offset_commit`
 appends them as a transactional batch before answering and holds them pending
-(``txn_offsets``, see txn_offsets.py); the transaction coordinator calls :meth:`complete_txn`
-once its COMMIT/ABORT marker is in the group's ``__consumer_offsets`` partition. Pending
-offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them (Kafka's
-UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending offsets is
-never expired to Dead.
+(``OffsetManager.pending``, see txn_offsets.py); the transaction coordinator calls
+:meth:`complete_txn` once its COMMIT/ABORT marker is in the group's ``__consumer_offsets``
+partition. Pending offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them
+(Kafka's UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending
+offsets is never expired to Dead.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetada
 from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
-from tiered_mq.broker.group.txn_offsets import PendingTxnOffsets
 from tiered_mq.errors import KafkaError
 from tiered_mq.topic_partition import TopicPartition
 
@@ -69,10 +68,6 @@ class GroupCoordinator:
     @property
     def groups(self) -> dict[str, GroupMetadata]:
         return self.membership.groups
-
-    @property
-    def txn_offsets(self) -> PendingTxnOffsets:
-        return self.offsets.pending
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -284,7 +279,7 @@ class GroupCoordinator:
             log.exception("group %s: transactional offset commit append failed", group_id)
             raise errors.CoordinatorNotAvailableError(str(exc)) from exc
 
-    def complete_txn(self, producer_id: int, commit: bool, partition: int | None = None) -> None:
+    def complete_txn(self, producer_id: int, commit: bool, partition: int) -> None:
         """The COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets``
         ``partition``: materialize or drop its pending offsets of the groups there."""
         self.offsets.complete_txn(producer_id, commit, partition)

@@ -155,8 +155,7 @@ class OffsetManager:
 
     def groups(self) -> set[str]:
         """Ids of groups that have committed or pending transactional offsets."""
-        pending = {g for groups in self.pending.pending.values() for g in groups}
-        return set(self._offsets) | pending
+        return set(self._offsets) | self.pending.groups()
 
     def has_offsets(self, group_id: str) -> bool:
         """Committed or pending transactional offsets (Kafka's ``hasOffsets``)."""
@@ -214,13 +213,13 @@ class OffsetManager:
         if position >= 0:
             self.pending.add(producer_id, group_id, offsets, position)
 
-    def complete_txn(self, producer_id: int, commit: bool, partition: int | None = None) -> int:
-        """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` ``partition``
-        (None: every partition): settle its pending offsets there; returns how many were
-        applied to the cache."""
+    def complete_txn(self, producer_id: int, commit: bool, partition: int) -> int:
+        """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` ``partition``:
+        settle its pending offsets there; returns how many were applied to the cache."""
         n = self._config.offsets_topic_num_partitions
-        selected = None if partition is None else (lambda g: fmt.partition_for(g, n) == partition)
-        settled: GroupOffsets = self.pending.complete(producer_id, commit, selected)
+        settled: GroupOffsets = self.pending.complete(
+            producer_id, commit, lambda g: fmt.partition_for(g, n) == partition
+        )
         applied = 0
         for group_id, offsets in settled.items():
             for tp, held in offsets.items():

@@ -66,8 +66,9 @@ class PendingTxnOffsets:
         if groups is not None and group_id in groups:
             groups[group_id].pop(tp, None)
 
-    def groups_of(self, producer_id: int) -> list[str]:
-        return list(self.pending.get(producer_id, {}))
+    def groups(self) -> set[str]:
+        """Groups with a pending offset (of any producer)."""
+        return {g for groups in self.pending.values() for g in groups}
 
     def has_pending(self, group_id: str) -> bool:
         return any(group_id in groups for groups in self.pending.values())
@@ -80,17 +81,16 @@ class PendingTxnOffsets:
         return out
 
     def complete(
-        self, producer_id: int, commit: bool, selected: Callable[[str], bool] | None = None
+        self, producer_id: int, commit: bool, selected: Callable[[str], bool]
     ) -> GroupOffsets:
-        """Settle ``producer_id``'s pending offsets; returns those to materialize (commit).
-
-        ``selected(group_id)``: settle only these groups (those whose ``__consumer_offsets``
-        partition received the marker); None settles every group of the producer."""
+        """Settle ``producer_id``'s pending offsets of the groups ``selected(group_id)`` names
+        (those whose ``__consumer_offsets`` partition received the marker); returns those to
+        materialize (commit)."""
         groups = self.pending.get(producer_id)
         if not groups:
             self.pending.pop(producer_id, None)
             return {}
-        settled = {g: offsets for g, offsets in groups.items() if selected is None or selected(g)}
+        settled = {g: offsets for g, offsets in groups.items() if selected(g)}
         for g in settled:
             del groups[g]
         if not groups:
