@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
-from tiered_mq.broker.partition import AppendResult, Partition, validate_records
+from tiered_mq.broker.partition import Partition
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
@@ -200,14 +200,6 @@ class ReplicaManager:
 
     def local_log(self, tp: TopicPartition) -> LocalLog:
         return self.get_partition(tp).log
-
-    # appends ------------------------------------------------------------------------------------
-    async def append_records(
-        self, tp: TopicPartition, records: memoryview | bytearray
-    ) -> AppendResult:
-        partition = self.get_partition(tp)
-        batches = validate_records(records, partition.log.config.max_message_bytes)
-        return await partition.append_as_leader(records, batches)
 
     async def ensure_internal_topic(
         self, name: str, partitions: int, configs: dict[str, str]

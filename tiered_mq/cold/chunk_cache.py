@@ -62,10 +62,6 @@ class ChunkFile:
             raise ValueError("chunk file closed")
         return self._fd
 
-    @property
-    def closed(self) -> bool:
-        return not self._finalizer.alive
-
     def close(self) -> None:
         self._finalizer()
 
