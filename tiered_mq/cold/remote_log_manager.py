@@ -8,8 +8,9 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     rlm.on_stop(tp)                             # leadership moved away / partition closed
     rlm.notify_roll(tp)                         # optional: LocalLog's on_roll, uploads at once
     await rlm.read(tp, offset, max_bytes)       # fetch below the local log start offset
-    await rlm.read_regions(tp, offset, max_bytes, span=True)  # the same as FileRegions over
-                                                # chunk files (sendfile), going on across
+    await rlm.read_regions(tp, offset, max_bytes, span=True)  # the same as a RemoteRead:
+                                                # FileRegions over chunk files (sendfile), their
+                                                # size and next offset, going on across
                                                 # segments (filled fetches)
     rlm.fetch_max_bytes                         # cap of a filled (single-partition) cold fetch
                                                 # (at most half the chunk cache)
@@ -50,11 +51,10 @@ from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
-from tiered_mq.cold.remote_reader import RemoteReader
+from tiered_mq.cold.remote_reader import RemoteRead, RemoteReader
 from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
 from tiered_mq.hot.transaction_index import AbortedTxn
-from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class RemoteLogManager:
 
     async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[FileRegion]:
+    ) -> RemoteRead:
         return await self.reader.read_regions(tp, offset, max_bytes, span=span)
 
     async def offset_for_timestamp(

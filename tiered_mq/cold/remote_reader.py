@@ -8,11 +8,12 @@ batch, like a local fetch), by default never past the segment's end (a fetch ret
 one segment, as in Kafka; the consumer's next fetch continues in the next one). A filled fetch
 (``read_regions(..., span=True)``) goes on into the following segments while ``max_bytes`` has
 room for their next batch, and starts the read-ahead of the next segment when its window
-passes the end. ``read_regions`` returns FileRegions over the chunk cache's files (one per
-chunk part; a batch may span two, consecutive regions concatenate), which the server sends
-with sendfile: the batches are validated by streaming those files with pread in pieces of
-about ``SCAN_PIECE`` bytes (or one batch), so a fill is never held in memory. ``read`` joins
-the regions' bytes for callers that need them.
+passes the end. ``read_regions`` returns a RemoteRead: FileRegions over the chunk cache's files
+(one per chunk part; a batch may span two, consecutive regions concatenate), which the server
+sends with sendfile, with their size and the offset after their last batch. The batches are
+validated by streaming those files with pread in pieces of about ``SCAN_PIECE`` bytes (or one
+batch), so a fill is never held in memory. ``read`` joins the regions' bytes for callers that
+need them.
 
 Every batch returned is checked (length, magic, CRC-32C, record.batch.validate_batch; offsets
 rising within the segment's range, as the base offset is not covered by the CRC). A batch
@@ -31,6 +32,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from tiered_mq.cold import layout
@@ -49,6 +51,16 @@ from tiered_mq.topic_partition import TopicPartition
 _V = TypeVar("_V")
 
 SCAN_PIECE = 1024 * 1024  # bytes read at once while validating a fetch from chunk files
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteRead:
+    """A cold read: ``regions`` concatenate to ``size`` bytes of whole, validated batches;
+    ``next_offset`` is one past the last offset they hold (None when they hold none)."""
+
+    regions: list[FileRegion]
+    size: int
+    next_offset: int | None
 
 
 class RemoteReader:
@@ -168,11 +180,11 @@ class RemoteReader:
 
     async def read(self, tp: TopicPartition, offset: int, max_bytes: int) -> bytes:
         """``read_regions`` read into one byte string (for callers that need the bytes)."""
-        return b"".join(r.read() for r in await self.read_regions(tp, offset, max_bytes))
+        return b"".join(r.read() for r in (await self.read_regions(tp, offset, max_bytes)).regions)
 
     async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[FileRegion]:
+    ) -> RemoteRead:
         """Whole batches from the one holding ``offset``: at least one, else up to
         ``max_bytes``, as FileRegions over chunk files (consecutive regions concatenate; a
         batch may span two). Without ``span`` the read stops at the end of the segment holding
@@ -182,6 +194,7 @@ class RemoteReader:
         object."""
         regions: list[FileRegion] = []
         total = 0
+        next_offset: int | None = None
         try:
             segment = await self._segment_for(tp, offset)
             while True:
@@ -195,10 +208,11 @@ class RemoteReader:
                     first = await self._header_at(segment, key, start)
                     if first.size > max_bytes - total:
                         break  # an oversized first batch of a later segment: the next fetch
-                got = await self._validated_regions(segment, key, start, max_bytes - total)
+                got, end = await self._validated_regions(segment, key, start, max_bytes - total)
                 size = sum(r.length for r in got)
                 regions.extend(got)
                 total += size
+                next_offset = end if end is not None else next_offset
                 nxt = await self._next_segment(tp, segment) if span else None
                 if nxt is None or total >= max_bytes:
                     self._read_ahead_across(segment, key, start + size, nxt, size)
@@ -210,22 +224,23 @@ class RemoteReader:
             self._metrics.fetch_errors.inc()
             raise
         self._metrics.fetch_bytes.inc(total)
-        return regions
+        return RemoteRead(regions, total, next_offset)
 
     async def _validated_regions(
         self, segment: RemoteSegment, key: str, start: int, max_bytes: int
-    ) -> list[FileRegion]:
+    ) -> tuple[list[FileRegion], int | None]:
         """Regions of the validated whole batches from ``start`` (at least one, else up to
-        ``max_bytes``), checked by streaming the chunk files in bounded pieces."""
+        ``max_bytes``), checked by streaming the chunk files in bounded pieces, and the offset
+        after the last of them (None when there is none)."""
         if start >= segment.size_bytes:
-            return []
+            return [], None
         chunk = self.cache.chunk_size
         for attempt in (1, 2):
             try:
                 first = await self._header_at(segment, key, start)
                 length = min(max(max_bytes, first.size), segment.size_bytes - start)
                 files = await self.cache.open_range(key, segment.size_bytes, start, length)
-                end = await asyncio.to_thread(
+                end, last_offset = await asyncio.to_thread(
                     _scan, files, chunk, segment, start, start + length, max_bytes
                 )
             except CorruptRecordError as e:
@@ -240,7 +255,7 @@ class RemoteReader:
                 n = min(end - pos, chunk - at)
                 regions.append(FileRegion(files[index], at, n))  # type: ignore[arg-type]
                 pos += n
-            return regions
+            return regions, last_offset + 1
         raise AssertionError("unreachable")
 
     async def _next_segment(
@@ -286,7 +301,7 @@ class RemoteReader:
                 if header.max_timestamp >= timestamp and header.last_offset >= from_offset:
                     if header.is_log_append_time:
                         return max(header.base_offset, from_offset), header.max_timestamp
-                    regions = await self._validated_regions(segment, key, position, header.size)
+                    regions, _ = await self._validated_regions(segment, key, position, header.size)
                     for record in decode_batch(b"".join(r.read() for r in regions))[1]:
                         if record.timestamp >= timestamp and record.offset >= from_offset:
                             return record.offset, record.timestamp
@@ -301,10 +316,11 @@ def _scan(
     start: int,
     end: int,
     max_bytes: int,
-) -> int:
-    """End position of the validated whole batches in ``[start, end)`` of the segment (at
-    least one, then while under ``max_bytes``), read in pieces of about ``SCAN_PIECE`` bytes
-    (or one batch, if larger) from the chunk files. Raises CorruptRecordError."""
+) -> tuple[int, int]:
+    """End position and last offset of the validated whole batches in ``[start, end)`` of the
+    segment (at least one, then while under ``max_bytes``), read in pieces of about
+    ``SCAN_PIECE`` bytes (or one batch, if larger) from the chunk files. Raises
+    CorruptRecordError."""
     pos, buf_start = start, start
     buf = bytearray()
     previous_last = segment.base_offset - 1
@@ -335,4 +351,4 @@ def _scan(
             break
     if pos == start:
         raise CorruptRecordError(f"truncated batch at position {start}")
-    return pos
+    return pos, previous_last

@@ -14,23 +14,17 @@ the scan ends at the first entry whose ``last_stable_offset`` is at or above ``e
 segment; in-memory entries of the partition (markers still in local segments) are the
 caller's to merge. Parsed objects are kept in a small LRU keyed by object key (objects are
 immutable: a re-upload gets a new key). A failing store read raises; nothing is cached then.
-
-``regions_next_offset`` gives the offset after the last batch of a fetch's FileRegions (the
-range a fetch actually returns), walking batch headers (one pread per batch).
 """
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import PartitionManifest
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.hot.transaction_index import AbortedTxn, decode_entries
-from tiered_mq.record.batch import HEADER_SIZE, read_header
-from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
 DEFAULT_CACHE_ENTRIES = 512
@@ -82,38 +76,3 @@ class RemoteTxnIndex:
             if complete:
                 break
         return sorted(set(out), key=lambda e: (e.first_offset, e.producer_id))
-
-
-def regions_next_offset(regions: Sequence[FileRegion]) -> int | None:
-    """One past the last offset of the whole batches that ``regions`` concatenate (None when
-    they hold no whole batch header)."""
-    starts = []
-    total = 0
-    for r in regions:
-        starts.append(total)
-        total += r.length
-
-    def read_at(pos: int, n: int) -> bytes:
-        out = bytearray()
-        i = 0
-        while i + 1 < len(starts) and starts[i + 1] <= pos:
-            i += 1
-        while n > 0 and i < len(regions):
-            r = regions[i]
-            at = pos - starts[i]
-            chunk = os.pread(r.file.fileno(), min(n, r.length - at), r.position + at)
-            out += chunk
-            n -= len(chunk)
-            pos += len(chunk)
-            i += 1
-        return bytes(out)
-
-    pos = 0
-    last: int | None = None
-    while total - pos >= HEADER_SIZE:
-        header = read_header(read_at(pos, HEADER_SIZE))
-        if pos + header.size > total:
-            break
-        last = header.last_offset
-        pos += header.size
-    return None if last is None else last + 1

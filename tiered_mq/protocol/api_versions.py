@@ -60,7 +60,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.OFFSET_COMMIT: (2, 7),
     ApiKey.OFFSET_FETCH: (1, 5),
     ApiKey.FIND_COORDINATOR: (0, 2),
-    ApiKey.JOIN_GROUP: (2, 5),
+    ApiKey.JOIN_GROUP: (0, 5),
     ApiKey.HEARTBEAT: (0, 3),
     ApiKey.LEAVE_GROUP: (0, 3),
     ApiKey.SYNC_GROUP: (0, 3),

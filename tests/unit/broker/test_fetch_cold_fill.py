@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tiered_mq.broker.handlers import fetch
+from tiered_mq.cold.remote_reader import RemoteRead
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
@@ -29,10 +30,11 @@ class FakeRemote:
 
     async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
-    ) -> list[FileRegion]:
+    ) -> RemoteRead:
         self.calls.append((offset, max_bytes, span))
         half = max_bytes // 2
-        return [FileRegion(io.BytesIO(), 0, half), FileRegion(io.BytesIO(), 0, max_bytes - half)]
+        regions = [FileRegion(io.BytesIO(), 0, half), FileRegion(io.BytesIO(), 0, max_bytes - half)]
+        return RemoteRead(regions, max_bytes, None)  # not batches: no next offset
 
 
 def context(peer: str, **configs: int) -> tuple[Any, FakeRemote]:

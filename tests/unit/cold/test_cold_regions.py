@@ -50,9 +50,12 @@ async def test_regions_hold_the_local_logs_whole_batches(
     tmp_path: Path, offset: int, max_bytes: int
 ) -> None:
     rlm, log = await tiered(tmp_path)
-    regions = await rlm.read_regions(TP, offset, max_bytes, span=True)
+    read = await rlm.read_regions(TP, offset, max_bytes, span=True)
+    regions = read.regions
     data = joined(regions)
     batches = iter_batches(data)
+    assert read.size == len(data)
+    assert read.next_offset == batches[-1][1].next_offset
     assert batches[0][1].base_offset <= offset <= batches[0][1].last_offset
     assert data == local_bytes(log, batches[0][1].base_offset)[: len(data)]
     assert sum(b.size for _, b in batches) == len(data)  # cut at a batch boundary
@@ -77,13 +80,13 @@ async def test_regions_hold_the_local_logs_whole_batches(
 
 async def test_corrupt_cached_chunk_is_read_again_from_the_bucket(tmp_path: Path) -> None:
     rlm, log = await tiered(tmp_path)
-    expected = joined(await rlm.read_regions(TP, 0, 3000, span=True))
+    expected = joined((await rlm.read_regions(TP, 0, 3000, span=True)).regions)
     files = sorted(p for p in rlm.cache.dir.iterdir() if not p.name.endswith(".tmp"))
     for path in files:  # damage every cached chunk on disk
         with open(path, "r+b") as f:
             f.seek(100)
             f.write(b"\xff" * 8)
-    assert joined(await rlm.read_regions(TP, 0, 3000, span=True)) == expected
+    assert joined((await rlm.read_regions(TP, 0, 3000, span=True)).regions) == expected
     await rlm.close()
     log.close()
 
@@ -108,7 +111,7 @@ async def test_corrupt_object_in_a_later_segment_is_refused(tmp_path: Path) -> N
 
 async def test_pinned_regions_keep_their_bytes_through_eviction(tmp_path: Path) -> None:
     rlm, log = await tiered(tmp_path, cache_bytes=8 * CHUNK)
-    regions = await rlm.read_regions(TP, 0, 3000, span=True)
+    regions = (await rlm.read_regions(TP, 0, 3000, span=True)).regions
     expected = local_bytes(log, 0)[: sum(r.length for r in regions)]
     pinned = [(os.dup(r.file.fileno()), r) for r in regions]  # as server.py pins a response
     try:
@@ -134,7 +137,7 @@ async def test_pinned_regions_keep_their_bytes_through_eviction(tmp_path: Path) 
 
 async def test_chunk_files_close_with_their_last_region(tmp_path: Path) -> None:
     rlm, log = await tiered(tmp_path)
-    regions = await rlm.read_regions(TP, 0, 3000, span=True)
+    regions = (await rlm.read_regions(TP, 0, 3000, span=True)).regions
     opened = {}
     for r in regions:
         st = os.fstat(r.file.fileno())

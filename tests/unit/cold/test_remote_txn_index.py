@@ -1,21 +1,17 @@
 """The bucket's ``.txnindex`` objects answer read_committed cold fetches: entries overlapping
 the range only, markers found in later segments, the scan ending at a complete entry, parsed
-objects cached per key; ``regions_next_offset`` ends at the last whole batch."""
+objects cached per key."""
 
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
-from tests.unit.cold.helpers import fill, local_bytes, open_log
 from tiered_mq.cold import layout
 from tiered_mq.cold.local_stores import MemoryStore
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
 from tiered_mq.cold.object_store import ThreadedStore
-from tiered_mq.cold.remote_txn_index import RemoteTxnIndex, regions_next_offset
+from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.hot.transaction_index import AbortedTxn
-from tiered_mq.record.batch import iter_batches
-from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
 
 TP = TopicPartition("txn", 0)
@@ -83,19 +79,3 @@ async def test_cache_is_bounded() -> None:
     index, _ = await bucket()
     await index.aborted_transactions(TP, 0, 300)
     assert len(index._entries) == 2
-
-
-def test_regions_next_offset(tmp_path: Path) -> None:
-    log = open_log(tmp_path / "txn-0")
-    fill(log, 2, batches_per_segment=4, records_per_batch=3)
-    data = local_bytes(log, 0)
-    path = tmp_path / "bytes"
-    path.write_bytes(data)
-    batches = iter_batches(data)
-    with open(path, "rb") as f:
-        cut = batches[1][0] + 5  # the second batch spans two regions
-        three = batches[3][0]
-        regions = [FileRegion(f, 0, cut), FileRegion(f, cut, three - cut)]
-        assert regions_next_offset(regions) == batches[2][1].last_offset + 1
-        assert regions_next_offset([FileRegion(f, 0, len(data))]) == log.log_end_offset
-        assert regions_next_offset([FileRegion(f, 0, 10)]) is None

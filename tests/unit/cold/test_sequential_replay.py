@@ -69,11 +69,12 @@ async def replay(rlm: RemoteLogManager, max_bytes: int, span: bool) -> tuple[byt
     end = rlm.highest_uploaded_offset(TP) + 1
     offset, out, fetches = 0, bytearray(), 0
     while offset < end:
-        regions = await rlm.read_regions(TP, offset, max_bytes, span=span)
-        data = b"".join(r.read() for r in regions)
-        assert len(data) <= max(max_bytes, iter_batches(data)[0][1].size)
+        read = await rlm.read_regions(TP, offset, max_bytes, span=span)
+        data = b"".join(r.read() for r in read.regions)
+        assert read.size == len(data) <= max(max_bytes, iter_batches(data)[0][1].size)
         out += data
-        offset = iter_batches(data)[-1][1].next_offset
+        assert read.next_offset == iter_batches(data)[-1][1].next_offset
+        offset = read.next_offset
         fetches += 1
         await asyncio.sleep(0)  # the consumer's turn: read-ahead runs meanwhile
     return bytes(out), fetches
@@ -111,12 +112,14 @@ async def test_spanning_read_stays_within_max_bytes(
     assert manifest is not None
     first = manifest.readable_segments()[0]
     # one byte past the segment leaves no room for the next segment's first batch
-    regions = await rlm.read_regions(TP, 0, first.size_bytes + 1, span=True)
-    assert sum(r.length for r in regions) == first.size_bytes
+    read = await rlm.read_regions(TP, 0, first.size_bytes + 1, span=True)
+    assert read.size == sum(r.length for r in read.regions) == first.size_bytes
+    assert read.next_offset == first.end_offset + 1
     for max_bytes in (first.size_bytes + 600, first.size_bytes * 2 + 100, 1 << 20):
-        regions = await rlm.read_regions(TP, 0, max_bytes, span=True)
-        data = b"".join(r.read() for r in regions)
+        read = await rlm.read_regions(TP, 0, max_bytes, span=True)
+        data = b"".join(r.read() for r in read.regions)
         assert first.size_bytes < len(data) <= max_bytes
+        assert read.next_offset == iter_batches(data)[-1][1].next_offset
         assert data == local_bytes(log, 0)[: len(data)]
         batches = iter_batches(data)
         assert [b.next_offset for _, b in batches[:-1]] == [b.base_offset for _, b in batches[1:]]

@@ -53,7 +53,6 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.cold.remote_txn_index import regions_next_offset
 from tiered_mq.errors import OffsetOutOfRangeError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -108,12 +107,11 @@ async def _cold_aborted(
 
 
 def _go_on_locally(
-    partition: Any, regions: list[Any], size: int, limit: int, max_offset: int
+    partition: Any, regions: list[Any], size: int, limit: int, end: int | None, max_offset: int
 ) -> tuple[int, int | None]:
     """Extend a filled cold read that got less than ``limit`` (the bucket's data ran out) with
-    the local log from where it ended. Returns the new size and the offset after the last one
-    read (None when the regions hold no whole batch)."""
-    end = regions_next_offset(regions)
+    the local log from ``end``, the offset after its last batch. Returns the new size and the
+    offset after the last one read (None when the regions hold no whole batch)."""
     if end is None or end < partition.log.local_log_start_offset:
         return size, end  # stopped in front of a later remote segment's oversized first batch
     hot = partition.read(end, limit - size, max_offset, False)
@@ -163,14 +161,13 @@ async def _read_partition(
         ):
             if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            regions: list[Any] = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
-            size = sum(r.length for r in regions)
-            end = None  # one past the last offset read, where known
+            cold = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
+            regions: list[Any] = list(cold.regions)
+            size, end = cold.size, cold.next_offset  # end: one past the last offset read
             if sequential and size < limit:
-                size, end = _go_on_locally(partition, regions, size, limit, max_offset)
+                size, end = _go_on_locally(partition, regions, size, limit, end, max_offset)
             entry["records"] = regions
             if read_committed:
-                end = regions_next_offset(regions) if end is None else end
                 end = max_offset if end is None else min(end, max_offset)
                 entry["aborted_transactions"] = await _cold_aborted(rlm, partition, tp, offset, end)
             return entry, size

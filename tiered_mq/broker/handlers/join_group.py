@@ -1,7 +1,8 @@
-"""JoinGroup (11), v2-5: join (or rejoin) a group; answered when the join phase ends.
+"""JoinGroup (11), v0-5: join (or rejoin) a group; answered when the join phase ends.
 
+v0 carries no rebalance timeout: the session timeout stands in for it (group/membership).
 v4+ clients that join with an empty member id are answered MEMBER_ID_REQUIRED with their new id
-(unless static, i.e. with a group instance id, v5+) and join again with it; v2-3 clients get
+(unless static, i.e. with a group instance id, v5+) and join again with it; v0-3 clients get
 their id in the final answer. The answer waits on the group's rebalance (see group/membership).
 """
 

@@ -1,4 +1,7 @@
-"""JoinGroup (key 11), versions 2-5 (non-flexible; flexible from 6).
+"""JoinGroup (key 11), versions 0-5 (non-flexible; flexible from 6).
+
+v0-1 are served, as by Kafka 4.0.1+ (KAFKA-19444 added them back after KIP-896 dropped them):
+Sarama before 1.41 (Debian's is 1.22) joins with v1 whatever the broker advertises.
 
 Protocol ``metadata`` and member ``metadata`` are opaque bytes (the consumer protocol's
 subscription), decoded as ``bytes``.
@@ -11,7 +14,7 @@ API_KEY = 11
 REQUEST = Message(
     API_KEY,
     "JoinGroupRequest",
-    "2-5",
+    "0-5",
     flexible="6+",
     fields=(
         f("group_id", STRING),
@@ -27,7 +30,7 @@ REQUEST = Message(
 RESPONSE = Message(
     API_KEY,
     "JoinGroupResponse",
-    "2-5",
+    "0-5",
     flexible="6+",
     fields=(
         f("throttle_time_ms", INT32, "2+"),
