@@ -44,7 +44,12 @@ from tiered_mq.compaction.cleaner import (
     write_cleaner_checkpoint,
 )
 from tiered_mq.compaction.offset_map import OffsetMap
-from tiered_mq.compaction.segment_rewrite import clean_group, discard_swap, producer_last_batches
+from tiered_mq.compaction.segment_rewrite import (
+    TxnMarkers,
+    clean_group,
+    discard_swap,
+    producer_last_batches,
+)
 from tiered_mq.compaction.txn_filter import AbortedTxns
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -192,6 +197,7 @@ class LogCleaner:
             )
             chosen = [s for s in sources if s.next_base <= end]
             last_batches = await loop.run_in_executor(self._executor, producer_last_batches, chosen)
+            markers = TxnMarkers()
             for group in group_segments(chosen, config):
                 cleaned = await loop.run_in_executor(
                     self._executor,
@@ -205,6 +211,7 @@ class LogCleaner:
                     stats,
                     self.max_decompressed_bytes,
                     aborted,
+                    markers,
                 )
                 if cleaned is None:
                     continue

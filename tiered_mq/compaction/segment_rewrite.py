@@ -3,7 +3,7 @@
 :func:`clean_group` rewrites the segments below the end offset in groups (consecutive
 segments whose sizes sum to at most ``segment.bytes`` and whose offsets fit a 32-bit relative
 offset, as Kafka's ``groupSegmentsBySize``) into one segment named after the group's first base
-offset. Per batch (headers first, records decoded only for data batches):
+offset. Per batch (headers first, records decoded only for data batches and empty markers):
 
 - a record is kept iff it has a key and no later record with the same key is in the map;
 - a tombstone (null value) that is kept gets a delete horizon: the batch is re-encoded with
@@ -16,11 +16,15 @@ offset. Per batch (headers first, records decoded only for data batches):
 - a batch left empty is dropped, except the last batch of each producer id (kept empty, as
   Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
   so the new segment ends at the old group's end offset, which recovery reads from the swap);
-- the records of aborted transactions are removed (as Kafka); control batches (transaction
-  markers) are copied unchanged and never removed (Kafka drops a marker once its
-  transaction has no data left and ``delete.retention.ms`` has passed; keeping them costs one
-  small batch per transaction and keeps every surviving transactional record followed by its
-  marker); ``.txnindex`` files of a group are concatenated;
+- the records of aborted transactions are removed (as Kafka); ``.txnindex`` files of a group
+  are concatenated;
+- a control batch (transaction marker) is kept while any batch of its transaction is in the
+  log: :class:`TxnMarkers` follows, across the groups of one pass, which producers had a
+  transactional batch read since their last marker (Kafka's CleanedTransactionMetadata). A
+  marker whose transaction has no batch left is empty: it gets a delete horizon like a
+  tombstone, and a pass after the horizon drops it (unless it is its producer's or its group's
+  last batch). Data go one pass, their marker at the earliest the next: a loader replaying
+  the log always finds a surviving transactional record followed by its marker;
 - a batch that keeps every record and needs no horizon is copied byte for byte.
 
 Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
@@ -62,6 +66,25 @@ class CleanedGroup:
     old: list[LogSegment]
     base_offset: int
     files: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class TxnMarkers:
+    """One pass's view of transactions: the producers whose transactional data batches were
+    read since their last marker (each producer has one transaction open at a time)."""
+
+    open: set[int] = field(default_factory=set)
+
+    def on_data(self, header: BatchHeader) -> None:
+        if header.is_transactional:
+            self.open.add(header.producer_id)
+
+    def on_marker(self, header: BatchHeader) -> bool:
+        """Whether the marker's transaction has no batch left (its data were read, if any,
+        before it, in this pass)."""
+        had_data = header.producer_id in self.open
+        self.open.discard(header.producer_id)
+        return not had_data
 
 
 def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:
@@ -150,12 +173,15 @@ def clean_group(
     stats: CleanerStats,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
     aborted: AbortedTxns | None = None,
+    markers: TxnMarkers | None = None,
 ) -> CleanedGroup | None:
     """Pass 2 for one group: write its compacted segment as ``.swap`` files.
 
     Returns None (and leaves no file) when nothing would change (a single segment whose
-    batches are all kept as they are).
+    batches are all kept as they are). The groups of one pass share ``markers`` and are
+    cleaned in offset order (default: a fresh one, for a pass of one group).
     """
+    markers = TxnMarkers() if markers is None else markers
     base = group[0].base_offset
     writer = _SegmentWriter(dir, base, config.index_interval_bytes)
     changed = len(group) > 1
@@ -167,9 +193,24 @@ def clean_group(
                 stats.bytes_read += len(data)
                 stats.records_read += header.records_count
                 last = i == len(group) - 1 and j == len(headers) - 1
-                out = _clean_batch(
-                    data, header, omap, last_batches, last, config, now_ms, stats, max_size, aborted
-                )
+                if header.is_control:
+                    out = _clean_marker(
+                        data, header, markers, last_batches, last, config, now_ms, stats
+                    )
+                else:
+                    markers.on_data(header)
+                    out = _clean_batch(
+                        data,
+                        header,
+                        omap,
+                        last_batches,
+                        last,
+                        config,
+                        now_ms,
+                        stats,
+                        max_size,
+                        aborted,
+                    )
                 if out is None:
                     changed = True
                     continue
@@ -209,9 +250,8 @@ def _clean_batch(
     max_size: int,
     aborted: AbortedTxns | None = None,
 ) -> bytes | None:
-    """The batch to write for ``data`` (``data`` itself when unchanged), or None to drop it."""
-    if header.is_control:
-        return data
+    """The batch to write for data batch ``data`` (``data`` itself when unchanged), or None
+    to drop it."""
     drop_all = (
         aborted is not None
         and header.is_transactional
@@ -244,6 +284,33 @@ def _clean_batch(
         )
         return _reencode(h, [], None) if keep_empty else None
     return _reencode(h, kept, new_horizon)
+
+
+def _clean_marker(
+    data: bytes,
+    header: BatchHeader,
+    markers: TxnMarkers,
+    last_batches: dict[int, int],
+    last_of_group: bool,
+    config: LogConfig,
+    now_ms: int,
+    stats: CleanerStats,
+) -> bytes | None:
+    """The control batch to write (``data`` itself when unchanged), or None to drop it."""
+    if not markers.on_marker(header):
+        return data  # its transaction still has data here
+    h, records = decode_batch(data)
+    if h.attributes & DELETE_HORIZON_FLAG:
+        if now_ms < h.base_timestamp:
+            stats.horizon(h.base_timestamp)
+            return data
+        if last_of_group or last_batches.get(h.producer_id) == h.base_offset:
+            return data
+        stats.records_removed += len(records)
+        return None
+    horizon = now_ms + config.delete_retention_ms
+    stats.horizon(horizon)
+    return _reencode(h, records, horizon)
 
 
 def _read_or_empty(path: Path) -> bytes:

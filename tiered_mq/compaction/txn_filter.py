@@ -10,9 +10,10 @@ entries never overlap). Every other transactional batch was committed.
 With an :class:`AbortedTxns` the cleaner treats committed transactional records as ordinary
 records (they enter the offset map, so a later committed value of a key removes older ones)
 and removes the records of aborted transactions (Kafka's behaviour; an aborted offset commit
-in ``__consumer_offsets`` never comes back). Control batches (markers) are always kept, so a
-loader replaying the log (the group coordinator) still sees every surviving transactional
-record followed by its marker. Without one (a partition that keeps no transaction index) the
+in ``__consumer_offsets`` never comes back). A control batch (marker) stays while its
+transaction has data in the log (segment_rewrite.TxnMarkers), so a loader replaying the log
+(the group coordinator) still sees every surviving transactional record followed by its
+marker. Without one (a partition that keeps no transaction index) the
 cleaner keeps every transactional record and never lets one supersede another record.
 """
 

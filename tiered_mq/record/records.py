@@ -373,9 +373,9 @@ def reencode_batch(
 ) -> bytes:
     """Rebuild a batch from ``records`` (a subset of its own, e.g. after compaction) keeping
     every header field: offsets and last offset delta, producer id/epoch/sequence, the
-    transactional flag, leader epoch and LogAppendTime. ``compression`` changes the codec
-    (None keeps it); ``base_timestamp`` is the batch's base timestamp (the cleaner's delete
-    horizon), by default the first kept record's timestamp."""
+    transactional and control flags, leader epoch and LogAppendTime. ``compression`` changes
+    the codec (None keeps it); ``base_timestamp`` is the batch's base timestamp (the cleaner's
+    delete horizon), by default the first kept record's timestamp."""
     return encode_batch(
         records,
         compression=header.compression if compression is None else compression,
@@ -385,6 +385,7 @@ def reencode_batch(
         producer_epoch=header.producer_epoch,
         base_sequence=header.base_sequence,
         is_transactional=header.is_transactional,
+        is_control=header.is_control,
         partition_leader_epoch=header.partition_leader_epoch,
         log_append_time=header.is_log_append_time,
         append_time=header.max_timestamp,

@@ -1,4 +1,5 @@
-"""The cleaner on transactional data: committed records compact, aborted ones go, markers stay.
+"""The cleaner on transactional data: committed records compact, aborted ones go, markers stay
+while their transaction has data and go after the delete horizon once it has none.
 
 The log holds ``__consumer_offsets`` records (the case that matters: an aborted TxnOffsetCommit
 must never come back, a committed one must never be lost), and the group coordinator's loader
@@ -17,6 +18,7 @@ from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.compaction.txn_filter import AbortedTxns
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.transaction_index import AbortedTxn
+from tiered_mq.record.batch import DELETE_HORIZON_FLAG
 from tiered_mq.record.control import encode_control_batch
 from tiered_mq.record.records import encode_batch
 from tiered_mq.topic_partition import TopicPartition
@@ -106,6 +108,49 @@ async def test_aborted_txn_offsets_are_removed_and_committed_ones_compact(tmp_pa
     markers = [(h.producer_id, h.base_offset) for h, _ in batches if h.is_control]
     assert [pid for pid, _ in markers] == [7, 8, 7, 9]  # every marker is kept
     log.close()
+
+
+async def test_markers_go_once_their_transaction_has_no_data_and_the_horizon_passed(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    log = open_log(tmp_path / "t-0", clock, delete_retention_ms="1000")
+    commit(log, T0, 10, pid=7)  # superseded by 30 below
+    m1 = marker(log, 7, commit=True)
+    first = commit(log, T0, 20, pid=8)  # aborted
+    m2 = marker(log, 8, commit=False)
+    commit(log, T0, 30, pid=7)
+    m3 = marker(log, 7, commit=True)
+    commit(log, T1, 40, pid=8)
+    m4 = marker(log, 8, commit=True)
+    for i in range(40):
+        commit(log, TopicPartition("filler", 0), i)
+    partition = TxnPartition(log, aborted=[AbortedTxn(8, first, m2, m2 + 1)])
+    c = LogCleaner(lambda: {TP: partition}, clock=clock, registry=None)
+
+    def markers() -> list[tuple[int, int, bool]]:
+        return [
+            (h.producer_id, h.base_offset, bool(h.attributes & DELETE_HORIZON_FLAG))
+            for h, _ in read_batches(log)
+            if h.is_control
+        ]
+
+    await c.clean_partition(TP, partition)  # the data go; their markers were read after them
+    assert markers() == [(7, m1, False), (8, m2, False), (7, m3, False), (8, m4, False)]
+    assert loaded(log) == ({T0: 30, T1: 40}, set())
+    await c.clean_partition(TP, partition, force=True)  # empty: a horizon 1000 ms from now
+    assert markers() == [(7, m1, True), (8, m2, True), (7, m3, False), (8, m4, False)]
+    clock.now += 999
+    await c.clean_partition(TP, partition, force=True)
+    assert [offset for _, offset, _ in markers()] == [m1, m2, m3, m4]
+    clock.now += 1
+    await c.clean_partition(TP, partition, force=True)
+    assert markers() == [(7, m3, False), (8, m4, False)]
+    assert loaded(log) == ({T0: 30, T1: 40}, set())
+    log.close()
+    reopened = open_log(tmp_path / "t-0", clock)  # recovery reads the cleaned segments
+    assert loaded(reopened) == ({T0: 30, T1: 40}, set())
+    reopened.close()
 
 
 async def test_without_an_aborted_index_transactional_records_are_kept(tmp_path: Path) -> None:
