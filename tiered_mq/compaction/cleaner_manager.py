@@ -44,13 +44,8 @@ from tiered_mq.compaction.cleaner import (
     write_cleaner_checkpoint,
 )
 from tiered_mq.compaction.offset_map import OffsetMap
-from tiered_mq.compaction.segment_rewrite import (
-    TxnMarkers,
-    clean_group,
-    discard_swap,
-    producer_last_batches,
-)
-from tiered_mq.compaction.txn_filter import AbortedTxns
+from tiered_mq.compaction.segment_rewrite import clean_group, discard_swap, producer_last_batches
+from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.topic_partition import TopicPartition

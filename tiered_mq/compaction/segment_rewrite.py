@@ -19,12 +19,13 @@ offset. Per batch (headers first, records decoded only for data batches and empt
 - the records of aborted transactions are removed (as Kafka); ``.txnindex`` files of a group
   are concatenated;
 - a control batch (transaction marker) is kept while any batch of its transaction is in the
-  log: :class:`TxnMarkers` follows, across the groups of one pass, which producers had a
-  transactional batch read since their last marker (Kafka's CleanedTransactionMetadata). A
-  marker whose transaction has no batch left is empty: it gets a delete horizon like a
-  tombstone, and a pass after the horizon drops it (unless it is its producer's or its group's
-  last batch). Data go one pass, their marker at the earliest the next: a loader replaying
-  the log always finds a surviving transactional record followed by its marker;
+  log: :class:`~tiered_mq.compaction.txn_filter.TxnMarkers` follows, across the groups of one
+  pass, which producers had a transactional batch read since their last marker (Kafka's
+  CleanedTransactionMetadata). A marker whose transaction has no batch left is empty: it gets
+  a delete horizon like a tombstone, and a pass after the horizon drops it (unless it is its
+  producer's or its group's last batch). Data go one pass, their marker at the earliest the
+  next: a loader replaying the log always finds a surviving transactional record followed by
+  its marker;
 - a batch that keeps every record and needs no horizon is copied byte for byte.
 
 Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
@@ -48,7 +49,7 @@ from pathlib import Path
 
 from tiered_mq.compaction.cleaner import CleanerStats, SegmentSource, close_quietly
 from tiered_mq.compaction.offset_map import OffsetMap
-from tiered_mq.compaction.txn_filter import AbortedTxns
+from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.hot import log_files
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.log_segment import IndexPoints, LogSegment
@@ -66,25 +67,6 @@ class CleanedGroup:
     old: list[LogSegment]
     base_offset: int
     files: list[Path] = field(default_factory=list)
-
-
-@dataclass
-class TxnMarkers:
-    """One pass's view of transactions: the producers whose transactional data batches were
-    read since their last marker (each producer has one transaction open at a time)."""
-
-    open: set[int] = field(default_factory=set)
-
-    def on_data(self, header: BatchHeader) -> None:
-        if header.is_transactional:
-            self.open.add(header.producer_id)
-
-    def on_marker(self, header: BatchHeader) -> bool:
-        """Whether the marker's transaction has no batch left (its data were read, if any,
-        before it, in this pass)."""
-        had_data = header.producer_id in self.open
-        self.open.discard(header.producer_id)
-        return not had_data
 
 
 def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:

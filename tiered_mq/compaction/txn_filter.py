@@ -1,4 +1,5 @@
-"""Which transactional batches of a compacted log were aborted (Kafka's cleaner rules).
+"""Transactions in a compacted log (Kafka's cleaner rules): which transactional batches were
+aborted, and which markers have no data left.
 
 The cleaner only reads below the last stable offset, so every transactional data batch it sees
 belongs to a transaction that has ended; the partition's aborted-transaction index
@@ -11,7 +12,7 @@ With an :class:`AbortedTxns` the cleaner treats committed transactional records 
 records (they enter the offset map, so a later committed value of a key removes older ones)
 and removes the records of aborted transactions (Kafka's behaviour; an aborted offset commit
 in ``__consumer_offsets`` never comes back). A control batch (marker) stays while its
-transaction has data in the log (segment_rewrite.TxnMarkers), so a loader replaying the log
+transaction has data in the log (:class:`TxnMarkers`), so a loader replaying the log
 (the group coordinator) still sees every surviving transactional record followed by its
 marker. Without one (a partition that keeps no transaction index) the
 cleaner keeps every transactional record and never lets one supersede another record.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from tiered_mq.hot.transaction_index import AbortedTxn
+from tiered_mq.record.batch import BatchHeader
 
 
 class AbortedTxns:
@@ -47,3 +50,22 @@ class AbortedTxns:
             return False
         i = bisect.bisect_right(firsts, offset) - 1
         return i >= 0 and offset <= self._lasts[producer_id][i]
+
+
+@dataclass
+class TxnMarkers:
+    """One pass's view of transactions: the producers whose transactional data batches were
+    read since their last marker (each producer has one transaction open at a time)."""
+
+    open: set[int] = field(default_factory=set)
+
+    def on_data(self, header: BatchHeader) -> None:
+        if header.is_transactional:
+            self.open.add(header.producer_id)
+
+    def on_marker(self, header: BatchHeader) -> bool:
+        """Whether the marker's transaction has no batch left (its data were read, if any,
+        before it, in this pass)."""
+        had_data = header.producer_id in self.open
+        self.open.discard(header.producer_id)
+        return not had_data
