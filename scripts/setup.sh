@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what tiered-mq needs on a fresh Debian machine: apt packages (ZooKeeper, kcat, a JDK
-# for Spark) and the package itself with its test and Spark extras. Safe to run again.
+# for Spark, Go and the Sarama client sources for tests/integration/test_broker_sarama.py) and
+# the package itself with its test and Spark extras. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
 command -v kcat >/dev/null || need_apt+=(kcat)
 [ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
 command -v java >/dev/null || need_apt+=(default-jre-headless)
+command -v go >/dev/null || need_apt+=(golang-go)
+[ -d /usr/share/gocode/src/github.com/Shopify/sarama ] || need_apt+=(golang-github-shopify-sarama-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

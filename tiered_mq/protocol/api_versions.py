@@ -4,7 +4,10 @@ Every version inside an advertised range is implemented by the codec (``messages
 test checks this table against the declarations. Produce is advertised from v0 (librdkafka
 before 2.11.1 enables compression only if it sees Produce v0) but the broker serves only v3+
 and answers v0-2 with UNSUPPORTED_VERSION. ApiVersions goes up to v3 (flexible); a client
-asking for more gets :func:`tiered_mq.protocol.codec.api_versions_fallback`.
+asking for more gets :func:`tiered_mq.protocol.codec.api_versions_fallback`. JoinGroup and
+OffsetCommit start at v0, below the table: Sarama before 1.41 never asks ApiVersions and sends
+JoinGroup v1 and (by default) OffsetCommit v1 (Kafka 4.0.1 brought JoinGroup v0-1 back for it,
+KAFKA-19444).
 
 The ApiVersions handler should advertise ``SUPPORTED`` restricted to the keys that have a
 handler (``advertised(handler_keys)``), so a client never picks an API the broker cannot serve.
@@ -57,7 +60,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.FETCH: (4, 11),
     ApiKey.LIST_OFFSETS: (1, 5),
     ApiKey.METADATA: (0, 8),
-    ApiKey.OFFSET_COMMIT: (2, 7),
+    ApiKey.OFFSET_COMMIT: (0, 7),
     ApiKey.OFFSET_FETCH: (1, 5),
     ApiKey.FIND_COORDINATOR: (0, 2),
     ApiKey.JOIN_GROUP: (0, 5),

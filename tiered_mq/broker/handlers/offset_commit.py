@@ -1,6 +1,8 @@
-"""OffsetCommit (8), v2-7: store committed offsets; answered once they are on the log.
+"""OffsetCommit (8), v0-7: store committed offsets; answered once they are on the log.
 
-Generation -1 with a group that has no members is a simple commit (``assign()`` consumers).
+Generation -1 with a group that has no members is a simple commit (``assign()`` consumers);
+v0 carries no generation, so it is always one. v1's per-partition ``commit_timestamp`` (a
+legacy expiry base) is ignored: the offset expires as any other.
 ``retention_time_ms`` (v2-4; -1 = the broker's ``offsets.retention.minutes``) sets an explicit
 expiry; v5+ has none. ``committed_leader_epoch`` exists from v6 (-1 before). A partition of
 a topic that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION and not stored (Kafka).

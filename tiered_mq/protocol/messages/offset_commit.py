@@ -1,4 +1,7 @@
-"""OffsetCommit (key 8), versions 2-7 (non-flexible; flexible from 8).
+"""OffsetCommit (key 8), versions 0-7 (non-flexible; flexible from 8).
+
+v0-1 are served for clients that never ask ApiVersions (Sarama before 1.41 commits with v1
+unless ``Consumer.Offsets.Retention`` is set); v0 has no generation or member id.
 
 ``generation_id_or_member_epoch`` is the spec's current name of the classic ``GenerationId``.
 ``retention_time_ms`` exists in v2-4 only (-1 = broker default).
@@ -11,7 +14,7 @@ API_KEY = 8
 REQUEST = Message(
     API_KEY,
     "OffsetCommitRequest",
-    "2-7",
+    "0-7",
     flexible="8+",
     fields=(
         f("group_id", STRING),
@@ -41,7 +44,7 @@ REQUEST = Message(
 RESPONSE = Message(
     API_KEY,
     "OffsetCommitResponse",
-    "2-7",
+    "0-7",
     flexible="8+",
     fields=(
         f("throttle_time_ms", INT32, "3+"),
