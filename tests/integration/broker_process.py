@@ -20,6 +20,7 @@ import contextlib
 import os
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -61,11 +62,20 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 
 def request(
-    port: int, api_key: int, version: int, body: dict[str, Any], timeout: float = 5.0
+    port: int,
+    api_key: int,
+    version: int,
+    body: dict[str, Any],
+    timeout: float = 5.0,
+    tls: ssl.SSLContext | None = None,
 ) -> dict[str, Any]:
-    """Send one request on a fresh connection and decode the answer (a tiny test client)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        return exchange(sock, api_key, version, body)
+    """Send one request on a fresh connection (over TLS with ``tls``) and decode the answer
+    (a tiny test client)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
+        if tls is None:
+            return exchange(raw, api_key, version, body)
+        with tls.wrap_socket(raw, server_hostname="127.0.0.1") as sock:
+            return exchange(sock, api_key, version, body)
 
 
 def exchange(
@@ -85,8 +95,13 @@ class BrokerProcess:
         extra_args: Sequence[str] = (),
         env: dict[str, str] | None = None,
         startup_timeout: float = 30.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """With ``tls`` (a client context trusting the broker's certificate) the broker
+        listens on ``SSL://`` (``extra_args`` give its ``ssl.*`` configs) and readiness is
+        checked over TLS."""
         self.data_dir = Path(data_dir)
+        self.tls = tls
         self._fixed_port = port is not None
         self.port = port or free_port()
         self.extra_args = list(extra_args)
@@ -107,6 +122,8 @@ class BrokerProcess:
         args = ["dev", "--port", str(self.port), "--data-dir", str(self.data_dir)]
         if "--metrics-port" not in self.extra_args:
             args += ["--metrics-port", "0"]
+        if self.tls is not None:
+            args += ["--config", f"listeners=SSL://127.0.0.1:{self.port}"]
         return [sys.executable, "-c", _LAUNCH, *args, *self.extra_args]
 
     def start(self) -> BrokerProcess:
@@ -158,10 +175,10 @@ class BrokerProcess:
                     f"broker exited with {self.proc.returncode} during start:\n{self.log_tail()}"
                 )
             try:
-                answer = request(self.port, METADATA, 1, {"topics": []}, timeout=2.0)
+                answer = request(self.port, METADATA, 1, {"topics": []}, 2.0, self.tls)
                 if answer["brokers"]:
                     return
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
                 last_error = e
             time.sleep(0.05)
         raise TimeoutError(

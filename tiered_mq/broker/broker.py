@@ -17,10 +17,12 @@ import importlib
 import importlib.util
 import logging
 import os
+from dataclasses import replace
 from typing import Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
+from tiered_mq.broker.listener import SSL, listener, ssl_context
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
@@ -73,6 +75,7 @@ class Broker:
         self.txn_coordinator: TransactionCoordinator | None = None
         self.handlers: dict[int, Handler] = discover()
         self.server = KafkaServer(self, self.handlers)
+        self.listener = listener(config)  # ValueError: a bad listeners/ssl.* setting
         self.metrics_bound_port: int | None = None
         self._lock_fd: int | None = None
 
@@ -82,7 +85,7 @@ class Broker:
 
     @property
     def advertised_host(self) -> str:
-        host = self.config.get("advertised.host.name") or self.config.host
+        host = self.config.get("advertised.host.name") or self.listener.host
         return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
 
     @property
@@ -117,11 +120,13 @@ class Broker:
         await txn_coordinator.start()
         self.txn_coordinator = txn_coordinator
         # the listener opens last: a client that can connect finds every part ready
-        await self.server.start(self.config.host, self.config.port)
+        tls = ssl_context(self.config) if self.listener.protocol == SSL else None
+        await self.server.start(self.listener.host, self.listener.port, tls)
+        self.listener = replace(self.listener, port=self.port)  # the bound port (0: any)
         await self.coordinator.register_broker(
             BrokerInfo(self.config.node_id, self.advertised_host, self.port)
         )
-        log.info("broker %d listening on %s:%d", self.config.node_id, self.config.host, self.port)
+        log.info("broker %d listening on %s", self.config.node_id, self.listener)
 
     async def close(self) -> None:
         await self.server.stop()

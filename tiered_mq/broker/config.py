@@ -4,7 +4,8 @@
 ``--config key=value``) and the broker's defaults for topic configs. A ``--config`` key is read as:
 
 - a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
-  (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``);
+  (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``,
+  ``ssl.``);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
@@ -19,6 +20,7 @@ from typing import Final
 
 BROKER_DEFAULTS: Final[dict[str, str]] = {
     "broker.id": "0",
+    "listeners": "",  # empty: PLAINTEXT on --host/--port (broker/listener.py)
     "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
     "auto.create.topics.enable": "true",
     "num.partitions": "1",
@@ -62,6 +64,13 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "remote.log.reader.fetch.max.bytes": "67108864",  # capped at cache / 2
     "remote.log.s3.region": "",
     "remote.log.s3.path.style": "",
+    # TLS for an SSL:// listener (broker/listener.py): PEM files only
+    "ssl.keystore.type": "PEM",
+    "ssl.keystore.location": "",
+    "ssl.key.password": "",
+    "ssl.truststore.location": "",
+    "ssl.client.auth": "none",
+    "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
 }
 
 #: broker config name -> the topic config it defaults (Kafka's synonyms)
@@ -94,6 +103,7 @@ _BROKER_PREFIXES: Final = (
     "socket.",
     "metrics.",
     "remote.log.",
+    "ssl.",
 )
 
 

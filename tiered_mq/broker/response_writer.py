@@ -10,6 +10,9 @@
 - The transport's write buffer high-water mark is 0 (the connection sets it), so
   ``pause_writing`` fires whenever bytes wait in user space and the writer awaits
   ``resume_writing`` before the next region.
+- TLS (``zero_copy=False``): sendfile would put plaintext on the socket under the
+  encryption, so every region is read (``PREAD_CHUNK`` at a time) and written to the
+  transport, which encrypts it.
 - Pinning: before its first await, a response dups the fd of every segment file it sends from
   and reads only through the dups (closed after the write). Local retention may close a segment
   while the response waits for the socket; the kernel then reuses the closed fd's number, and
@@ -44,11 +47,11 @@ class ByteCounter(Protocol):
 class ResponseWriter:
     """Writes the responses of one connection to its transport, in order."""
 
-    def __init__(self, transport: Any, bytes_out: ByteCounter) -> None:
+    def __init__(self, transport: Any, bytes_out: ByteCounter, *, zero_copy: bool = True) -> None:
         self._transport = transport
         self._bytes_out = bytes_out
         self._write_ready: asyncio.Future[None] | None = None
-        self._dup_fd: int | None = None
+        self._dup_fd: int | None = None if zero_copy else -1  # -1: no sendfile
         self._writable: asyncio.Future[None] | None = None
         self._closed = False
 
@@ -164,7 +167,7 @@ class ResponseWriter:
                 offset += sent
                 remaining -= sent
                 continue
-            # no socket fd (not a TCP transport): queue a copy on the transport
+            # no socket fd (TLS, or not a TCP transport): queue a copy on the transport
             data = os.pread(in_fd, min(remaining, PREAD_CHUNK), offset)
             if not data:
                 raise CloseConnection(f"segment file shrank under a fetch at position {offset}")

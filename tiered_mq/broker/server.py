@@ -14,7 +14,8 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
   only loses its own connection; its queued requests are dropped.
 - Writes: ``ResponseWriter`` (response_writer.py) sends each response in order, Fetch data
-  with sendfile from pinned segment files. A response that cannot be sent (a segment deleted
+  with sendfile from pinned segment files (copied through the encryption on a TLS listener,
+  listener.py). A response that cannot be sent (a segment deleted
   under it) closes the connection: the client fetches again.
 """
 
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 
 RECV_BUFFER: Final = 256 * 1024
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+TLS_WRITE_BUFFER: Final = 1024 * 1024  # bytes a TLS transport buffers before pause_writing
 _SIZE = struct.Struct(">i")
 
 
@@ -73,14 +76,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._read_paused = False
         self._writer: ResponseWriter | None = None
         self._eof = False
+        self._tls = False
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's TCPTransport is not an asyncio.Transport subclass but has its methods
         self.transport = transport  # type: ignore[assignment]
         assert self.transport is not None
-        self.transport.set_write_buffer_limits(high=0, low=0)  # see response_writer.py
-        self._writer = ResponseWriter(transport, self.broker.metrics.bytes_out)
+        self._tls = self.transport.get_extra_info("ssl_object") is not None
+        if self._tls:  # copies only: ordinary flow control
+            self.transport.set_write_buffer_limits(high=TLS_WRITE_BUFFER)
+        else:  # sendfile after queued bytes: see response_writer.py
+            self.transport.set_write_buffer_limits(high=0, low=0)
+        self._writer = ResponseWriter(
+            transport, self.broker.metrics.bytes_out, zero_copy=not self._tls
+        )
         self._set_socket_buffers()
         peer = self.transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
@@ -167,10 +177,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return
 
     def eof_received(self) -> bool | None:
-        """The client shut down its side: answer what it already sent, then close."""
+        """The client shut down its side: answer what it already sent, then close (over TLS
+        the transport closes: TLS has no half-close)."""
         self._eof = True
         self._wake(self._wakeup)
-        return True  # keep the transport open for our responses
+        return not self._tls  # True: keep the transport open for our responses
 
     def _refuse(self, size: int) -> None:
         self._start = self._end = 0
@@ -288,10 +299,16 @@ class KafkaServer:
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
 
-    async def start(self, host: str, port: int) -> int:
+    async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> int:
+        """Listen on ``host:port`` (empty host: every interface), over TLS with ``tls``."""
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: KafkaConnection(self), host, port, reuse_address=True, backlog=1024
+            lambda: KafkaConnection(self),
+            host or None,
+            port,
+            reuse_address=True,
+            backlog=1024,
+            ssl=tls,
         )
         sockets = self._server.sockets
         self.port = int(sockets[0].getsockname()[1]) if sockets else port

@@ -65,7 +65,8 @@ async def _run(broker: Broker) -> None:
         click.echo(f"  cold tier: {broker.config.cold_url}")
         if broker.metrics_bound_port:
             click.echo(f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/")
-        click.echo(f"  bootstrap: {broker.advertised_host}:{broker.port}", nl=True)
+        tls = " (SSL)" if broker.listener.protocol != "PLAINTEXT" else ""
+        click.echo(f"  bootstrap: {broker.advertised_host}:{broker.port}{tls}", nl=True)
         sys.stdout.flush()
         await stop.wait()
         click.echo("stopping...")
@@ -122,7 +123,10 @@ def command(
         cold_url=cold,
         s3_endpoint=s3_endpoint,
     )
-    broker = Broker(config, metrics_port=metrics_port)
+    try:
+        broker = Broker(config, metrics_port=metrics_port)
+    except ValueError as e:  # e.g. a listeners or ssl.* setting
+        raise click.ClickException(f"broker did not start: {e}") from None
     with contextlib.suppress(KeyboardInterrupt):
         if importlib.util.find_spec("uvloop") is not None:
             importlib.import_module("uvloop").run(_run(broker))

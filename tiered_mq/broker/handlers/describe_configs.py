@@ -12,6 +12,7 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.listener import SENSITIVE
 from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -87,8 +88,12 @@ def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
     out = []
     for key, value in sorted(config.props.items()):
         source = DEFAULT_CONFIG if config.is_default(key) else STATIC_BROKER_CONFIG
-        out.append(_entry(key, value, source, True, synonyms))
-    out.append(_entry("listeners", f"PLAINTEXT://{config.host}:{ctx.broker.port}", 4, True, False))
+        if key == "listeners":
+            value = str(ctx.broker.listener)
+        entry = _entry(key, value, source, True, synonyms)
+        if key in SENSITIVE:  # Kafka shows passwords as null
+            entry["value"], entry["is_sensitive"], entry["synonyms"] = None, True, []
+        out.append(entry)
     return out
 
 

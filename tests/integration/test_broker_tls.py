@@ -1,0 +1,258 @@
+"""An SSL listener (``listeners=SSL://...``, PEM keystore) with every client family over TLS.
+
+The values are big enough that Fetch answers carry segment regions well past the inline size
+and past one read chunk, so a region sent with sendfile (plaintext under the TLS record layer)
+would break every consumer here. A plaintext client on the TLS port only loses its own
+connection, and ``ssl.client.auth=required`` admits only clients with a certificate from the
+truststore's CA.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.broker_process import METADATA, BrokerProcess, request
+
+pytestmark = pytest.mark.integration
+
+N = 400
+VALUE_BYTES = 8 * 1024  # 400 x 8 KiB: fetches of several MiB, regions >> 16 KiB
+
+
+@dataclass
+class Pki:
+    ca: trustme.CA
+    cafile: Path
+    keystore: Path
+    dir: Path
+
+    def client_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context()
+        self.ca.configure_trust(ctx)
+        return ctx
+
+    def client_cert(self, name: str) -> tuple[Path, Path]:
+        """(certificate chain, key) PEM files of a client certificate from the CA."""
+        cert = self.ca.issue_cert(f"{name}.clients.test")
+        chain, key = self.dir / f"{name}-chain.pem", self.dir / f"{name}-key.pem"
+        chain.write_bytes(b"".join(c.bytes() for c in cert.cert_chain_pems))
+        cert.private_key_pem.write_to_path(str(key))
+        return chain, key
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    d = tmp_path_factory.mktemp("pki")
+    ca = trustme.CA()
+    server = ca.issue_cert("127.0.0.1", "localhost")
+    keystore, cafile = d / "broker.pem", d / "ca.pem"
+    server.private_key_and_cert_chain_pem.write_to_path(str(keystore))
+    ca.cert_pem.write_to_path(str(cafile))
+    return Pki(ca, cafile, keystore, d)
+
+
+def _ssl_args(pki: Pki, **more: str) -> list[str]:
+    args = ["--config", f"ssl.keystore.location={pki.keystore}"]
+    for key, value in more.items():
+        args += ["--config", f"{key.replace('_', '.')}={value}"]
+    return args
+
+
+@pytest.fixture(scope="module")
+def tls_broker(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    data = tmp_path_factory.mktemp("tls") / "data"
+    with BrokerProcess(data, tls=pki.client_context(), extra_args=_ssl_args(pki)) as broker:
+        yield broker
+
+
+def _conf(broker: BrokerProcess, pki: Pki, **more: Any) -> dict[str, Any]:
+    return {
+        "bootstrap.servers": broker.bootstrap,
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(pki.cafile),
+        **more,
+    }
+
+
+def _values(tag: str) -> list[bytes]:
+    return [f"{tag}-{i:06d}-".encode() + os.urandom(VALUE_BYTES) for i in range(N)]
+
+
+def _new_topic(broker: BrokerProcess, pki: Pki, name: str) -> str:
+    admin = AdminClient(_conf(broker, pki))
+    admin.create_topics([NewTopic(name, 1, 1)])[name].result(20)
+    return name
+
+
+def _confluent_produce(broker: BrokerProcess, pki: Pki, topic: str, values: list[bytes]) -> None:
+    producer = Producer(_conf(broker, pki, **{"linger.ms": 5, "compression.type": "lz4"}))
+    for v in values:
+        producer.produce(topic, v)
+    assert producer.flush(30) == 0
+
+
+def _confluent_consume(
+    broker: BrokerProcess, pki: Pki, topic: str, n: int, **more: Any
+) -> list[bytes]:
+    consumer = Consumer(
+        _conf(broker, pki, **{"group.id": "tls", "enable.auto.commit": False, **more})
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(got) < n and time.monotonic() < deadline:
+            for m in consumer.consume(500, 0.5):
+                assert m.error() is None, m.error()
+                got.append(m.value() or b"")
+    finally:
+        consumer.close()
+    return got
+
+
+def test_confluent_kafka_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
+    topic = _new_topic(tls_broker, pki, "tls-confluent")
+    values = _values("c")
+    _confluent_produce(tls_broker, pki, topic, values)
+    assert _confluent_consume(tls_broker, pki, topic, N) == values
+    # the answer names the listener's own port, so clients stay on TLS
+    answer = request(tls_broker.port, METADATA, 1, {"topics": []}, 5.0, pki.client_context())
+    assert [(b["host"], b["port"]) for b in answer["brokers"]] == [("127.0.0.1", tls_broker.port)]
+
+
+def test_kcat_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
+    topic = _new_topic(tls_broker, pki, "tls-kcat")
+    lines = [f"line-{i}-" + "x" * 2000 for i in range(N)]
+    ssl_opts = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={pki.cafile}"]
+    produced = subprocess.run(
+        ["kcat", "-b", tls_broker.bootstrap, *ssl_opts, "-P", "-t", topic, "-z", "gzip"],
+        input="\n".join(lines) + "\n",
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        ["kcat", "-b", tls_broker.bootstrap, *ssl_opts, "-C", "-t", topic, "-e", "-o", "beginning"],
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.splitlines() == lines
+
+
+def test_kafka_python_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KTopicPartition
+
+    topic = _new_topic(tls_broker, pki, "tls-kafka-python")
+    values = _values("k")
+    tls = {"security_protocol": "SSL", "ssl_cafile": str(pki.cafile)}
+    producer = KafkaProducer(bootstrap_servers=tls_broker.bootstrap, linger_ms=5, **tls)
+    for v in values:
+        producer.send(topic, value=v)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=tls_broker.bootstrap, consumer_timeout_ms=5000, **tls
+    )
+    consumer.assign([KTopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    got = [m.value for m in consumer]
+    consumer.close()
+    assert got == values
+    assert _confluent_consume(tls_broker, pki, topic, N) == values
+
+
+def test_aiokafka_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka import TopicPartition as ATopicPartition
+
+    topic = _new_topic(tls_broker, pki, "tls-aiokafka")
+    values = _values("a")
+
+    async def run() -> list[bytes]:
+        common: dict[str, Any] = {
+            "bootstrap_servers": tls_broker.bootstrap,
+            "security_protocol": "SSL",
+            "ssl_context": pki.client_context(),
+        }
+        producer = AIOKafkaProducer(**common)
+        await producer.start()
+        try:
+            for v in values:
+                await producer.send(topic, value=v)
+            await producer.flush()
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(**common)
+        await consumer.start()
+        got: list[bytes] = []
+        try:
+            consumer.assign([ATopicPartition(topic, 0)])
+            await consumer.seek_to_beginning()
+            deadline = time.monotonic() + 30
+            while len(got) < N and time.monotonic() < deadline:
+                for msgs in (await consumer.getmany(timeout_ms=500)).values():
+                    got.extend(m.value or b"" for m in msgs)
+        finally:
+            await consumer.stop()
+        return got
+
+    assert asyncio.run(run()) == values
+
+
+def test_plaintext_client_on_the_tls_port_loses_only_its_connection(
+    tls_broker: BrokerProcess, pki: Pki
+) -> None:
+    with pytest.raises((OSError, ValueError)):
+        request(tls_broker.port, METADATA, 1, {"topics": []}, timeout=5.0)  # no TLS
+    assert tls_broker.running
+    answer = request(tls_broker.port, METADATA, 1, {"topics": []}, 5.0, pki.client_context())
+    assert answer["brokers"]
+
+
+def test_client_auth_required(pki: Pki, tmp_path: Path) -> None:
+    auth = _ssl_args(pki, ssl_client_auth="required", ssl_truststore_location=str(pki.cafile))
+    chain, key = pki.client_cert("app")
+    ctx = pki.client_context()
+    ctx.load_cert_chain(str(chain), str(key))  # readiness is checked with a certificate
+    with BrokerProcess(tmp_path / "data", tls=ctx, extra_args=auth) as broker:
+        topic = "tls-mutual"
+        with_cert = {"ssl.certificate.location": str(chain), "ssl.key.location": str(key)}
+        admin = AdminClient(_conf(broker, pki, **with_cert))
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(20)
+        producer = Producer(_conf(broker, pki, **with_cert))
+        producer.produce(topic, b"from a known client")
+        assert producer.flush(20) == 0
+
+        anonymous = AdminClient(_conf(broker, pki))
+        with pytest.raises(KafkaException):  # the handshake fails: no metadata, ever
+            anonymous.list_topics(timeout=5)
+        assert _confluent_consume(broker, pki, topic, 1, **with_cert) == [b"from a known client"]
+
+
+def test_bad_ssl_setting_stops_the_start_with_its_name(tmp_path: Path) -> None:
+    broker = BrokerProcess(
+        tmp_path / "data",
+        tls=ssl.create_default_context(),
+        extra_args=["--config", "ssl.keystore.location=/nonexistent/broker.pem"],
+        startup_timeout=15,
+    )
+    with pytest.raises(RuntimeError) as info:
+        broker.start()
+    assert "ssl.keystore.location=/nonexistent/broker.pem" in str(info.value)
