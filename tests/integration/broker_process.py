@@ -33,6 +33,8 @@ from typing import Any
 from tiered_mq.protocol.codec import decode_response, encode_request
 
 METADATA = 3
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
 _LAUNCH = "import sys; from tiered_mq.cli import main; sys.exit(main())"
 _LIVE: set[BrokerProcess] = set()
 
@@ -68,14 +70,32 @@ def request(
     body: dict[str, Any],
     timeout: float = 5.0,
     tls: ssl.SSLContext | None = None,
+    sasl_plain: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Send one request on a fresh connection (over TLS with ``tls``) and decode the answer
-    (a tiny test client)."""
+    """Send one request on a fresh connection (over TLS with ``tls``, after a SASL PLAIN login
+    with ``sasl_plain`` = (user, password)) and decode the answer (a tiny test client)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
         if tls is None:
-            return exchange(raw, api_key, version, body)
+            return _logged_in_exchange(raw, api_key, version, body, sasl_plain)
         with tls.wrap_socket(raw, server_hostname="127.0.0.1") as sock:
-            return exchange(sock, api_key, version, body)
+            return _logged_in_exchange(sock, api_key, version, body, sasl_plain)
+
+
+def _logged_in_exchange(
+    sock: socket.socket,
+    api_key: int,
+    version: int,
+    body: dict[str, Any],
+    sasl_plain: tuple[str, str] | None,
+) -> dict[str, Any]:
+    if sasl_plain is not None:
+        user, password = sasl_plain
+        shake = exchange(sock, SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+        token = f"\0{user}\0{password}".encode()
+        auth = exchange(sock, SASL_AUTHENTICATE, 0, {"auth_bytes": token})
+        if shake["error_code"] or auth["error_code"]:
+            raise ValueError(f"SASL login failed: {shake}, {auth}")
+    return exchange(sock, api_key, version, body)
 
 
 def exchange(
@@ -96,12 +116,15 @@ class BrokerProcess:
         env: dict[str, str] | None = None,
         startup_timeout: float = 30.0,
         tls: ssl.SSLContext | None = None,
+        sasl_plain: tuple[str, str] | None = None,
     ) -> None:
         """With ``tls`` (a client context trusting the broker's certificate) the broker
-        listens on ``SSL://`` (``extra_args`` give its ``ssl.*`` configs) and readiness is
-        checked over TLS."""
+        listens on ``SSL://`` (``extra_args`` give its ``ssl.*`` configs); with ``sasl_plain``
+        (a user and password of its ``sasl.jaas.config``) on ``SASL_PLAINTEXT://``, or on
+        ``SASL_SSL://`` with both. Readiness is checked the same way."""
         self.data_dir = Path(data_dir)
         self.tls = tls
+        self.sasl_plain = sasl_plain
         self._fixed_port = port is not None
         self.port = port or free_port()
         self.extra_args = list(extra_args)
@@ -122,8 +145,10 @@ class BrokerProcess:
         args = ["dev", "--port", str(self.port), "--data-dir", str(self.data_dir)]
         if "--metrics-port" not in self.extra_args:
             args += ["--metrics-port", "0"]
-        if self.tls is not None:
-            args += ["--config", f"listeners=SSL://127.0.0.1:{self.port}"]
+        protocol = {(False, False): "", (True, False): "SSL", (False, True): "SASL_PLAINTEXT"}
+        name = protocol.get((self.tls is not None, self.sasl_plain is not None), "SASL_SSL")
+        if name:
+            args += ["--config", f"listeners={name}://127.0.0.1:{self.port}"]
         return [sys.executable, "-c", _LAUNCH, *args, *self.extra_args]
 
     def start(self) -> BrokerProcess:
@@ -175,7 +200,9 @@ class BrokerProcess:
                     f"broker exited with {self.proc.returncode} during start:\n{self.log_tail()}"
                 )
             try:
-                answer = request(self.port, METADATA, 1, {"topics": []}, 2.0, self.tls)
+                answer = request(
+                    self.port, METADATA, 1, {"topics": []}, 2.0, self.tls, self.sasl_plain
+                )
                 if answer["brokers"]:
                     return
             except (OSError, ValueError) as e:  # ssl.SSLError is an OSError

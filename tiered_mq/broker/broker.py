@@ -22,11 +22,12 @@ from typing import Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
-from tiered_mq.broker.listener import SSL, listener, ssl_context
+from tiered_mq.broker.listener import listener, ssl_context
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
+from tiered_mq.broker.sasl import SaslConfig
 from tiered_mq.broker.server import KafkaServer
 from tiered_mq.broker.topic_registry import TopicRegistry
 from tiered_mq.broker.txn.coordinator import TransactionCoordinator
@@ -75,7 +76,8 @@ class Broker:
         self.txn_coordinator: TransactionCoordinator | None = None
         self.handlers: dict[int, Handler] = discover()
         self.server = KafkaServer(self, self.handlers)
-        self.listener = listener(config)  # ValueError: a bad listeners/ssl.* setting
+        self.listener = listener(config)  # ValueError: a bad listeners/ssl.*/sasl.* setting
+        self.sasl_config = SaslConfig.from_config(config) if self.listener.sasl else None
         self.metrics_bound_port: int | None = None
         self._lock_fd: int | None = None
 
@@ -120,8 +122,8 @@ class Broker:
         await txn_coordinator.start()
         self.txn_coordinator = txn_coordinator
         # the listener opens last: a client that can connect finds every part ready
-        tls = ssl_context(self.config) if self.listener.protocol == SSL else None
-        await self.server.start(self.listener.host, self.listener.port, tls)
+        tls = ssl_context(self.config) if self.listener.tls else None
+        await self.server.start(self.listener.host, self.listener.port, tls, self.sasl_config)
         self.listener = replace(self.listener, port=self.port)  # the bound port (0: any)
         await self.coordinator.register_broker(
             BrokerInfo(self.config.node_id, self.advertised_host, self.port)

@@ -5,7 +5,7 @@
 
 - a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
   (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``,
-  ``ssl.``);
+  ``ssl.``, ``sasl.``);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
@@ -71,6 +71,9 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "ssl.truststore.location": "",
     "ssl.client.auth": "none",
     "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
+    # SASL for a SASL_PLAINTEXT:// or SASL_SSL:// listener (broker/sasl.py)
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    "sasl.jaas.config": "",
 }
 
 #: broker config name -> the topic config it defaults (Kafka's synonyms)
@@ -104,6 +107,7 @@ _BROKER_PREFIXES: Final = (
     "metrics.",
     "remote.log.",
     "ssl.",
+    "sasl.",
 )
 
 

@@ -3,7 +3,8 @@
 ``header`` is the decoded request header (api_key, api_version, correlation_id, client_id);
 ``broker`` offers the services: ``config``, ``replica_manager``, ``topic_registry``,
 ``coordinator``, ``group_coordinator`` (None until the group package exists),
-``producer_id_manager``, ``remote_log_manager`` (None until the cold tier is wired), ``metrics``.
+``producer_id_manager``, ``remote_log_manager`` (None until the cold tier is wired), ``metrics``;
+``sasl`` is the connection's SASL session (None on a listener without SASL).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tiered_mq.protocol.header import RequestHeader
 
 if TYPE_CHECKING:
     from tiered_mq.broker.broker import Broker
+    from tiered_mq.broker.sasl import SaslSession
 
 
 @dataclass(slots=True)
@@ -22,6 +24,7 @@ class RequestContext:
     header: RequestHeader
     broker: Broker
     client_host: str = ""
+    sasl: SaslSession | None = None
 
     @property
     def api_version(self) -> int:

@@ -2,8 +2,8 @@
 
 ``listeners`` holds one entry, ``PROTOCOL://host:port``; empty (the default) means
 ``PLAINTEXT://`` on ``--host``/``--port``. An empty host binds every interface. PROTOCOL is
-PLAINTEXT or SSL; SASL_PLAINTEXT/SASL_SSL (not implemented) and a second listener (a broker
-here has one) are refused. Metadata and FindCoordinator advertise this listener's port, so a
+PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (SASL: broker/sasl.py); a second listener (a broker
+here has one) is refused. Metadata and FindCoordinator advertise this listener's port, so a
 client only ever talks the listener's protocol.
 
 SSL settings, Kafka's names, PEM files only::
@@ -31,7 +31,10 @@ from tiered_mq.broker.config import BrokerConfig
 
 PLAINTEXT: Final = "PLAINTEXT"
 SSL: Final = "SSL"
-SENSITIVE: Final = frozenset({"ssl.key.password"})
+SASL_PLAINTEXT: Final = "SASL_PLAINTEXT"
+SASL_SSL: Final = "SASL_SSL"
+PROTOCOLS: Final = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
+SENSITIVE: Final = frozenset({"ssl.key.password", "sasl.jaas.config"})
 
 _TLS_VERSIONS: Final = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH: Final = {
@@ -43,12 +46,20 @@ _CLIENT_AUTH: Final = {
 
 @dataclass(frozen=True)
 class Listener:
-    protocol: str  # PLAINTEXT | SSL
+    protocol: str  # one of PROTOCOLS
     host: str
     port: int
 
     def __str__(self) -> str:
         return f"{self.protocol}://{self.host}:{self.port}"
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in (SSL, SASL_SSL)
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in (SASL_PLAINTEXT, SASL_SSL)
 
 
 def listener(config: BrokerConfig) -> Listener:
@@ -63,21 +74,19 @@ def listener(config: BrokerConfig) -> Listener:
     if not sep or not colon or not port.isdigit():
         raise ValueError(f"listeners={spec!r}: expected PROTOCOL://host:port")
     protocol = protocol.upper()
-    if protocol not in (PLAINTEXT, SSL):
-        raise ValueError(
-            f"listeners={spec!r}: protocol {protocol} is not supported (PLAINTEXT, SSL)"
-        )
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"listeners={spec!r}: {protocol} is not one of {', '.join(PROTOCOLS)}")
     return Listener(protocol, host.strip("[]"), int(port))
 
 
 def ssl_context(config: BrokerConfig) -> ssl.SSLContext:
-    """The server-side TLS context of an SSL listener, from the ``ssl.*`` settings."""
+    """The server-side TLS context of an SSL or SASL_SSL listener, from ``ssl.*``."""
     kind = (config.get("ssl.keystore.type") or "PEM").upper()
     if kind != "PEM":
         raise ValueError(f"ssl.keystore.type={kind}: only PEM is supported (convert with openssl)")
     keystore = config.get("ssl.keystore.location") or ""
     if not keystore:
-        raise ValueError("an SSL listener needs ssl.keystore.location (PEM key and certificate)")
+        raise ValueError("a TLS listener needs ssl.keystore.location (PEM key and certificate)")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = _minimum_version(config.get("ssl.enabled.protocols") or "")
     try:

@@ -9,6 +9,9 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
 - Order: frames go to a per-connection queue that one task drains, so requests are handled and
   answered strictly in order while the connection keeps reading (pipelining). Reading pauses when
   more than ``MAX_QUEUED_BYTES`` of requests wait.
+- SASL listeners (sasl.py): until the connection has authenticated, a request other than
+  ApiVersions, SaslHandshake and SaslAuthenticate closes it; so does a failed authentication,
+  after its answer.
 - Unsupported requests: ApiVersions of an unknown version gets ``api_versions_fallback``; any
   other unknown API key or version, a header or body that does not decode, or a handler that
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import Handler
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
+from tiered_mq.broker.sasl import SaslConfig, SaslSession
 from tiered_mq.errors import KafkaError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.protocol.codec import (
@@ -53,6 +57,10 @@ log = logging.getLogger(__name__)
 RECV_BUFFER: Final = 256 * 1024
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 TLS_WRITE_BUFFER: Final = 1024 * 1024  # bytes a TLS transport buffers before pause_writing
+# what a connection of a SASL listener may send before it has authenticated (sasl.py)
+_BEFORE_AUTH: Final = frozenset(
+    {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
+)
 _SIZE = struct.Struct(">i")
 
 
@@ -77,6 +85,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._writer: ResponseWriter | None = None
         self._eof = False
         self._tls = False
+        self._sasl = SaslSession(server.sasl_config) if server.sasl_config is not None else None
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -222,6 +231,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if chunks and not self._closed:
                     assert self._writer is not None
                     await self._writer.write(chunks)
+                if self._sasl is not None and self._sasl.failed:
+                    raise CloseConnection("SASL authentication failed")  # after its answer
         except CloseConnection as e:
             self.close(str(e))
         except asyncio.CancelledError:
@@ -233,6 +244,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.close()
 
     async def _handle(self, frame: bytearray) -> list[Any] | None:
+        sasl = self._sasl
+        if sasl is not None and sasl.raw_tokens and not sasl.authenticated:
+            return [self._raw_sasl_token(sasl, bytes(frame))]
         view = memoryview(frame)
         try:
             header, pos = decode_request_header(view)
@@ -249,6 +263,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         handler = self.server.handlers.get(header.api_key)
         if handler is None:
             raise CloseConnection(f"no handler for api key {header.api_key}")
+        if sasl is not None and not sasl.authenticated and header.api_key not in _BEFORE_AUTH:
+            raise CloseConnection(f"{handler.name} before SASL authentication")
         try:
             request = decode_request(header, view[pos:])
         except KafkaError as e:
@@ -257,11 +273,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
             ) from None
         return await self._dispatch(handler, header, request)
 
+    @staticmethod
+    def _raw_sasl_token(sasl: SaslSession, token: bytes) -> bytes:
+        """A bare token after SaslHandshake v0: the answer is a bare size-prefixed token; a
+        failure closes the connection (this exchange has no way to say why)."""
+        try:
+            answer = sasl.authenticate(token)
+        except KafkaError as e:
+            raise CloseConnection(f"SASL authentication failed: {e}") from None
+        return _SIZE.pack(len(answer)) + answer
+
     async def _dispatch(
         self, handler: Handler, header: RequestHeader, request: dict[str, Any]
     ) -> list[Any] | None:
         requests, errors, latency = self.broker.metrics.for_api(handler.name)
-        ctx = RequestContext(header, self.broker, self.peer)
+        ctx = RequestContext(header, self.broker, self.peer, self._sasl)
         started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)
@@ -296,11 +322,20 @@ class KafkaServer:
         self.handlers = handlers
         self.max_request_bytes = broker.config.get_int("socket.request.max.bytes")
         self.connections: set[KafkaConnection] = set()
+        self.sasl_config: SaslConfig | None = None
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
 
-    async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> int:
-        """Listen on ``host:port`` (empty host: every interface), over TLS with ``tls``."""
+    async def start(
+        self,
+        host: str,
+        port: int,
+        tls: ssl.SSLContext | None = None,
+        sasl: SaslConfig | None = None,
+    ) -> int:
+        """Listen on ``host:port`` (empty host: every interface), over TLS with ``tls``; with
+        ``sasl`` every connection authenticates first (sasl.py)."""
+        self.sasl_config = sasl
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: KafkaConnection(self),

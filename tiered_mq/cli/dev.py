@@ -65,7 +65,8 @@ async def _run(broker: Broker) -> None:
         click.echo(f"  cold tier: {broker.config.cold_url}")
         if broker.metrics_bound_port:
             click.echo(f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/")
-        tls = " (SSL)" if broker.listener.protocol != "PLAINTEXT" else ""
+        protocol = broker.listener.protocol
+        tls = f" ({protocol})" if protocol != "PLAINTEXT" else ""
         click.echo(f"  bootstrap: {broker.advertised_host}:{broker.port}{tls}", nl=True)
         sys.stdout.flush()
         await stop.wait()
@@ -125,7 +126,7 @@ def command(
     )
     try:
         broker = Broker(config, metrics_port=metrics_port)
-    except ValueError as e:  # e.g. a listeners or ssl.* setting
+    except ValueError as e:  # e.g. a listeners, ssl.* or sasl.* setting
         raise click.ClickException(f"broker did not start: {e}") from None
     with contextlib.suppress(KeyboardInterrupt):
         if importlib.util.find_spec("uvloop") is not None:

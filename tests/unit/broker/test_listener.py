@@ -39,6 +39,7 @@ def test_default_is_plaintext_on_host_and_port(tmp_path: Path) -> None:
         ("SSL://127.0.0.1:9093", Listener("SSL", "127.0.0.1", 9093)),
         ("ssl://:9093", Listener("SSL", "", 9093)),
         ("PLAINTEXT://[::1]:9094", Listener("PLAINTEXT", "::1", 9094)),
+        ("SASL_SSL://broker:9095", Listener("SASL_SSL", "broker", 9095)),
     ],
 )
 def test_listeners_spec(tmp_path: Path, spec: str, expected: Listener) -> None:
@@ -49,7 +50,7 @@ def test_listeners_spec(tmp_path: Path, spec: str, expected: Listener) -> None:
     ("spec", "message"),
     [
         ("SSL://:9093,PLAINTEXT://:9092", "one listener"),
-        ("SASL_SSL://:9093", "SASL_SSL is not supported"),
+        ("SASL_GSSAPI://:9093", "SASL_GSSAPI is not one of PLAINTEXT, SSL"),
         ("SSL://localhost", "PROTOCOL://host:port"),
         ("localhost:9092", "PROTOCOL://host:port"),
     ],

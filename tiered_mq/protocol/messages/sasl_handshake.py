@@ -1,6 +1,7 @@
 """SaslHandshake (key 17), versions 0-1 (never flexible).
 
-v0 is followed by raw SASL tokens on the socket; v1 by SaslAuthenticate requests.
+v0 is followed by raw SASL tokens on the socket (before KIP-152); v1 by SaslAuthenticate
+requests.
 """
 
 from tiered_mq.protocol.schema import INT16, STRING, Message, array, f

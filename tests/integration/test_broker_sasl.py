@@ -1,0 +1,251 @@
+"""SASL listeners with real clients: PLAIN and SCRAM-SHA-256/512, in plaintext and over TLS.
+
+Users come from ``sasl.jaas.config`` (Kafka's PlainLoginModule syntax). A wrong password gets
+SASL_AUTHENTICATION_FAILED and no data; a connection that skips authentication is closed; the
+broker keeps serving the clients that log in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+import struct
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.broker_process import (
+    METADATA,
+    SASL_HANDSHAKE,
+    BrokerProcess,
+    exchange,
+    request,
+)
+
+pytestmark = pytest.mark.integration
+
+USER, PASSWORD = "alice", "alice-secret"
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    f'user_{USER}="{PASSWORD}" user_bob="bob-secret";'
+)
+MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+N = 300
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    data = tmp_path_factory.mktemp("sasl") / "data"
+    args = ["--config", f"sasl.jaas.config={JAAS}"]
+    with BrokerProcess(data, sasl_plain=(USER, PASSWORD), extra_args=args) as broker:
+        yield broker
+
+
+def _conf(
+    broker: BrokerProcess, mechanism: str, password: str = PASSWORD, **more: Any
+) -> dict[str, Any]:
+    return {
+        "bootstrap.servers": broker.bootstrap,
+        "security.protocol": more.pop("protocol", "SASL_PLAINTEXT"),
+        "sasl.mechanism": mechanism,
+        "sasl.username": USER,
+        "sasl.password": password,
+        **more,
+    }
+
+
+def _round_trip(conf: dict[str, Any], topic: str) -> list[bytes]:
+    """Create ``topic``, produce N values and read them back, all with ``conf``."""
+    admin = AdminClient(conf)
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(20)
+    producer = Producer({**conf, "linger.ms": 5})
+    values = [f"{topic}-{i}".encode() for i in range(N)]
+    for v in values:
+        producer.produce(topic, v)
+    assert producer.flush(20) == 0
+    consumer = Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(got) < N and time.monotonic() < deadline:
+            for m in consumer.consume(500, 0.5):
+                assert m.error() is None, m.error()
+                got.append(m.value() or b"")
+        consumer.commit(asynchronous=False)  # the group protocol works after login too
+    finally:
+        consumer.close()
+    assert got == values
+    return got
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confluent_kafka_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
+    _round_trip(_conf(sasl_broker, mechanism), f"sasl-{mechanism.lower()}")
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_wrong_password_is_refused(sasl_broker: BrokerProcess, mechanism: str) -> None:
+    errors: list[KafkaError] = []
+    topic = f"never-{mechanism.lower()}"
+    conf = _conf(sasl_broker, mechanism, "wrong", error_cb=errors.append)
+    producer = Producer({**conf, "message.timeout.ms": 3000})
+    producer.produce(topic, b"must not arrive")
+    deadline = time.monotonic() + 10
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    assert producer.flush(10) == 0  # delivery failed (timed out): nothing is queued
+    assert [e.code() for e in errors][:1] == [KafkaError._AUTHENTICATION], errors
+    assert "SASL_AUTHENTICATION_FAILED: Authentication failed" in errors[0].str()
+    admin = AdminClient(_conf(sasl_broker, mechanism))  # the right password: nothing arrived
+    assert topic not in admin.list_topics(timeout=10).topics
+    assert sasl_broker.running
+
+
+def test_requests_before_login_close_the_connection(sasl_broker: BrokerProcess) -> None:
+    with pytest.raises((OSError, ValueError)):  # closed: no answer
+        request(sasl_broker.port, METADATA, 1, {"topics": []}, timeout=5.0)
+    answer = request(sasl_broker.port, METADATA, 1, {"topics": []}, 5.0, None, (USER, PASSWORD))
+    assert answer["brokers"]
+
+
+def _raw_frame(sock: socket.socket, token: bytes) -> bytes:
+    """Send a bare SASL token (after SaslHandshake v0) and read the bare answer."""
+    sock.sendall(struct.pack(">i", len(token)) + token)
+    (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
+    return sock.recv(size, socket.MSG_WAITALL) if size else b""
+
+
+def test_handshake_v0_then_bare_tokens(sasl_broker: BrokerProcess) -> None:
+    """Before KIP-152 the tokens follow SaslHandshake v0 as bare frames; a wrong one closes."""
+    with socket.create_connection(("127.0.0.1", sasl_broker.port), timeout=5) as sock:
+        assert exchange(sock, SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert _raw_frame(sock, f"\0{USER}\0{PASSWORD}".encode()) == b""
+        assert exchange(sock, METADATA, 1, {"topics": []})["brokers"]
+    with socket.create_connection(("127.0.0.1", sasl_broker.port), timeout=5) as sock:
+        assert exchange(sock, SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+        sock.sendall(struct.pack(">i", 12) + b"\0alice\0wrong")
+        assert sock.recv(4) == b""  # closed, no answer
+
+
+def test_kcat_logs_in(sasl_broker: BrokerProcess) -> None:
+    auth = [
+        "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-256",
+        "-X", f"sasl.username={USER}", "-X", f"sasl.password={PASSWORD}",
+    ]  # fmt: skip
+    topic = "sasl-kcat"
+    lines = [f"kcat-{i}" for i in range(50)]
+    produced = subprocess.run(
+        ["kcat", "-b", sasl_broker.bootstrap, *auth, "-P", "-t", topic],
+        input="\n".join(lines) + "\n",
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        ["kcat", "-b", sasl_broker.bootstrap, *auth, "-C", "-t", topic, "-e", "-o", "beginning"],
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.splitlines() == lines
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_kafka_python_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KTopicPartition
+
+    auth = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": USER,
+        "sasl_plain_password": PASSWORD,
+    }
+    topic = f"sasl-kafka-python-{mechanism.lower()}"
+    producer = KafkaProducer(bootstrap_servers=sasl_broker.bootstrap, **auth)
+    for i in range(N):
+        producer.send(topic, value=f"k{i}".encode())
+    producer.flush(20)
+    producer.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=sasl_broker.bootstrap, consumer_timeout_ms=3000, **auth
+    )
+    consumer.assign([KTopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    got = [m.value for m in consumer]
+    consumer.close()
+    assert got == [f"k{i}".encode() for i in range(N)]
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_aiokafka_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka import TopicPartition as ATopicPartition
+
+    topic = f"sasl-aiokafka-{mechanism.lower()}"
+
+    async def run() -> list[bytes]:
+        auth: dict[str, Any] = {
+            "bootstrap_servers": sasl_broker.bootstrap,
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": mechanism,
+            "sasl_plain_username": USER,
+            "sasl_plain_password": PASSWORD,
+        }
+        producer = AIOKafkaProducer(**auth)
+        await producer.start()
+        try:
+            for i in range(N):
+                await producer.send(topic, value=f"a{i}".encode())
+            await producer.flush()
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(**auth)
+        await consumer.start()
+        got: list[bytes] = []
+        try:
+            consumer.assign([ATopicPartition(topic, 0)])
+            await consumer.seek_to_beginning()
+            deadline = time.monotonic() + 20
+            while len(got) < N and time.monotonic() < deadline:
+                for msgs in (await consumer.getmany(timeout_ms=500)).values():
+                    got.extend(m.value or b"" for m in msgs)
+        finally:
+            await consumer.stop()
+        return got
+
+    assert asyncio.run(run()) == [f"a{i}".encode() for i in range(N)]
+
+
+def test_sasl_ssl(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    keystore, cafile = tmp_path / "broker.pem", tmp_path / "ca.pem"
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(keystore))
+    ca.cert_pem.write_to_path(str(cafile))
+    client_tls = ssl.create_default_context()
+    ca.configure_trust(client_tls)
+    args = ["--config", f"sasl.jaas.config={JAAS}", "--config", f"ssl.keystore.location={keystore}"]
+    with BrokerProcess(
+        tmp_path / "data", tls=client_tls, sasl_plain=(USER, PASSWORD), extra_args=args
+    ) as broker:
+        conf = _conf(
+            broker, "SCRAM-SHA-256", protocol="SASL_SSL", **{"ssl.ca.location": str(cafile)}
+        )
+        _round_trip(conf, "sasl-ssl")
+        consumer = Consumer({**conf, "group.id": "g-sasl-ssl"})
+        try:  # the round trip's group committed the end of the topic
+            committed = consumer.committed([TopicPartition("sasl-ssl", 0)], timeout=10)
+        finally:
+            consumer.close()
+        assert committed[0].offset == N
