@@ -136,6 +136,26 @@ def test_handshake_v0_then_bare_tokens(sasl_broker: BrokerProcess) -> None:
         assert sock.recv(4) == b""  # closed, no answer
 
 
+def test_frames_before_login_are_small(sasl_broker: BrokerProcess) -> None:
+    """sasl.server.max.receive.size (512 KiB) bounds a frame until the login; after it, the
+    usual socket.request.max.bytes does."""
+    with socket.create_connection(("127.0.0.1", sasl_broker.port), timeout=5) as sock:
+        sock.sendall(struct.pack(">i", 600 * 1024))  # announced, never sent
+        assert sock.recv(4) == b""  # refused at once: closed
+    topic = "sasl-big"
+    producer = Producer(_conf(sasl_broker, "PLAIN", **{"compression.type": "none"}))
+    big = b"x" * (700 * 1024)
+    producer.produce(topic, big)
+    assert producer.flush(20) == 0
+    consumer = Consumer(_conf(sasl_broker, "PLAIN", **{"group.id": "big"}))
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        msg = consumer.poll(20)
+    finally:
+        consumer.close()
+    assert msg is not None and msg.error() is None and msg.value() == big
+
+
 def test_kcat_logs_in(sasl_broker: BrokerProcess) -> None:
     auth = [
         "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-256",

@@ -74,6 +74,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     # SASL for a SASL_PLAINTEXT:// or SASL_SSL:// listener (broker/sasl.py)
     "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
     "sasl.jaas.config": "",
+    "sasl.server.max.receive.size": "524288",  # the largest frame before authentication
 }
 
 #: broker config name -> the topic config it defaults (Kafka's synonyms)

@@ -10,8 +10,9 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   answered strictly in order while the connection keeps reading (pipelining). Reading pauses when
   more than ``MAX_QUEUED_BYTES`` of requests wait.
 - SASL listeners (sasl.py): until the connection has authenticated, a request other than
-  ApiVersions, SaslHandshake and SaslAuthenticate closes it; so does a failed authentication,
-  after its answer.
+  ApiVersions, SaslHandshake and SaslAuthenticate closes it, and so does a frame above
+  ``sasl.server.max.receive.size`` (Kafka's 512 KiB); so does a failed authentication, after
+  its answer.
 - Unsupported requests: ApiVersions of an unknown version gets ``api_versions_fallback``; any
   other unknown API key or version, a header or body that does not decode, or a handler that
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
@@ -69,6 +70,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.server = server
         self.broker = server.broker
         self.max_request = server.max_request_bytes
+        if server.sasl_config is not None:  # raised to the above once authenticated
+            self.max_request = min(self.max_request, server.sasl_max_receive_bytes)
         self.transport: asyncio.Transport | None = None
         self.peer = ""
         self._recv = bytearray(RECV_BUFFER)
@@ -194,7 +197,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _refuse(self, size: int) -> None:
         self._start = self._end = 0
-        self.close(f"request of {size} bytes refused (socket.request.max.bytes={self.max_request})")
+        self.close(
+            f"request of {size} bytes refused: the limit is {self.max_request} "
+            "(socket.request.max.bytes; sasl.server.max.receive.size before SASL authentication)"
+        )
 
     def _enqueue(self, frame: bytearray) -> None:
         if self._closed:
@@ -231,8 +237,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if chunks and not self._closed:
                     assert self._writer is not None
                     await self._writer.write(chunks)
-                if self._sasl is not None and self._sasl.failed:
-                    raise CloseConnection("SASL authentication failed")  # after its answer
+                if self._sasl is not None:
+                    if self._sasl.failed:
+                        raise CloseConnection("SASL authentication failed")  # after its answer
+                    if self._sasl.authenticated:
+                        self.max_request = self.server.max_request_bytes
         except CloseConnection as e:
             self.close(str(e))
         except asyncio.CancelledError:
@@ -321,6 +330,7 @@ class KafkaServer:
         self.broker = broker
         self.handlers = handlers
         self.max_request_bytes = broker.config.get_int("socket.request.max.bytes")
+        self.sasl_max_receive_bytes = broker.config.get_int("sasl.server.max.receive.size")
         self.connections: set[KafkaConnection] = set()
         self.sasl_config: SaslConfig | None = None
         self._server: asyncio.base_events.Server | None = None
