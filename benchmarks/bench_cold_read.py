@@ -237,6 +237,7 @@ def main() -> None:
         entry = ConfigEntry("local.retention.bytes", "1", incremental_operation=SET)
         resource = ConfigResource("topic", TOPIC, incremental_configs=[entry])
         admin.incremental_alter_configs([resource])[resource].result(10)
+        del admin  # no client left to log reconnects once the broker stops
         deadline = time.monotonic() + 120
         while len(list((broker.data_dir / f"{TOPIC}-0").glob("*.log"))) > 1:
             if time.monotonic() > deadline:
