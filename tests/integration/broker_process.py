@@ -33,6 +33,7 @@ from typing import Any
 from tiered_mq.protocol.codec import decode_response, encode_request
 
 METADATA = 3
+FIND_COORDINATOR = 10
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 _LAUNCH = "import sys; from tiered_mq.cli import main; sys.exit(main())"

@@ -17,18 +17,18 @@ import importlib
 import importlib.util
 import logging
 import os
-from dataclasses import replace
 from typing import Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
-from tiered_mq.broker.listener import listener, ssl_context
+from tiered_mq.broker.listener import Listener, listeners
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.sasl import SaslConfig
 from tiered_mq.broker.server import KafkaServer
+from tiered_mq.broker.tls import ssl_context
 from tiered_mq.broker.topic_registry import TopicRegistry
 from tiered_mq.broker.txn.coordinator import TransactionCoordinator
 from tiered_mq.coordination.base import BrokerInfo, Coordinator
@@ -75,20 +75,32 @@ class Broker:
         self.group_coordinator: Any = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.handlers: dict[int, Handler] = discover()
-        self.server = KafkaServer(self, self.handlers)
-        self.listener = listener(config)  # ValueError: a bad listeners/ssl.*/sasl.* setting
-        self.sasl_config = SaslConfig.from_config(config) if self.listener.sasl else None
+        # ValueError: a bad listeners/ssl.*/sasl.* setting
+        self.servers = [KafkaServer(self, self.handlers, li) for li in listeners(config)]
+        sasl = any(s.listener.sasl for s in self.servers)
+        self.sasl_config = SaslConfig.from_config(config) if sasl else None
         self.metrics_bound_port: int | None = None
         self._lock_fd: int | None = None
 
     @property
+    def server(self) -> KafkaServer:
+        """The first listener's server."""
+        return self.servers[0]
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Every listener, with its bound port once started."""
+        return [s.listener for s in self.servers]
+
+    @property
     def port(self) -> int:
-        return self.server.port
+        """The first listener's bound port."""
+        return self.server.listener.port
 
     @property
     def advertised_host(self) -> str:
-        host = self.config.get("advertised.host.name") or self.listener.host
-        return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        """The first listener's advertised host."""
+        return self.server.listener.endpoint[0]
 
     @property
     def cluster_id(self) -> str:
@@ -122,16 +134,17 @@ class Broker:
         await txn_coordinator.start()
         self.txn_coordinator = txn_coordinator
         # the listener opens last: a client that can connect finds every part ready
-        tls = ssl_context(self.config) if self.listener.tls else None
-        await self.server.start(self.listener.host, self.listener.port, tls, self.sasl_config)
-        self.listener = replace(self.listener, port=self.port)  # the bound port (0: any)
-        await self.coordinator.register_broker(
-            BrokerInfo(self.config.node_id, self.advertised_host, self.port)
-        )
-        log.info("broker %d listening on %s", self.config.node_id, self.listener)
+        tls = ssl_context(self.config) if any(li.tls for li in self.listeners) else None
+        for server in self.servers:
+            await server.start(tls if server.listener.tls else None, self.sasl_config)
+        host, port = self.server.listener.endpoint  # registered: the first listener's address
+        await self.coordinator.register_broker(BrokerInfo(self.config.node_id, host, port))
+        names = ", ".join(map(str, self.listeners))
+        log.info("broker %d listening on %s", self.config.node_id, names)
 
     async def close(self) -> None:
-        await self.server.stop()
+        for server in self.servers:
+            await server.stop()
         if self.txn_coordinator is not None:
             await self.txn_coordinator.close()
         if self.group_coordinator is not None:

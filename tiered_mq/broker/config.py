@@ -21,6 +21,8 @@ from typing import Final
 BROKER_DEFAULTS: Final[dict[str, str]] = {
     "broker.id": "0",
     "listeners": "",  # empty: PLAINTEXT on --host/--port (broker/listener.py)
+    "advertised.listeners": "",  # empty: each listener's own address
+    "listener.security.protocol.map": "",  # NAME:PROTOCOL,... (protocol names map to themselves)
     "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
     "auto.create.topics.enable": "true",
     "num.partitions": "1",

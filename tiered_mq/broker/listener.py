@@ -1,30 +1,23 @@
-"""The broker's listener: ``listeners`` (Kafka's name) and, for SSL, its TLS context.
+"""The broker's listeners: ``listeners``, ``advertised.listeners`` and
+``listener.security.protocol.map`` (Kafka's names and formats).
 
-``listeners`` holds one entry, ``PROTOCOL://host:port``; empty (the default) means
-``PLAINTEXT://`` on ``--host``/``--port``. An empty host binds every interface. PROTOCOL is
-PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (SASL: broker/sasl.py); a second listener (a broker
-here has one) is refused. Metadata and FindCoordinator advertise this listener's port, so a
-client only ever talks the listener's protocol.
+``listeners`` is a comma-separated list of ``NAME://host:port`` (empty: ``PLAINTEXT://`` on
+``--host``/``--port``; an empty host binds every interface, port 0 any free port). A NAME is a
+security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) or a name that
+``listener.security.protocol.map`` maps to one (``INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL``).
+``advertised.listeners`` gives, per listener name, the host:port clients are told to use
+(default: ``advertised.host.name``, else the listener's own host, a bind-all host meaning
+127.0.0.1, with the listener's port; port 0 means the bound port).
 
-SSL settings, Kafka's names, PEM files only::
-
-    ssl.keystore.type        PEM (JKS and PKCS12 are refused: convert them with openssl)
-    ssl.keystore.location    PEM file holding the private key and its certificate chain
-    ssl.key.password         the private key's password, if it is encrypted (sensitive:
-                             DescribeConfigs shows it as null)
-    ssl.truststore.location  PEM CA certificates that client certificates must chain to
-    ssl.client.auth          none | requested | required (the last two need a truststore)
-    ssl.enabled.protocols    TLSv1.2,TLSv1.3 (the lowest listed is the minimum)
-
-A setting that is wrong (unknown protocol, missing or unreadable file, wrong password) raises
-ValueError naming the key, and the broker does not start. Over TLS the server copies fetch data
-through the encryption instead of using sendfile (response_writer.py).
+Each listener is its own server: a client that connected to one is answered, in Metadata and
+FindCoordinator, with that listener's advertised address, so it never crosses to another
+listener's protocol (internal and external addresses, as in Kafka's docker setups). TLS
+settings: tls.py; SASL: sasl.py. A wrong setting raises ValueError naming the key.
 """
 
 from __future__ import annotations
 
-import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from tiered_mq.broker.config import BrokerConfig
@@ -35,23 +28,20 @@ SASL_PLAINTEXT: Final = "SASL_PLAINTEXT"
 SASL_SSL: Final = "SASL_SSL"
 PROTOCOLS: Final = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
 SENSITIVE: Final = frozenset({"ssl.key.password", "sasl.jaas.config"})
-
-_TLS_VERSIONS: Final = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
-_CLIENT_AUTH: Final = {
-    "none": ssl.CERT_NONE,
-    "requested": ssl.CERT_OPTIONAL,
-    "required": ssl.CERT_REQUIRED,
-}
+_BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
 
 
 @dataclass(frozen=True)
 class Listener:
+    name: str  # PLAINTEXT, INTERNAL, ...
     protocol: str  # one of PROTOCOLS
-    host: str
-    port: int
+    host: str  # to bind ("": every interface)
+    port: int  # to bind (0: any), then the bound port
+    advertised_host: str
+    advertised_port: int  # 0: the bound port
 
     def __str__(self) -> str:
-        return f"{self.protocol}://{self.host}:{self.port}"
+        return f"{self.name}://{self.host}:{self.port}"
 
     @property
     def tls(self) -> bool:
@@ -61,56 +51,72 @@ class Listener:
     def sasl(self) -> bool:
         return self.protocol in (SASL_PLAINTEXT, SASL_SSL)
 
+    @property
+    def endpoint(self) -> tuple[str, int]:
+        """(host, port) that clients of this listener are told to use."""
+        return self.advertised_host, self.advertised_port or self.port
 
-def listener(config: BrokerConfig) -> Listener:
-    """The listener ``config`` asks for (``listeners``, else --host/--port in plaintext)."""
+    def bound(self, port: int) -> Listener:
+        return replace(self, port=port)
+
+
+def listeners(config: BrokerConfig) -> list[Listener]:
+    """The listeners ``config`` asks for, in the order given."""
     spec = (config.get("listeners") or "").strip()
-    if not spec:
-        return Listener(PLAINTEXT, config.host, config.port)
-    if "," in spec:
-        raise ValueError(f"listeners={spec!r}: one listener per broker is supported")
-    protocol, sep, address = spec.partition("://")
-    host, colon, port = address.rpartition(":")
-    if not sep or not colon or not port.isdigit():
-        raise ValueError(f"listeners={spec!r}: expected PROTOCOL://host:port")
-    protocol = protocol.upper()
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"listeners={spec!r}: {protocol} is not one of {', '.join(PROTOCOLS)}")
-    return Listener(protocol, host.strip("[]"), int(port))
-
-
-def ssl_context(config: BrokerConfig) -> ssl.SSLContext:
-    """The server-side TLS context of an SSL or SASL_SSL listener, from ``ssl.*``."""
-    kind = (config.get("ssl.keystore.type") or "PEM").upper()
-    if kind != "PEM":
-        raise ValueError(f"ssl.keystore.type={kind}: only PEM is supported (convert with openssl)")
-    keystore = config.get("ssl.keystore.location") or ""
-    if not keystore:
-        raise ValueError("a TLS listener needs ssl.keystore.location (PEM key and certificate)")
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = _minimum_version(config.get("ssl.enabled.protocols") or "")
-    try:
-        ctx.load_cert_chain(keystore, password=config.get("ssl.key.password") or None)
-    except (OSError, ssl.SSLError) as e:
-        raise ValueError(f"ssl.keystore.location={keystore}: {e}") from None
-    auth = (config.get("ssl.client.auth") or "none").lower()
-    if auth not in _CLIENT_AUTH:
-        raise ValueError(f"ssl.client.auth={auth}: expected none, requested or required")
-    truststore = config.get("ssl.truststore.location") or ""
-    if truststore:
-        try:
-            ctx.load_verify_locations(cafile=truststore)
-        except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"ssl.truststore.location={truststore}: {e}") from None
-    elif auth != "none":
-        raise ValueError(f"ssl.client.auth={auth} needs ssl.truststore.location")
-    ctx.verify_mode = _CLIENT_AUTH[auth]
-    return ctx
-
-
-def _minimum_version(enabled: str) -> ssl.TLSVersion:
-    names = [p.strip() for p in enabled.split(",") if p.strip()] or ["TLSv1.2"]
-    unknown = [n for n in names if n not in _TLS_VERSIONS]
+    entries = _parse("listeners", spec) if spec else [(PLAINTEXT, config.host, config.port)]
+    protocols = _protocol_map(config.get("listener.security.protocol.map") or "")
+    advertised = {
+        name: (host, port)
+        for name, host, port in _parse(
+            "advertised.listeners", (config.get("advertised.listeners") or "").strip()
+        )
+    }
+    names = [name for name, _, _ in entries]
+    if len(set(names)) != len(names):
+        raise ValueError(f"listeners={spec!r}: each listener name may appear once")
+    ports = [port for _, _, port in entries if port]
+    if len(set(ports)) != len(ports):
+        raise ValueError(f"listeners={spec!r}: two listeners on one port")
+    unknown = sorted(set(advertised) - set(names))
     if unknown:
-        raise ValueError(f"ssl.enabled.protocols: {unknown} (supported: TLSv1.2, TLSv1.3)")
-    return min((_TLS_VERSIONS[n] for n in names), key=lambda v: v.value)
+        raise ValueError(f"advertised.listeners names {unknown} that listeners does not")
+    if any(host in ("0.0.0.0", "::") for host, _ in advertised.values()):
+        raise ValueError("advertised.listeners cannot use the meta-address 0.0.0.0 (or ::)")
+    host_name = config.get("advertised.host.name") or ""
+    out = []
+    for name, host, port in entries:
+        if name not in protocols:
+            raise ValueError(
+                f"listener {name}: not a security protocol and not in "
+                "listener.security.protocol.map"
+            )
+        ad_host, ad_port = advertised.get(name, (host_name or host, port))
+        if ad_host in _BIND_ALL:
+            ad_host = "127.0.0.1"
+        out.append(Listener(name, protocols[name], host, port, ad_host, ad_port))
+    return out
+
+
+def _parse(key: str, spec: str) -> list[tuple[str, str, int]]:
+    out = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, sep, address = item.partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not name or not colon or not port.isdigit():
+            raise ValueError(f"{key}={spec!r}: expected NAME://host:port[,...]")
+        out.append((name.upper(), host.strip("[]"), int(port)))
+    return out
+
+
+def _protocol_map(spec: str) -> dict[str, str]:
+    protocols = {p: p for p in PROTOCOLS}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, sep, protocol = item.partition(":")
+        protocol = protocol.strip().upper()
+        if not sep or protocol not in PROTOCOLS:
+            raise ValueError(
+                f"listener.security.protocol.map: {item!r} (NAME:PROTOCOL, PROTOCOL one of "
+                f"{', '.join(PROTOCOLS)})"
+            )
+        protocols[name.strip().upper()] = protocol
+    return protocols

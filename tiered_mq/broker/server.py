@@ -19,7 +19,7 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   only loses its own connection; its queued requests are dropped.
 - Writes: ``ResponseWriter`` (response_writer.py) sends each response in order, Fetch data
   with sendfile from pinned segment files (copied through the encryption on a TLS listener,
-  listener.py). A response that cannot be sent (a segment deleted
+  tls.py). A response that cannot be sent (a segment deleted
   under it) closes the connection: the client fetches again.
 """
 
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import Handler
+from tiered_mq.broker.listener import Listener
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.broker.sasl import SaslConfig, SaslSession
 from tiered_mq.errors import KafkaError
@@ -296,7 +297,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self, handler: Handler, header: RequestHeader, request: dict[str, Any]
     ) -> list[Any] | None:
         requests, errors, latency = self.broker.metrics.for_api(handler.name)
-        ctx = RequestContext(header, self.broker, self.peer, self._sasl)
+        ctx = RequestContext(header, self.broker, self.peer, self._sasl, self.server.listener)
         started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)
@@ -324,40 +325,41 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
 
 class KafkaServer:
-    """Accepts connections for one broker; ``handlers`` maps api key -> handler module."""
+    """Accepts connections on one listener of a broker; ``handlers`` maps api key -> handler
+    module."""
 
-    def __init__(self, broker: Broker, handlers: dict[int, Handler]) -> None:
+    def __init__(self, broker: Broker, handlers: dict[int, Handler], listener: Listener) -> None:
         self.broker = broker
         self.handlers = handlers
+        self.listener = listener
         self.max_request_bytes = broker.config.get_int("socket.request.max.bytes")
         self.sasl_max_receive_bytes = broker.config.get_int("sasl.server.max.receive.size")
         self.connections: set[KafkaConnection] = set()
         self.sasl_config: SaslConfig | None = None
         self._server: asyncio.base_events.Server | None = None
-        self.port = 0
 
-    async def start(
-        self,
-        host: str,
-        port: int,
-        tls: ssl.SSLContext | None = None,
-        sasl: SaslConfig | None = None,
-    ) -> int:
-        """Listen on ``host:port`` (empty host: every interface), over TLS with ``tls``; with
-        ``sasl`` every connection authenticates first (sasl.py)."""
-        self.sasl_config = sasl
+    @property
+    def port(self) -> int:
+        return self.listener.port
+
+    async def start(self, tls: ssl.SSLContext | None = None, sasl: SaslConfig | None = None) -> int:
+        """Listen on the listener's host:port (empty host: every interface), over TLS with
+        ``tls``; on a SASL listener every connection authenticates first (sasl.py). Returns
+        the bound port (the listener's from then on)."""
+        self.sasl_config = sasl if self.listener.sasl else None
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: KafkaConnection(self),
-            host or None,
-            port,
+            self.listener.host or None,
+            self.listener.port,
             reuse_address=True,
             backlog=1024,
             ssl=tls,
         )
         sockets = self._server.sockets
-        self.port = int(sockets[0].getsockname()[1]) if sockets else port
-        return self.port
+        if sockets:
+            self.listener = self.listener.bound(int(sockets[0].getsockname()[1]))
+        return self.listener.port
 
     async def stop(self) -> None:
         if self._server is not None:

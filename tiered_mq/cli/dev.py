@@ -65,9 +65,10 @@ async def _run(broker: Broker) -> None:
         click.echo(f"  cold tier: {broker.config.cold_url}")
         if broker.metrics_bound_port:
             click.echo(f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/")
-        protocol = broker.listener.protocol
-        tls = f" ({protocol})" if protocol != "PLAINTEXT" else ""
-        click.echo(f"  bootstrap: {broker.advertised_host}:{broker.port}{tls}", nl=True)
+        for listener in broker.listeners:
+            host, port = listener.endpoint
+            kind = f" ({listener.name})" if listener.name != "PLAINTEXT" else ""
+            click.echo(f"  bootstrap: {host}:{port}{kind}")
         sys.stdout.flush()
         await stop.wait()
         click.echo("stopping...")

@@ -1,133 +1,81 @@
-"""``listeners`` and the ``ssl.*`` settings: what starts, and the error each mistake gets."""
+"""``listeners``, ``advertised.listeners`` and ``listener.security.protocol.map``: what they
+give, and the error each mistake gets."""
 
 from __future__ import annotations
 
 import re
-import ssl
 from pathlib import Path
 
 import pytest
-import trustme
-from cryptography.hazmat.primitives import serialization
 
 from tiered_mq.broker.config import BrokerConfig
-from tiered_mq.broker.listener import Listener, listener, ssl_context
+from tiered_mq.broker.listener import Listener, listeners
 
 
 def config(tmp_path: Path, **props: str) -> BrokerConfig:
     return BrokerConfig(tmp_path, host="0.0.0.0", port=9092, overrides=props)
 
 
-@pytest.fixture
-def pem(tmp_path: Path) -> tuple[Path, Path]:
-    """(server key + chain, CA) PEM files."""
-    ca = trustme.CA()
-    server = ca.issue_cert("localhost", "127.0.0.1")
-    keystore, cafile = tmp_path / "server.pem", tmp_path / "ca.pem"
-    server.private_key_and_cert_chain_pem.write_to_path(str(keystore))
-    ca.cert_pem.write_to_path(str(cafile))
-    return keystore, cafile
-
-
 def test_default_is_plaintext_on_host_and_port(tmp_path: Path) -> None:
-    assert listener(config(tmp_path)) == Listener("PLAINTEXT", "0.0.0.0", 9092)
+    assert listeners(config(tmp_path)) == [
+        Listener("PLAINTEXT", "PLAINTEXT", "0.0.0.0", 9092, "127.0.0.1", 9092)
+    ]
+    named = listeners(config(tmp_path, **{"advertised.host.name": "broker-1"}))
+    assert named[0].endpoint == ("broker-1", 9092)
 
 
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ("SSL://127.0.0.1:9093", Listener("SSL", "127.0.0.1", 9093)),
-        ("ssl://:9093", Listener("SSL", "", 9093)),
-        ("PLAINTEXT://[::1]:9094", Listener("PLAINTEXT", "::1", 9094)),
-        ("SASL_SSL://broker:9095", Listener("SASL_SSL", "broker", 9095)),
+        ("SSL://127.0.0.1:9093", ("SSL", "SSL", "127.0.0.1", 9093, "127.0.0.1", 9093)),
+        ("ssl://:9093", ("SSL", "SSL", "", 9093, "127.0.0.1", 9093)),
+        ("PLAINTEXT://[::1]:9094", ("PLAINTEXT", "PLAINTEXT", "::1", 9094, "::1", 9094)),
+        ("SASL_SSL://broker:0", ("SASL_SSL", "SASL_SSL", "broker", 0, "broker", 0)),
     ],
 )
-def test_listeners_spec(tmp_path: Path, spec: str, expected: Listener) -> None:
-    assert listener(config(tmp_path, listeners=spec)) == expected
-
-
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        ("SSL://:9093,PLAINTEXT://:9092", "one listener"),
-        ("SASL_GSSAPI://:9093", "SASL_GSSAPI is not one of PLAINTEXT, SSL"),
-        ("SSL://localhost", "PROTOCOL://host:port"),
-        ("localhost:9092", "PROTOCOL://host:port"),
-    ],
-)
-def test_bad_listeners_are_refused(tmp_path: Path, spec: str, message: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)):
-        listener(config(tmp_path, listeners=spec))
-
-
-def test_ssl_context_serves_a_client_that_trusts_the_ca(
-    tmp_path: Path, pem: tuple[Path, Path]
+def test_one_listener(
+    tmp_path: Path, spec: str, expected: tuple[str, str, str, int, str, int]
 ) -> None:
-    keystore, cafile = pem
-    server = ssl_context(config(tmp_path, **{"ssl.keystore.location": str(keystore)}))
-    assert server.verify_mode == ssl.CERT_NONE
-    assert server.minimum_version == ssl.TLSVersion.TLSv1_2
-    client = ssl.create_default_context(cafile=str(cafile))
-    a, b = ssl.MemoryBIO(), ssl.MemoryBIO()
-    c_in, c_out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    s = server.wrap_bio(a, b, server_side=True)
-    c = client.wrap_bio(c_in, c_out, server_hostname="localhost")
-    for _ in range(10):  # handshake through memory
-        for side in (c, s):
-            try:
-                side.do_handshake()
-            except ssl.SSLWantReadError:
-                pass
-        a.write(c_out.read())
-        c_in.write(b.read())
-    c.write(b"ping")
-    a.write(c_out.read())
-    assert s.read() == b"ping"
+    assert listeners(config(tmp_path, listeners=spec)) == [Listener(*expected)]
 
 
-def test_client_auth_required_needs_a_truststore(tmp_path: Path, pem: tuple[Path, Path]) -> None:
-    keystore, cafile = pem
-    props = {"ssl.keystore.location": str(keystore), "ssl.client.auth": "required"}
-    with pytest.raises(ValueError, match=re.escape("needs ssl.truststore.location")):
-        ssl_context(config(tmp_path, **props))
-    props["ssl.truststore.location"] = str(cafile)
-    assert ssl_context(config(tmp_path, **props)).verify_mode == ssl.CERT_REQUIRED
+def test_internal_and_external_listeners(tmp_path: Path) -> None:
+    props = {
+        "listeners": "INTERNAL://0.0.0.0:29092,EXTERNAL://0.0.0.0:9092",
+        "advertised.listeners": "INTERNAL://broker-1:29092,EXTERNAL://localhost:19092",
+        "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL",
+    }
+    internal, external = listeners(config(tmp_path, **props))
+    assert (internal.name, internal.protocol, internal.endpoint) == (
+        "INTERNAL",
+        "PLAINTEXT",
+        ("broker-1", 29092),
+    )
+    assert (external.protocol, external.tls, external.sasl) == ("SASL_SSL", True, True)
+    assert (external.port, external.endpoint) == (9092, ("localhost", 19092))
+    assert external.bound(9999).endpoint == ("localhost", 19092)  # advertised as given
+    assert listeners(config(tmp_path, listeners="PLAINTEXT://:0"))[0].bound(4321).endpoint == (
+        "127.0.0.1",
+        4321,
+    )
 
 
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({}, "needs ssl.keystore.location"),
-        ({"ssl.keystore.type": "JKS"}, "only PEM"),
-        ({"ssl.keystore.location": "/nonexistent.pem"}, "ssl.keystore.location=/nonexistent"),
-        ({"ssl.client.auth": "maybe"}, "ssl.client.auth=maybe"),
-        ({"ssl.enabled.protocols": "TLSv1"}, "ssl.enabled.protocols"),
-        ({"ssl.truststore.location": "/nonexistent.pem"}, "ssl.truststore.location"),
+        ({"listeners": "SASL_GSSAPI://:9093"}, "not a security protocol"),
+        ({"listeners": "SSL://localhost"}, "NAME://host:port"),
+        ({"listeners": "localhost:9092"}, "NAME://host:port"),
+        ({"listeners": "SSL://:9093,SSL://:9094"}, "each listener name may appear once"),
+        ({"listeners": "SSL://:9093,PLAINTEXT://:9093"}, "two listeners on one port"),
+        (
+            {"listeners": "PLAINTEXT://:9092", "advertised.listeners": "SSL://host:9093"},
+            "advertised.listeners names ['SSL']",
+        ),
+        ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "meta-address 0.0.0.0"),
+        ({"listener.security.protocol.map": "INTERNAL:KERBEROS"}, "NAME:PROTOCOL"),
     ],
 )
-def test_bad_ssl_settings_name_the_key(
-    tmp_path: Path, pem: tuple[Path, Path], props: dict[str, str], message: str
-) -> None:
-    keystore, _ = pem
-    if props and "ssl.keystore.location" not in props:
-        props = {"ssl.keystore.location": str(keystore), **props}
+def test_bad_settings_are_refused(tmp_path: Path, props: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        ssl_context(config(tmp_path, **props))
-
-
-def test_encrypted_key_needs_its_password(tmp_path: Path) -> None:
-    ca = trustme.CA()
-    cert = ca.issue_cert("localhost")
-    key = serialization.load_pem_private_key(cert.private_key_pem.bytes(), None)
-    encrypted = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.BestAvailableEncryption(b"secret"),
-    )
-    path = tmp_path / "server.pem"
-    path.write_bytes(encrypted + b"".join(c.bytes() for c in cert.cert_chain_pems))
-    props = {"ssl.keystore.location": str(path), "ssl.key.password": "wrong"}
-    with pytest.raises(ValueError, match=re.escape("ssl.keystore.location")):
-        ssl_context(config(tmp_path, **props))
-    props["ssl.key.password"] = "secret"
-    ssl_context(config(tmp_path, **props))
+        listeners(config(tmp_path, **props))

@@ -101,7 +101,7 @@ def test_broker_commands_use_real_dev_options(services: dict[str, Any]) -> None:
         hc = " ".join(services[b]["healthcheck"]["test"])
         assert f", {port})" in hc
         configs = dict(c.split("=", 1) for c in ctx.params["configs"])
-        assert configs["advertised.host.name"] == "localhost"
+        assert configs["advertised.listeners"] == f"PLAINTEXT://localhost:{port}"
         ports.add(port)
         ids.add(configs["broker.id"])
         prefixes.add(ctx.params["cold_url"])

@@ -88,8 +88,8 @@ def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
     out = []
     for key, value in sorted(config.props.items()):
         source = DEFAULT_CONFIG if config.is_default(key) else STATIC_BROKER_CONFIG
-        if key == "listeners":
-            value = str(ctx.broker.listener)
+        if key == "listeners":  # with the bound ports
+            value = ",".join(map(str, ctx.broker.listeners))
         entry = _entry(key, value, source, True, synonyms)
         if key in SENSITIVE:  # Kafka shows passwords as null
             entry["value"], entry["is_sensitive"], entry["synonyms"] = None, True, []

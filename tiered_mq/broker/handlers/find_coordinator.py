@@ -36,6 +36,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         "error_code": 0,
         "error_message": None,
         "node_id": ctx.broker.config.node_id,
-        "host": ctx.broker.advertised_host,
-        "port": ctx.broker.port,
+        "host": ctx.endpoint[0],
+        "port": ctx.endpoint[1],
     }

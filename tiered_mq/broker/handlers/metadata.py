@@ -95,10 +95,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 topics.append({"error_code": code, "name": name, "partitions": []})
             else:
                 topics.append(_topic_entry(ctx, name))
-    brokers = [
-        {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-        for b in broker.coordinator.brokers()
-    ]
+    brokers = []
+    for b in broker.coordinator.brokers():  # this broker: the client's listener's address
+        host, port = ctx.endpoint if b.node_id == broker.config.node_id else (b.host, b.port)
+        brokers.append({"node_id": b.node_id, "host": host, "port": port, "rack": b.rack})
     return {
         "throttle_time_ms": 0,
         "brokers": brokers,
