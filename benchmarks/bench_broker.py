@@ -41,7 +41,7 @@ def create_topic(bootstrap: str) -> str:
     return name
 
 
-def produce(bootstrap: str, topic: str, n: int) -> float:
+def produce(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = None) -> float:
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -50,6 +50,7 @@ def produce(bootstrap: str, topic: str, n: int) -> float:
             "acks": "all",
             "queue.buffering.max.messages": 2_000_000,
             "queue.buffering.max.kbytes": 2_000_000,
+            **(extra or {}),
         }
     )
     started = time.perf_counter()
