@@ -77,8 +77,11 @@ class Broker:
         self.handlers: dict[int, Handler] = discover()
         # ValueError: a bad listeners/ssl.*/sasl.* setting
         self.servers = [KafkaServer(self, self.handlers, li) for li in listeners(config)]
-        sasl = any(s.listener.sasl for s in self.servers)
-        self.sasl_config = SaslConfig.from_config(config) if sasl else None
+        self._sasl = {
+            s.listener.name: SaslConfig.from_config(config, s.listener.name)
+            for s in self.servers
+            if s.listener.sasl
+        }
         self.metrics_bound_port: int | None = None
         self._lock_fd: int | None = None
 
@@ -134,9 +137,10 @@ class Broker:
         await txn_coordinator.start()
         self.txn_coordinator = txn_coordinator
         # the listener opens last: a client that can connect finds every part ready
-        tls = ssl_context(self.config) if any(li.tls for li in self.listeners) else None
         for server in self.servers:
-            await server.start(tls if server.listener.tls else None, self.sasl_config)
+            name = server.listener.name
+            tls = ssl_context(self.config, name) if server.listener.tls else None
+            await server.start(tls, self._sasl.get(name))
         host, port = self.server.listener.endpoint  # registered: the first listener's address
         await self.coordinator.register_broker(BrokerInfo(self.config.node_id, host, port))
         names = ", ".join(map(str, self.listeners))

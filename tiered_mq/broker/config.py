@@ -5,7 +5,7 @@
 
 - a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
   (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``,
-  ``ssl.``, ``sasl.``);
+  ``ssl.``, ``sasl.``, ``listener.name.``);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
@@ -111,6 +111,7 @@ _BROKER_PREFIXES: Final = (
     "remote.log.",
     "ssl.",
     "sasl.",
+    "listener.name.",
 )
 
 

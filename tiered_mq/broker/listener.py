@@ -12,7 +12,10 @@ security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) or a name that
 Each listener is its own server: a client that connected to one is answered, in Metadata and
 FindCoordinator, with that listener's advertised address, so it never crosses to another
 listener's protocol (internal and external addresses, as in Kafka's docker setups). TLS
-settings: tls.py; SASL: sasl.py. A wrong setting raises ValueError naming the key.
+settings: tls.py; SASL: sasl.py. As in Kafka, each ``ssl.*``/``sasl.*`` setting may be given
+per listener, ``listener.name.<name>.<setting>`` (name in lower case), and a SASL one per
+mechanism too, ``listener.name.<name>.<mechanism>.<setting>`` (``setting``). A wrong setting
+raises ValueError naming the key.
 """
 
 from __future__ import annotations
@@ -27,8 +30,13 @@ SSL: Final = "SSL"
 SASL_PLAINTEXT: Final = "SASL_PLAINTEXT"
 SASL_SSL: Final = "SASL_SSL"
 PROTOCOLS: Final = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
-SENSITIVE: Final = frozenset({"ssl.key.password", "sasl.jaas.config"})
+_SENSITIVE: Final = ("ssl.key.password", "sasl.jaas.config")
 _BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
+
+
+def is_sensitive(key: str) -> bool:
+    """Whether DescribeConfigs must hide ``key``'s value (also listener-prefixed forms)."""
+    return key.endswith(_SENSITIVE)
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,19 @@ class Listener:
 
     def bound(self, port: int) -> Listener:
         return replace(self, port=port)
+
+
+def setting(config: BrokerConfig, listener: str, key: str, mechanism: str = "") -> tuple[str, str]:
+    """(key found, value) of ``key`` for ``listener``: the most specific of
+    ``listener.name.<listener>.<mechanism>.<key>``, ``listener.name.<listener>.<key>`` and
+    ``<key>`` that is set (value "" when none is)."""
+    prefix = f"listener.name.{listener.lower()}."
+    keys = [f"{prefix}{mechanism.lower()}.{key}"] if mechanism else []
+    for name in [*keys, prefix + key, key]:
+        value = config.get(name)
+        if value:
+            return name, value
+    return key, ""
 
 
 def listeners(config: BrokerConfig) -> list[Listener]:

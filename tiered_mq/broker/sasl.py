@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.listener import setting
 from tiered_mq.broker.scram import ScramCredential, ScramExchange
 from tiered_mq.errors import (
     IllegalSaslStateError,
@@ -56,20 +57,26 @@ class SaslConfig:
     scram: dict[str, dict[str, ScramCredential]] = field(default_factory=dict)  # mech -> user ->
 
     @classmethod
-    def from_config(cls, config: BrokerConfig) -> SaslConfig:
-        names = config.get("sasl.enabled.mechanisms") or ""
+    def from_config(cls, config: BrokerConfig, listener: str = "") -> SaslConfig:
+        """The SASL settings of ``listener`` (per-listener and per-mechanism overrides:
+        listener.setting). Its users are every ``user_NAME`` of the ``sasl.jaas.config``
+        settings that apply to it, and each enabled mechanism accepts each of them."""
+        key, names = setting(config, listener, "sasl.enabled.mechanisms")
         mechanisms = tuple(m.strip().upper() for m in names.split(",") if m.strip())
         unknown = [m for m in mechanisms if m not in SUPPORTED]
         if not mechanisms or unknown:
-            raise ValueError(
-                f"sasl.enabled.mechanisms={names!r}: supported are {', '.join(SUPPORTED)}"
-            )
+            raise ValueError(f"{key}={names!r}: supported are {', '.join(SUPPORTED)}")
+        jaas = {setting(config, listener, "sasl.jaas.config", m)[1] for m in mechanisms}
         passwords = {
             user: password.replace('\\"', '"')
-            for user, password in _USER.findall(config.get("sasl.jaas.config") or "")
+            for text in sorted(jaas)
+            for user, password in _USER.findall(text)
         }
         if not passwords:
-            raise ValueError('a SASL listener needs users: sasl.jaas.config with user_NAME="..."')
+            raise ValueError(
+                f"SASL listener {listener or '(default)'} needs users: sasl.jaas.config with "
+                'user_NAME="..." (or listener.name.<listener>[.<mechanism>].sasl.jaas.config)'
+            )
         scram = {
             m: {u: ScramCredential.derive(m, p) for u, p in passwords.items()}
             for m in mechanisms

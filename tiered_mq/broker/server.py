@@ -344,9 +344,9 @@ class KafkaServer:
 
     async def start(self, tls: ssl.SSLContext | None = None, sasl: SaslConfig | None = None) -> int:
         """Listen on the listener's host:port (empty host: every interface), over TLS with
-        ``tls``; on a SASL listener every connection authenticates first (sasl.py). Returns
-        the bound port (the listener's from then on)."""
-        self.sasl_config = sasl if self.listener.sasl else None
+        ``tls``; with ``sasl`` (a SASL listener's settings) every connection authenticates
+        first (sasl.py). Returns the bound port (the listener's from then on)."""
+        self.sasl_config = sasl
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: KafkaConnection(self),

@@ -21,6 +21,7 @@ import ssl
 from typing import Final
 
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.listener import setting
 
 _TLS_VERSIONS: Final = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH: Final = {
@@ -30,38 +31,47 @@ _CLIENT_AUTH: Final = {
 }
 
 
-def ssl_context(config: BrokerConfig) -> ssl.SSLContext:
-    """The server-side TLS context of an SSL or SASL_SSL listener, from ``ssl.*``."""
-    kind = (config.get("ssl.keystore.type") or "PEM").upper()
-    if kind != "PEM":
-        raise ValueError(f"ssl.keystore.type={kind}: only PEM is supported (convert with openssl)")
-    keystore = config.get("ssl.keystore.location") or ""
+def ssl_context(config: BrokerConfig, listener: str = "") -> ssl.SSLContext:
+    """The server-side TLS context of an SSL or SASL_SSL listener, from ``ssl.*`` (each may
+    be given per listener, ``listener.name.<name>.ssl.*``: listener.setting)."""
+
+    def get(key: str) -> tuple[str, str]:
+        return setting(config, listener, key)
+
+    key, kind = get("ssl.keystore.type")
+    if (kind or "PEM").upper() != "PEM":
+        raise ValueError(f"{key}={kind}: only PEM is supported (convert with openssl)")
+    key, keystore = get("ssl.keystore.location")
     if not keystore:
-        raise ValueError("a TLS listener needs ssl.keystore.location (PEM key and certificate)")
+        raise ValueError(
+            f"TLS listener {listener or '(default)'} needs ssl.keystore.location "
+            "(PEM key and certificate)"
+        )
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = _minimum_version(config.get("ssl.enabled.protocols") or "")
+    ctx.minimum_version = _minimum_version(*get("ssl.enabled.protocols"))
     try:
-        ctx.load_cert_chain(keystore, password=config.get("ssl.key.password") or None)
+        ctx.load_cert_chain(keystore, password=get("ssl.key.password")[1] or None)
     except (OSError, ssl.SSLError) as e:
-        raise ValueError(f"ssl.keystore.location={keystore}: {e}") from None
-    auth = (config.get("ssl.client.auth") or "none").lower()
+        raise ValueError(f"{key}={keystore}: {e}") from None
+    auth_key, auth = get("ssl.client.auth")
+    auth = (auth or "none").lower()
     if auth not in _CLIENT_AUTH:
-        raise ValueError(f"ssl.client.auth={auth}: expected none, requested or required")
-    truststore = config.get("ssl.truststore.location") or ""
+        raise ValueError(f"{auth_key}={auth}: expected none, requested or required")
+    key, truststore = get("ssl.truststore.location")
     if truststore:
         try:
             ctx.load_verify_locations(cafile=truststore)
         except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"ssl.truststore.location={truststore}: {e}") from None
+            raise ValueError(f"{key}={truststore}: {e}") from None
     elif auth != "none":
-        raise ValueError(f"ssl.client.auth={auth} needs ssl.truststore.location")
+        raise ValueError(f"{auth_key}={auth} needs ssl.truststore.location")
     ctx.verify_mode = _CLIENT_AUTH[auth]
     return ctx
 
 
-def _minimum_version(enabled: str) -> ssl.TLSVersion:
+def _minimum_version(key: str, enabled: str) -> ssl.TLSVersion:
     names = [p.strip() for p in enabled.split(",") if p.strip()] or ["TLSv1.2"]
     unknown = [n for n in names if n not in _TLS_VERSIONS]
     if unknown:
-        raise ValueError(f"ssl.enabled.protocols: {unknown} (supported: TLSv1.2, TLSv1.3)")
+        raise ValueError(f"{key}: {unknown} (supported: TLSv1.2, TLSv1.3)")
     return min((_TLS_VERSIONS[n] for n in names), key=lambda v: v.value)

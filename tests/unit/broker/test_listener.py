@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tiered_mq.broker.config import BrokerConfig
-from tiered_mq.broker.listener import Listener, listeners
+from tiered_mq.broker.listener import Listener, is_sensitive, listeners, setting
 
 
 def config(tmp_path: Path, **props: str) -> BrokerConfig:
@@ -79,3 +79,21 @@ def test_internal_and_external_listeners(tmp_path: Path) -> None:
 def test_bad_settings_are_refused(tmp_path: Path, props: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         listeners(config(tmp_path, **props))
+
+
+def test_settings_per_listener_and_mechanism(tmp_path: Path) -> None:
+    props = {
+        "sasl.jaas.config": "global",
+        "listener.name.external.sasl.jaas.config": "listener",
+        "listener.name.external.scram-sha-256.sasl.jaas.config": "mechanism",
+    }
+    c = config(tmp_path, **props)
+    assert setting(c, "EXTERNAL", "sasl.jaas.config", "SCRAM-SHA-256") == (
+        "listener.name.external.scram-sha-256.sasl.jaas.config",
+        "mechanism",
+    )
+    assert setting(c, "EXTERNAL", "sasl.jaas.config", "PLAIN")[1] == "listener"
+    assert setting(c, "INTERNAL", "sasl.jaas.config", "PLAIN") == ("sasl.jaas.config", "global")
+    assert setting(c, "INTERNAL", "ssl.truststore.location") == ("ssl.truststore.location", "")
+    assert is_sensitive("listener.name.external.plain.sasl.jaas.config")
+    assert is_sensitive("ssl.key.password") and not is_sensitive("ssl.keystore.location")

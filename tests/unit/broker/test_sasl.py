@@ -112,3 +112,17 @@ def test_handshake_rules(tmp_path: Path) -> None:
 def test_bad_settings(tmp_path: Path, props: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         SaslConfig.from_config(BrokerConfig(tmp_path, overrides=props))
+
+
+def test_users_per_listener(tmp_path: Path) -> None:
+    props = {
+        "sasl.jaas.config": 'x required user_admin="admin-secret";',
+        "listener.name.external.plain.sasl.jaas.config": 'x required user_app="app-secret";',
+        "listener.name.external.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+    }
+    external = SaslConfig.from_config(BrokerConfig(tmp_path, overrides=props), "EXTERNAL")
+    assert external.mechanisms == ("PLAIN", "SCRAM-SHA-256")
+    assert external.passwords == {"admin": "admin-secret", "app": "app-secret"}
+    internal = SaslConfig.from_config(BrokerConfig(tmp_path, overrides=props), "INTERNAL")
+    assert internal.passwords == {"admin": "admin-secret"}
+    assert internal.mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")

@@ -100,3 +100,11 @@ def test_encrypted_key_needs_its_password(tmp_path: Path) -> None:
         ssl_context(config(tmp_path, **props))
     props["ssl.key.password"] = "secret"
     ssl_context(config(tmp_path, **props))
+
+
+def test_keystore_per_listener(tmp_path: Path, pem: tuple[Path, Path]) -> None:
+    keystore, _ = pem
+    c = config(tmp_path, **{"listener.name.external.ssl.keystore.location": str(keystore)})
+    assert ssl_context(c, "EXTERNAL").verify_mode == ssl.CERT_NONE
+    with pytest.raises(ValueError, match=re.escape("TLS listener INTERNAL needs ssl.keystore")):
+        ssl_context(c, "INTERNAL")

@@ -12,7 +12,7 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message
-from tiered_mq.broker.listener import SENSITIVE
+from tiered_mq.broker.listener import is_sensitive
 from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -91,7 +91,7 @@ def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
         if key == "listeners":  # with the bound ports
             value = ",".join(map(str, ctx.broker.listeners))
         entry = _entry(key, value, source, True, synonyms)
-        if key in SENSITIVE:  # Kafka shows passwords as null
+        if is_sensitive(key):  # Kafka shows passwords as null
             entry["value"], entry["is_sensitive"], entry["synonyms"] = None, True, []
         out.append(entry)
     return out
