@@ -31,7 +31,10 @@ from types import TracebackType
 from typing import Any
 
 from tiered_mq.protocol.codec import decode_response, encode_request
+from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.records import Record, decode_batches
 
+FETCH = 1
 METADATA = 3
 FIND_COORDINATOR = 10
 SASL_HANDSHAKE = 17
@@ -266,3 +269,44 @@ class BrokerProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def fetch_body(topic: str, partition: int, offset: int, max_bytes: int = 1 << 22) -> dict[str, Any]:
+    """A Fetch v11 request body for one partition, answered at once."""
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "fetch_offset": offset,
+                        "partition_max_bytes": max_bytes,
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def stored_batches(
+    port: int, topic: str, partition: int, offset: int = 0
+) -> list[tuple[BatchHeader, list[Record]]]:
+    """A partition's batches as the broker stores them (plain Fetch v11, no client library),
+    from ``offset`` to the high watermark."""
+    batches: list[tuple[BatchHeader, list[Record]]] = []
+    while True:
+        answer = request(port, FETCH, 11, fetch_body(topic, partition, offset))
+        data = answer["responses"][0]["partitions"][0]
+        assert data["error_code"] == 0, data
+        got = list(decode_batches(data["records"] or b""))
+        batches += got
+        if got:
+            offset = got[-1][0].next_offset
+        if not got or offset >= data["high_watermark"]:
+            return batches

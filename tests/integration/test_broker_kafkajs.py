@@ -34,9 +34,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
-from tests.integration.broker_process import BrokerProcess, request
-from tiered_mq.record.batch import BatchHeader
-from tiered_mq.record.records import Record, decode_batches
+from tests.integration.broker_process import BrokerProcess, stored_batches
 
 NODE = shutil.which("node")
 CLIENT_DIR = Path(__file__).with_name("kafkajs_client")
@@ -231,46 +229,6 @@ def values(msgs: list[Msg]) -> list[str]:
     return sorted(str(m.value) for m in msgs)
 
 
-def raw_batches(
-    broker: BrokerProcess, topic: str, partition: int
-) -> list[tuple[BatchHeader, list[Record]]]:
-    """The partition's batches as stored, read with a plain Fetch v11."""
-    batches: list[tuple[BatchHeader, list[Record]]] = []
-    offset = 0
-    while True:
-        answer = request(
-            broker.port,
-            1,
-            11,
-            {
-                "replica_id": -1,
-                "max_wait_ms": 0,
-                "min_bytes": 0,
-                "max_bytes": 1 << 20,
-                "isolation_level": 0,
-                "topics": [
-                    {
-                        "topic": topic,
-                        "partitions": [
-                            {
-                                "partition": partition,
-                                "fetch_offset": offset,
-                                "partition_max_bytes": 1 << 20,
-                            }
-                        ],
-                    }
-                ],
-            },
-        )
-        data = answer["responses"][0]["partitions"][0]
-        assert data["error_code"] == 0
-        got = list(decode_batches(data["records"] or b""))
-        batches += got
-        if not got or got[-1][0].next_offset >= data["high_watermark"]:
-            return batches
-        offset = got[-1][0].next_offset
-
-
 # -- KafkaJS producer -------------------------------------------------------------------------
 
 
@@ -323,7 +281,7 @@ def test_kafkajs_round_trip(shared_broker: BrokerProcess, codec: str) -> None:
     for partition in range(3):
         starts = [firsts[p, s] for p, s in sorted(firsts) if p == partition]
         assert produced["partitions"][str(partition)]["baseOffsets"] == starts
-        stored = raw_batches(shared_broker, topic, partition)
+        stored = stored_batches(shared_broker.port, topic, partition)
         assert [h.base_offset for h, _ in stored] == starts
         assert {h.compression for h, _ in stored} == {GZIP if codec == "gzip" else 0}
 
@@ -378,7 +336,7 @@ def test_kafkajs_idempotent_producer(shared_broker: BrokerProcess) -> None:
     ids_by_run: dict[str, set[int]] = defaultdict(set)
     for partition in range(3):
         next_sequence: dict[int, int] = {}
-        for header, records in raw_batches(shared_broker, topic, partition):
+        for header, records in stored_batches(shared_broker.port, topic, partition):
             assert header.producer_id >= 0 and header.producer_epoch == 0
             assert header.base_sequence == next_sequence.get(header.producer_id, 0)
             next_sequence[header.producer_id] = header.base_sequence + header.records_count

@@ -4,13 +4,11 @@ listener's address, so it stays on that listener's protocol; groups work on both
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from tests.integration.broker_process import (
     FIND_COORDINATOR,
@@ -19,6 +17,7 @@ from tests.integration.broker_process import (
     free_port,
     request,
 )
+from tests.integration.client_helpers import confluent_round_trip
 
 pytestmark = pytest.mark.integration
 
@@ -50,27 +49,6 @@ def _external(port: int, **more: Any) -> dict[str, Any]:
     }
 
 
-def _round_trip(conf: dict[str, Any], topic: str, n: int = 200) -> None:
-    admin = AdminClient(conf)
-    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(20)
-    producer = Producer(conf)
-    for i in range(n):
-        producer.produce(topic, key=str(i).encode(), value=f"{topic}-{i}".encode())
-    assert producer.flush(20) == 0
-    consumer = Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])  # FindCoordinator, then the group protocol on this listener
-    got: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(got) < n and time.monotonic() < deadline:
-            for m in consumer.consume(500, 0.5):
-                assert m.error() is None, m.error()
-                got.append(m.value() or b"")
-    finally:
-        consumer.close()
-    assert sorted(got) == sorted(f"{topic}-{i}".encode() for i in range(n))
-
-
 def test_each_listener_answers_with_its_own_address(
     two_listeners: tuple[BrokerProcess, int],
 ) -> None:
@@ -87,8 +65,8 @@ def test_each_listener_answers_with_its_own_address(
 
 def test_clients_on_both_listeners(two_listeners: tuple[BrokerProcess, int]) -> None:
     broker, external = two_listeners
-    _round_trip({"bootstrap.servers": broker.bootstrap}, "inside")
-    _round_trip(_external(external), "outside")
+    confluent_round_trip({"bootstrap.servers": broker.bootstrap}, "inside", 200, partitions=2)
+    confluent_round_trip(_external(external), "outside", 200, partitions=2)
 
 
 def test_the_sasl_listener_still_demands_a_login(two_listeners: tuple[BrokerProcess, int]) -> None:

@@ -21,17 +21,14 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from tests.integration.broker_process import BrokerProcess, request
+from tests.integration.broker_process import BrokerProcess, stored_batches
 from tests.integration.test_broker_clients import consume_all, new_topic
-from tiered_mq.record.batch import BatchHeader
-from tiered_mq.record.records import Record, decode_batches
 
 pytestmark = pytest.mark.integration
 
@@ -122,46 +119,6 @@ def sarama_partition(key: str, partitions: int) -> int:
     return abs(signed) % partitions  # Go's % truncates toward zero; Sarama negates a negative
 
 
-def raw_batches(
-    broker: BrokerProcess, topic: str, partition: int
-) -> Iterator[tuple[BatchHeader, list[Record]]]:
-    """The partition's stored batches, as Fetch returns them (not through any client)."""
-    offset = 0
-    while True:
-        fetched = request(
-            broker.port,
-            1,
-            11,
-            {
-                "replica_id": -1,
-                "max_wait_ms": 0,
-                "min_bytes": 0,
-                "max_bytes": 1 << 22,
-                "isolation_level": 0,
-                "topics": [
-                    {
-                        "topic": topic,
-                        "partitions": [
-                            {
-                                "partition": partition,
-                                "fetch_offset": offset,
-                                "partition_max_bytes": 1 << 22,
-                            }
-                        ],
-                    }
-                ],
-            },
-        )
-        data = fetched["responses"][0]["partitions"][0]
-        assert data["error_code"] == 0
-        got = list(decode_batches(data["records"]))
-        yield from got
-        if got:
-            offset = got[-1][0].last_offset + 1
-        if not got or offset >= data["high_watermark"]:
-            return
-
-
 def committed_by_confluent(
     broker: BrokerProcess, group: str, topic: str, partitions: int
 ) -> dict[int, int]:
@@ -203,7 +160,7 @@ def test_sarama_codec_round_trip(sarama: Path, shared_broker: BrokerProcess, cod
     assert [m["headers"] for m in msgs] == [{"i": str(i)} for i in range(n)]
     assert all(before_ms - 1000 <= m["timestamp_ms"] <= after_ms + 1000 for m in msgs)
 
-    batches = list(raw_batches(shared_broker, topic, 0))
+    batches = stored_batches(shared_broker.port, topic, 0)
     assert {h.attributes & 0x7 for h, _ in batches} == {CODEC_IDS[codec]}
     assert sum(len(rs) for _, rs in batches) == n
     if codec != "none":  # batching happened, so compression had more than one record to pack
@@ -247,7 +204,7 @@ def test_sarama_keys_hash_to_one_partition(sarama: Path, shared_broker: BrokerPr
     for p in range(parts):
         mine = [i for i in range(n) if expected[f"key-{i % keys}"] == p]
         if not mine:
-            assert list(raw_batches(shared_broker, topic, p)) == []
+            assert stored_batches(shared_broker.port, topic, p) == []
             continue
         got = consume(sarama, shared_broker, topic, p, len(mine))
         assert got["high_water_mark"] == len(mine)
@@ -273,7 +230,7 @@ def test_sarama_idempotent_producer(sarama: Path, shared_broker: BrokerProcess) 
         assert offsets == list(range(len(offsets)))
         assert sorted(m["offset"] for m in sent if m["partition"] == p) == offsets
         sequence = 0
-        for header, records in raw_batches(shared_broker, topic, p):
+        for header, records in stored_batches(shared_broker.port, topic, p):
             producer_ids.add(header.producer_id)
             assert header.producer_epoch == 0
             assert header.base_sequence == sequence

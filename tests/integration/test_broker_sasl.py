@@ -7,11 +7,9 @@ broker keeps serving the clients that log in.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import ssl
 import struct
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 import pytest
 import trustme
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from tests.integration.broker_process import (
     METADATA,
@@ -28,6 +26,12 @@ from tests.integration.broker_process import (
     BrokerProcess,
     exchange,
     request,
+)
+from tests.integration.client_helpers import (
+    aiokafka_round_trip,
+    confluent_round_trip,
+    kafka_python_round_trip,
+    kcat_round_trip,
 )
 
 pytestmark = pytest.mark.integration
@@ -62,34 +66,9 @@ def _conf(
     }
 
 
-def _round_trip(conf: dict[str, Any], topic: str) -> list[bytes]:
-    """Create ``topic``, produce N values and read them back, all with ``conf``."""
-    admin = AdminClient(conf)
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(20)
-    producer = Producer({**conf, "linger.ms": 5})
-    values = [f"{topic}-{i}".encode() for i in range(N)]
-    for v in values:
-        producer.produce(topic, v)
-    assert producer.flush(20) == 0
-    consumer = Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    got: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(got) < N and time.monotonic() < deadline:
-            for m in consumer.consume(500, 0.5):
-                assert m.error() is None, m.error()
-                got.append(m.value() or b"")
-        consumer.commit(asynchronous=False)  # the group protocol works after login too
-    finally:
-        consumer.close()
-    assert got == values
-    return got
-
-
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_confluent_kafka_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
-    _round_trip(_conf(sasl_broker, mechanism), f"sasl-{mechanism.lower()}")
+    confluent_round_trip(_conf(sasl_broker, mechanism), f"sasl-{mechanism.lower()}", N)
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
@@ -115,6 +94,17 @@ def test_requests_before_login_close_the_connection(sasl_broker: BrokerProcess) 
         request(sasl_broker.port, METADATA, 1, {"topics": []}, timeout=5.0)
     answer = request(sasl_broker.port, METADATA, 1, {"topics": []}, 5.0, None, (USER, PASSWORD))
     assert answer["brokers"]
+
+
+def _python_client(broker: BrokerProcess, mechanism: str) -> dict[str, Any]:
+    """kafka-python's and aiokafka's keywords for a SASL login (they share the names)."""
+    return {
+        "bootstrap_servers": broker.bootstrap,
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": USER,
+        "sasl_plain_password": PASSWORD,
+    }
 
 
 def _raw_frame(sock: socket.socket, token: bytes) -> bytes:
@@ -163,89 +153,22 @@ def test_kcat_logs_in(sasl_broker: BrokerProcess) -> None:
     ]  # fmt: skip
     topic = "sasl-kcat"
     lines = [f"kcat-{i}" for i in range(50)]
-    produced = subprocess.run(
-        ["kcat", "-b", sasl_broker.bootstrap, *auth, "-P", "-t", topic],
-        input="\n".join(lines) + "\n",
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert produced.returncode == 0, produced.stderr
-    consumed = subprocess.run(
-        ["kcat", "-b", sasl_broker.bootstrap, *auth, "-C", "-t", topic, "-e", "-o", "beginning"],
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert consumed.returncode == 0, consumed.stderr
-    assert consumed.stdout.splitlines() == lines
+    kcat_round_trip(sasl_broker.bootstrap, auth, topic, lines)
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
 def test_kafka_python_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
-    from kafka import KafkaConsumer, KafkaProducer
-    from kafka import TopicPartition as KTopicPartition
-
-    auth = {
-        "security_protocol": "SASL_PLAINTEXT",
-        "sasl_mechanism": mechanism,
-        "sasl_plain_username": USER,
-        "sasl_plain_password": PASSWORD,
-    }
+    common = _python_client(sasl_broker, mechanism)
+    values = [f"k{i}".encode() for i in range(N)]
     topic = f"sasl-kafka-python-{mechanism.lower()}"
-    producer = KafkaProducer(bootstrap_servers=sasl_broker.bootstrap, **auth)
-    for i in range(N):
-        producer.send(topic, value=f"k{i}".encode())
-    producer.flush(20)
-    producer.close()
-    consumer = KafkaConsumer(
-        bootstrap_servers=sasl_broker.bootstrap, consumer_timeout_ms=3000, **auth
-    )
-    consumer.assign([KTopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    got = [m.value for m in consumer]
-    consumer.close()
-    assert got == [f"k{i}".encode() for i in range(N)]
+    assert kafka_python_round_trip(common, topic, values) == values
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
 def test_aiokafka_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-    from aiokafka import TopicPartition as ATopicPartition
-
-    topic = f"sasl-aiokafka-{mechanism.lower()}"
-
-    async def run() -> list[bytes]:
-        auth: dict[str, Any] = {
-            "bootstrap_servers": sasl_broker.bootstrap,
-            "security_protocol": "SASL_PLAINTEXT",
-            "sasl_mechanism": mechanism,
-            "sasl_plain_username": USER,
-            "sasl_plain_password": PASSWORD,
-        }
-        producer = AIOKafkaProducer(**auth)
-        await producer.start()
-        try:
-            for i in range(N):
-                await producer.send(topic, value=f"a{i}".encode())
-            await producer.flush()
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(**auth)
-        await consumer.start()
-        got: list[bytes] = []
-        try:
-            consumer.assign([ATopicPartition(topic, 0)])
-            await consumer.seek_to_beginning()
-            deadline = time.monotonic() + 20
-            while len(got) < N and time.monotonic() < deadline:
-                for msgs in (await consumer.getmany(timeout_ms=500)).values():
-                    got.extend(m.value or b"" for m in msgs)
-        finally:
-            await consumer.stop()
-        return got
-
-    assert asyncio.run(run()) == [f"a{i}".encode() for i in range(N)]
+    common = _python_client(sasl_broker, mechanism)
+    values = [f"a{i}".encode() for i in range(N)]
+    assert aiokafka_round_trip(common, f"sasl-aiokafka-{mechanism.lower()}", values) == values
 
 
 def test_sasl_ssl(tmp_path: Path) -> None:
@@ -262,7 +185,7 @@ def test_sasl_ssl(tmp_path: Path) -> None:
         conf = _conf(
             broker, "SCRAM-SHA-256", protocol="SASL_SSL", **{"ssl.ca.location": str(cafile)}
         )
-        _round_trip(conf, "sasl-ssl")
+        confluent_round_trip(conf, "sasl-ssl", N)
         consumer = Consumer({**conf, "group.id": "g-sasl-ssl"})
         try:  # the round trip's group committed the end of the topic
             committed = consumer.committed([TopicPartition("sasl-ssl", 0)], timeout=10)

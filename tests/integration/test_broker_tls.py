@@ -9,11 +9,8 @@ truststore's CA.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import ssl
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +22,12 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import METADATA, BrokerProcess, request
+from tests.integration.client_helpers import (
+    aiokafka_round_trip,
+    kafka_python_round_trip,
+    kcat_round_trip,
+    take,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -111,16 +114,10 @@ def _confluent_consume(
         _conf(broker, pki, **{"group.id": "tls", "enable.auto.commit": False, **more})
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
-    got: list[bytes] = []
-    deadline = time.monotonic() + 30
     try:
-        while len(got) < n and time.monotonic() < deadline:
-            for m in consumer.consume(500, 0.5):
-                assert m.error() is None, m.error()
-                got.append(m.value() or b"")
+        return [m.value() or b"" for m in take(consumer, n)]
     finally:
         consumer.close()
-    return got
 
 
 def test_confluent_kafka_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
@@ -137,83 +134,30 @@ def test_kcat_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
     topic = _new_topic(tls_broker, pki, "tls-kcat")
     lines = [f"line-{i}-" + "x" * 2000 for i in range(N)]
     ssl_opts = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={pki.cafile}"]
-    produced = subprocess.run(
-        ["kcat", "-b", tls_broker.bootstrap, *ssl_opts, "-P", "-t", topic, "-z", "gzip"],
-        input="\n".join(lines) + "\n",
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert produced.returncode == 0, produced.stderr
-    consumed = subprocess.run(
-        ["kcat", "-b", tls_broker.bootstrap, *ssl_opts, "-C", "-t", topic, "-e", "-o", "beginning"],
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert consumed.returncode == 0, consumed.stderr
-    assert consumed.stdout.splitlines() == lines
+    kcat_round_trip(tls_broker.bootstrap, [*ssl_opts, "-z", "gzip"], topic, lines)
 
 
 def test_kafka_python_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
-    from kafka import KafkaConsumer, KafkaProducer
-    from kafka import TopicPartition as KTopicPartition
-
     topic = _new_topic(tls_broker, pki, "tls-kafka-python")
     values = _values("k")
-    tls = {"security_protocol": "SSL", "ssl_cafile": str(pki.cafile)}
-    producer = KafkaProducer(bootstrap_servers=tls_broker.bootstrap, linger_ms=5, **tls)
-    for v in values:
-        producer.send(topic, value=v)
-    producer.flush(30)
-    producer.close()
-    consumer = KafkaConsumer(
-        bootstrap_servers=tls_broker.bootstrap, consumer_timeout_ms=5000, **tls
-    )
-    consumer.assign([KTopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    got = [m.value for m in consumer]
-    consumer.close()
-    assert got == values
+    common = {
+        "bootstrap_servers": tls_broker.bootstrap,
+        "security_protocol": "SSL",
+        "ssl_cafile": str(pki.cafile),
+    }
+    assert kafka_python_round_trip(common, topic, values) == values
     assert _confluent_consume(tls_broker, pki, topic, N) == values
 
 
 def test_aiokafka_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-    from aiokafka import TopicPartition as ATopicPartition
-
     topic = _new_topic(tls_broker, pki, "tls-aiokafka")
     values = _values("a")
-
-    async def run() -> list[bytes]:
-        common: dict[str, Any] = {
-            "bootstrap_servers": tls_broker.bootstrap,
-            "security_protocol": "SSL",
-            "ssl_context": pki.client_context(),
-        }
-        producer = AIOKafkaProducer(**common)
-        await producer.start()
-        try:
-            for v in values:
-                await producer.send(topic, value=v)
-            await producer.flush()
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(**common)
-        await consumer.start()
-        got: list[bytes] = []
-        try:
-            consumer.assign([ATopicPartition(topic, 0)])
-            await consumer.seek_to_beginning()
-            deadline = time.monotonic() + 30
-            while len(got) < N and time.monotonic() < deadline:
-                for msgs in (await consumer.getmany(timeout_ms=500)).values():
-                    got.extend(m.value or b"" for m in msgs)
-        finally:
-            await consumer.stop()
-        return got
-
-    assert asyncio.run(run()) == values
+    common = {
+        "bootstrap_servers": tls_broker.bootstrap,
+        "security_protocol": "SSL",
+        "ssl_context": pki.client_context(),
+    }
+    assert aiokafka_round_trip(common, topic, values) == values
 
 
 def test_plaintext_client_on_the_tls_port_loses_only_its_connection(

@@ -1,0 +1,121 @@
+"""Client-side steps the integration tests repeat: draining a confluent-kafka consumer, and
+whole round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, Message, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def take(consumer: Consumer, n: int, timeout: float = 30) -> list[Message]:
+    """Up to ``n`` messages (fewer once ``timeout`` passes); any error message fails."""
+    got: list[Message] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n and time.monotonic() < deadline:
+        for m in consumer.consume(min(1000, n - len(got)), 0.5):
+            assert m.error() is None, m.error()
+            got.append(m)
+    return got
+
+
+def confluent_round_trip(conf: dict[str, Any], topic: str, n: int, partitions: int = 1) -> None:
+    """With ``conf``: create ``topic``, produce n keyed values, read them back in a consumer
+    group (FindCoordinator, the group protocol, a commit) and check every value came once, in
+    order per partition."""
+    admin = AdminClient(conf)
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(20)
+    producer = Producer({**conf, "linger.ms": 5})
+    values = [f"{topic}-{i}".encode() for i in range(n)]
+    for i, v in enumerate(values):
+        producer.produce(topic, key=str(i % 7).encode(), value=v)
+    assert producer.flush(20) == 0
+    consumer = Consumer({**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    try:
+        got = take(consumer, n)
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    assert sorted(m.value() or b"" for m in got) == sorted(values)
+    for p in range(partitions):
+        mine = [m.value() or b"" for m in got if m.partition() == p]
+        kept = set(mine)
+        assert mine == [v for v in values if v in kept]  # produce order kept
+
+
+def aiokafka_round_trip(common: dict[str, Any], topic: str, values: list[bytes]) -> list[bytes]:
+    """With aiokafka (``common``: its connection keywords): produce ``values`` to partition 0
+    of ``topic`` and read the partition back from the beginning."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka import TopicPartition as ATopicPartition
+
+    async def run() -> list[bytes]:
+        producer = AIOKafkaProducer(**common)
+        await producer.start()
+        try:
+            for v in values:
+                await producer.send(topic, value=v, partition=0)
+            await producer.flush()
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(**common)
+        await consumer.start()
+        got: list[bytes] = []
+        try:
+            consumer.assign([ATopicPartition(topic, 0)])
+            await consumer.seek_to_beginning()
+            deadline = time.monotonic() + 30
+            while len(got) < len(values) and time.monotonic() < deadline:
+                for msgs in (await consumer.getmany(timeout_ms=500)).values():
+                    got.extend(m.value or b"" for m in msgs)
+        finally:
+            await consumer.stop()
+        return got
+
+    return asyncio.run(run())
+
+
+def kcat_round_trip(bootstrap: str, options: list[str], topic: str, lines: list[str]) -> None:
+    """Produce ``lines`` with Debian's kcat (``options``: e.g. ``-X security.protocol=SSL``)
+    and check that kcat reads exactly them back from the beginning."""
+    produced = subprocess.run(
+        ["kcat", "-b", bootstrap, *options, "-P", "-t", topic],
+        input="\n".join(lines) + "\n",
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        ["kcat", "-b", bootstrap, *options, "-C", "-t", topic, "-e", "-o", "beginning"],
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.splitlines() == lines
+
+
+def kafka_python_round_trip(common: dict[str, Any], topic: str, values: list[bytes]) -> list[bytes]:
+    """With kafka-python (``common``: its connection keywords): produce ``values`` to
+    partition 0 of ``topic`` and read the partition back from the beginning."""
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KTopicPartition
+
+    producer = KafkaProducer(linger_ms=5, **common)
+    for v in values:
+        producer.send(topic, value=v, partition=0)
+    producer.flush(30)
+    producer.close()
+    consumer = KafkaConsumer(consumer_timeout_ms=5000, **common)
+    consumer.assign([KTopicPartition(topic, 0)])
+    consumer.seek_to_beginning()
+    got = [m.value for m in consumer]
+    consumer.close()
+    return got
