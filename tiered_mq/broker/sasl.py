@@ -11,8 +11,8 @@ Settings (Kafka's names)::
 
 Kafka keeps SCRAM credentials in its metadata (``kafka-configs --alter --add-config
 SCRAM-SHA-256=[...]``); here each user of ``sasl.jaas.config`` also gets SCRAM credentials,
-salted at start-up with 4096 iterations (Kafka's minimum; scram.py). A listener without users is a
-config error (ValueError).
+salted at start-up with 4096 iterations (Kafka's minimum; scram.py). A listener without users
+is a config error (ValueError).
 
 Exchange (KIP-152): ApiVersions, then SaslHandshake v1 names the mechanism, then
 SaslAuthenticate requests carry the tokens (after SaslHandshake v0 the tokens are bare
@@ -21,8 +21,9 @@ PLAIN (``authzid NUL user NUL password``; an authzid must equal the user), two f
 (client-first -> server-first, client-final -> server-final). Until it succeeds a connection
 may send nothing else; any other request closes it. A failed authentication is answered
 SASL_AUTHENTICATION_FAILED and the connection is closed after the answer, as Kafka does; the
-broker logs why (never a password). Passwords are compared in constant time, and an unknown
-user fails exactly like a wrong password.
+broker logs why (never a password or token). Passwords are compared in constant time; with
+PLAIN an unknown user fails exactly like a wrong password (with SCRAM, as in Kafka, already at
+the first round).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ class SaslSession:
                 return b""
             return self._scram_round(token)
         except (SaslAuthenticationFailedError, UnicodeDecodeError, ValueError) as e:
-            log.info("SASL %s authentication failed: %s", self.mechanism, e)
+            why = "token is not UTF-8" if isinstance(e, UnicodeDecodeError) else e
+            log.info("SASL %s authentication failed: %s", self.mechanism, why)
             self.failed = True
             raise SaslAuthenticationFailedError(
                 f"Authentication failed: invalid credentials with SASL mechanism {self.mechanism}"

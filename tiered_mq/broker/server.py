@@ -19,8 +19,8 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   only loses its own connection; its queued requests are dropped.
 - Writes: ``ResponseWriter`` (response_writer.py) sends each response in order, Fetch data
   with sendfile from pinned segment files (copied through the encryption on a TLS listener,
-  tls.py). A response that cannot be sent (a segment deleted
-  under it) closes the connection: the client fetches again.
+  tls.py). A response that cannot be sent (a segment deleted under it) closes the
+  connection: the client fetches again.
 """
 
 from __future__ import annotations
