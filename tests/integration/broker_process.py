@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tests.kafka_requests import fetch_body
 from tiered_mq.protocol.codec import decode_response, encode_request
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.records import Record, decode_batches
@@ -271,29 +272,6 @@ class BrokerProcess:
         self.stop()
 
 
-def fetch_body(topic: str, partition: int, offset: int, max_bytes: int = 1 << 22) -> dict[str, Any]:
-    """A Fetch v11 request body for one partition, answered at once."""
-    return {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 0,
-        "max_bytes": max_bytes,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "topic": topic,
-                "partitions": [
-                    {
-                        "partition": partition,
-                        "fetch_offset": offset,
-                        "partition_max_bytes": max_bytes,
-                    }
-                ],
-            }
-        ],
-    }
-
-
 def stored_batches(
     port: int, topic: str, partition: int, offset: int = 0
 ) -> list[tuple[BatchHeader, list[Record]]]:
@@ -301,7 +279,8 @@ def stored_batches(
     from ``offset`` to the high watermark."""
     batches: list[tuple[BatchHeader, list[Record]]] = []
     while True:
-        answer = request(port, FETCH, 11, fetch_body(topic, partition, offset))
+        body = fetch_body(topic, offset, partition=partition, max_bytes=1 << 22)
+        answer = request(port, FETCH, 11, body)
         data = answer["responses"][0]["partitions"][0]
         assert data["error_code"] == 0, data
         got = list(decode_batches(data["records"] or b""))

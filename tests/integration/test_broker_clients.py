@@ -16,7 +16,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import FETCH, BrokerProcess, fetch_body, request
+from tests.integration.broker_process import FETCH, BrokerProcess, request
+from tests.kafka_requests import fetch_body
 from tiered_mq.record.records import decode_batches, encode_batch
 
 pytestmark = pytest.mark.integration
@@ -231,7 +232,7 @@ def test_idempotent_producer_and_raw_retry(shared_broker: BrokerProcess) -> None
     parts = [a["responses"][0]["partition_responses"][0] for a in answers]
     assert [p["error_code"] for p in parts] == [0, 0]
     assert parts[0]["base_offset"] == parts[1]["base_offset"] == 100
-    fetched = request(shared_broker.port, FETCH, 11, fetch_body(topic, 0, 100, 1 << 20))
+    fetched = request(shared_broker.port, FETCH, 11, fetch_body(topic, 100))
     data = fetched["responses"][0]["partitions"][0]
     assert data["high_watermark"] == 102
     values = [r.value for _, rs in decode_batches(data["records"]) for r in rs]

@@ -6,6 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
+from tests.kafka_requests import fetch_body
 from tests.unit.broker.conftest import Client, start_broker
 from tiered_mq.broker.broker import Broker
 from tiered_mq.record.records import decode_batches, encode_batch
@@ -19,24 +20,6 @@ def produce_body(topic: str, records: bytes, acks: int = -1, partition: int = 0)
         "timeout_ms": 5000,
         "topic_data": [
             {"name": topic, "partition_data": [{"index": partition, "records": records}]}
-        ],
-    }
-
-
-def fetch_body(topic: str, offset: int, max_wait_ms: int = 0, min_bytes: int = 0) -> dict:  # type: ignore[type-arg]
-    return {
-        "replica_id": -1,
-        "max_wait_ms": max_wait_ms,
-        "min_bytes": min_bytes,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "topic": topic,
-                "partitions": [
-                    {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
-                ],
-            }
         ],
     }
 
