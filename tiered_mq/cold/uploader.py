@@ -272,13 +272,13 @@ class PartitionUploader:
         self._in_flight.add(upload_id)
         try:
             await self.writer.commit(lambda m: m.upsert(entry))
-            written = {suffix: key for suffix, key in keys.items() if key is not None}
+            objects = {suffix: key for suffix, key in keys.items() if key is not None}
             try:
                 async with asyncio.TaskGroup() as puts:  # a failure cancels the others
-                    for suffix, key in written.items():
+                    for suffix, key in objects.items():
                         puts.create_task(self._put(key, files[suffix]))
             except Exception as e:
-                await self._abandon(entry, list(written.values()))
+                await self._abandon(entry, list(objects.values()))
                 if isinstance(e, ExceptionGroup):
                     raise e.exceptions[0] from None  # the first failure, as callers expect
                 raise

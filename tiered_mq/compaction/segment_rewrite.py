@@ -240,7 +240,7 @@ def _clean_batch(
         and aborted.is_aborted(header.producer_id, header.base_offset)
     )
     h, records = decode_batch(data, max_size=max_size)
-    horizon = h.base_timestamp if h.attributes & DELETE_HORIZON_FLAG else None
+    horizon = h.delete_horizon
     expired = horizon is not None and now_ms >= horizon
     kept: list[Record] = []
     for record in records:
@@ -281,17 +281,18 @@ def _clean_marker(
     """The control batch to write (``data`` itself when unchanged), or None to drop it."""
     if not markers.on_marker(header):
         return data  # its transaction still has data here
-    h, records = decode_batch(data)
-    if h.attributes & DELETE_HORIZON_FLAG:
-        if now_ms < h.base_timestamp:
-            stats.horizon(h.base_timestamp)
+    horizon = header.delete_horizon
+    if horizon is not None:
+        if now_ms < horizon:
+            stats.horizon(horizon)
             return data
-        if last_of_group or last_batches.get(h.producer_id) == h.base_offset:
+        if last_of_group or last_batches.get(header.producer_id) == header.base_offset:
             return data
-        stats.records_removed += len(records)
+        stats.records_removed += header.records_count
         return None
     horizon = now_ms + config.delete_retention_ms
     stats.horizon(horizon)
+    h, records = decode_batch(data)  # a marker: one tiny uncompressed record
     return _reencode(h, records, horizon)
 
 

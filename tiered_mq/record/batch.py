@@ -101,6 +101,12 @@ class BatchHeader:
         return bool(self.attributes & CONTROL_FLAG)
 
     @property
+    def delete_horizon(self) -> int | None:
+        """The log cleaner's delete horizon (KIP-534: the base timestamp, when the batch has
+        DELETE_HORIZON_FLAG), else None."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_FLAG else None
+
+    @property
     def last_sequence(self) -> int:
         if self.base_sequence == NO_SEQUENCE:
             return NO_SEQUENCE

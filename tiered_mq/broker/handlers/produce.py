@@ -77,18 +77,18 @@ def _decoded_checks(
     records: Any,
     batches: list[Any],
     compact: bool,
-    codec: int | None,
+    recompress_to: int | None,
     api_version: int,
     max_size: int,
 ) -> tuple[Any, list[Any]]:
     """The checks that decode records (in a worker thread: a batch may take up to ``max_size``
     bytes and a second to decompress): a compacted topic's key check, and re-encoding with the
-    topic's codec. Returns the records to append and their batches."""
+    topic's codec (``recompress_to``, None: kept as sent). Returns the records to append and
+    their batches."""
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
-    if needs_recompression(batches, codec):
-        assert codec is not None
-        records = recompress(records, batches, codec, max_size=max_size)
+    if recompress_to is not None:
+        records = recompress(records, batches, recompress_to, max_size=max_size)
         # freshly encoded by us: headers only (LocalLog still checks their size)
         batches = iter_batches(records, validate=False)
     return records, batches
@@ -114,10 +114,17 @@ async def _append(
     _verify_transactional(ctx, tp, txn_id, batches)
     config = partition.log.config
     codec = target_codec(config.compression_type)
-    if config.compact or needs_recompression(batches, codec):  # records decoded: off the loop
+    recompress_to = codec if needs_recompression(batches, codec) else None
+    if config.compact or recompress_to is not None:  # records decoded: off the loop
         max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
         records, batches = await asyncio.to_thread(
-            _decoded_checks, records, batches, config.compact, codec, ctx.api_version, max_size
+            _decoded_checks,
+            records,
+            batches,
+            config.compact,
+            recompress_to,
+            ctx.api_version,
+            max_size,
         )
     result = await partition.append_as_leader(records, batches)
     if not result.duplicate:
