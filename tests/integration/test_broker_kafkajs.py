@@ -35,6 +35,7 @@ import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, stored_batches
+from tests.integration.client_helpers import take
 
 NODE = shutil.which("node")
 CLIENT_DIR = Path(__file__).with_name("kafkajs_client")
@@ -169,13 +170,8 @@ def confluent_read(
         }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got: list[Msg] = []
-    deadline = time.monotonic() + 20
     try:
-        while len(got) < expected and time.monotonic() < deadline:
-            for m in consumer.consume(1000, 0.3):
-                assert m.error() is None, m.error()
-                got.append(msg_of(m))
+        got = [msg_of(m) for m in take(consumer, expected, timeout=20)]
         extra = consumer.consume(1000, 0.3)  # nothing beyond what was expected
         assert not extra, [(m.partition(), m.offset()) for m in extra]
     finally:
