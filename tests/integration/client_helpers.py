@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, Message, Producer
@@ -81,19 +82,27 @@ def aiokafka_round_trip(common: dict[str, Any], topic: str, values: list[bytes])
     return asyncio.run(run())
 
 
-def kcat_round_trip(bootstrap: str, options: list[str], topic: str, lines: list[str]) -> None:
-    """Produce ``lines`` with Debian's kcat (``options``: e.g. ``-X security.protocol=SSL``)
-    and check that kcat reads exactly them back from the beginning."""
+def kcat_round_trip(
+    bootstrap: str,
+    options: Sequence[str],
+    topic: str,
+    lines: list[str],
+    produce_options: Sequence[str] = (),
+    consume_options: Sequence[str] = (),
+) -> None:
+    """Produce ``lines`` with Debian's kcat (``options`` on both sides, e.g. ``-X
+    security.protocol=SSL``) and check that kcat reads exactly them back from the beginning."""
     produced = subprocess.run(
-        ["kcat", "-b", bootstrap, *options, "-P", "-t", topic],
+        ["kcat", "-b", bootstrap, *options, "-P", "-t", topic, *produce_options],
         input="\n".join(lines) + "\n",
         text=True,
         capture_output=True,
         timeout=60,
     )
     assert produced.returncode == 0, produced.stderr
+    consume = ["-C", "-t", topic, "-e", "-o", "beginning", *consume_options]
     consumed = subprocess.run(
-        ["kcat", "-b", bootstrap, *options, "-C", "-t", topic, "-e", "-o", "beginning"],
+        ["kcat", "-b", bootstrap, *options, *consume],
         text=True,
         capture_output=True,
         timeout=60,

@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import FETCH, BrokerProcess, request
+from tests.integration.client_helpers import kcat_round_trip
 from tests.kafka_requests import fetch_body
 from tiered_mq.record.records import decode_batches, encode_batch
 
@@ -82,34 +83,9 @@ def test_confluent_kafka_codec_and_keys(shared_broker: BrokerProcess, codec: str
 def test_kcat_codec(shared_broker: BrokerProcess, codec: str) -> None:
     topic = new_topic(shared_broker)
     lines = [f"k{i % 3}:{codec}-value-{i}" for i in range(200)]
-    produced = subprocess.run(
-        ["kcat", "-b", shared_broker.bootstrap, "-P", "-t", topic, "-K:", "-z", codec],
-        input="\n".join(lines) + "\n",
-        text=True,
-        capture_output=True,
-        timeout=30,
+    kcat_round_trip(
+        shared_broker.bootstrap, [], topic, lines, ["-K:", "-z", codec], ["-f", "%k:%s\n"]
     )
-    assert produced.returncode == 0, produced.stderr
-    consumed = subprocess.run(
-        [
-            "kcat",
-            "-b",
-            shared_broker.bootstrap,
-            "-C",
-            "-t",
-            topic,
-            "-e",
-            "-o",
-            "beginning",
-            "-f",
-            "%k:%s\n",
-        ],
-        text=True,
-        capture_output=True,
-        timeout=30,
-    )
-    assert consumed.returncode == 0, consumed.stderr
-    assert consumed.stdout.splitlines() == lines
 
 
 def test_kcat_metadata_listing(shared_broker: BrokerProcess) -> None:

@@ -134,7 +134,7 @@ def test_kcat_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
     topic = _new_topic(tls_broker, pki, "tls-kcat")
     lines = [f"line-{i}-" + "x" * 2000 for i in range(N)]
     ssl_opts = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={pki.cafile}"]
-    kcat_round_trip(tls_broker.bootstrap, [*ssl_opts, "-z", "gzip"], topic, lines)
+    kcat_round_trip(tls_broker.bootstrap, ssl_opts, topic, lines, ["-z", "gzip"])
 
 
 def test_kafka_python_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
