@@ -14,13 +14,15 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 
 import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.conftest import BrokerFactory
 
 pytestmark = pytest.mark.integration
 
@@ -243,3 +245,38 @@ def test_live_group_rides_through_broker_restart(
     poll_until(consumers, lambda: len(more) >= 20, 40, more)
     assert sorted(int(m.value()) for m in more) == list(range(20, 40))
     assert [owned(c) for c in consumers] == before
+
+
+def scrape(port: int) -> dict[str, float]:
+    """The broker's Prometheus samples, by name with labels."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    samples = (line.rpartition(" ") for line in text.splitlines() if not line.startswith("#"))
+    return {name: float(value) for name, _, value in samples if name}
+
+
+def test_group_lag_and_members_on_the_metrics_endpoint(broker_factory: BrokerFactory) -> None:
+    port = free_port()
+    broker = broker_factory(extra_args=["--metrics-port", str(port)])
+    create_topic(broker.bootstrap, "watched", 2)
+    produce(broker.bootstrap, "watched", 10, 2)  # 5 per partition
+    consumer = group_consumer(broker.bootstrap, "watchers")
+    consumer.subscribe(["watched"])
+    got: list[Message] = []
+    poll_until([consumer], lambda: len(got) >= 10, 30, got)
+    consumer.commit(
+        offsets=[TopicPartition("watched", 0, 2), TopicPartition("watched", 1, 5)],
+        asynchronous=False,
+    )
+    lag = 'tiered_mq_consumer_group_lag{group="watchers",partition="%d",topic="watched"}'
+    offset = 'tiered_mq_consumer_group_offset{group="watchers",partition="%d",topic="watched"}'
+    members = 'tiered_mq_consumer_group_members{group="watchers"}'
+    samples = scrape(port)
+    assert (samples[offset % 0], samples[lag % 0]) == (2, 3)
+    assert (samples[offset % 1], samples[lag % 1]) == (5, 0)
+    assert samples[members] == 1
+
+    produce(broker.bootstrap, "watched", 4, 2, start=10)
+    consumer.close()
+    samples = scrape(port)
+    assert (samples[lag % 0], samples[lag % 1]) == (5, 2)
+    assert samples[members] == 0

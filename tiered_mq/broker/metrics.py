@@ -14,12 +14,16 @@ over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
     tiered_mq_partition_high_watermark{topic,partition}      }  partitions (no hot-path cost);
     tiered_mq_partition_log_start_offset{topic,partition}    }  consumer lag = HWM - committed
     tiered_mq_partition_size_bytes{topic,partition}          }  offset
+    tiered_mq_consumer_group_offset{group,topic,partition}   }  read at scrape time from the
+    tiered_mq_consumer_group_lag{group,topic,partition}      }  group coordinator: lag is the
+    tiered_mq_consumer_group_members{group}                  }  high watermark minus the
+                                                                committed offset, at least 0
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
@@ -66,6 +70,49 @@ class PartitionCollector(Collector):
         yield from families.values()
 
 
+class ConsumerGroupCollector(Collector):
+    """Committed offset and lag of every (group, partition) with a committed offset, and each
+    group's member count, read when Prometheus scrapes.
+
+    ``committed()`` yields (group, TopicPartition, offset) and ``members()`` (group, count);
+    ``partitions()`` maps TopicPartition -> Partition. Lag is the partition's high watermark
+    minus the committed offset, floored at 0 (a commit may run ahead of a truncated log); a
+    partition this broker does not hold (its topic deleted) gets an offset but no lag.
+    """
+
+    def __init__(
+        self,
+        committed: Callable[[], Iterable[tuple[str, Any, int]]],
+        members: Callable[[], Iterable[tuple[str, int]]],
+        partitions: Callable[[], dict[Any, Any]],
+    ) -> None:
+        self._committed = committed
+        self._members = members
+        self._partitions = partitions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        labels = ["group", "topic", "partition"]
+        offset = GaugeMetricFamily(
+            "tiered_mq_consumer_group_offset", "Committed offset", labels=labels
+        )
+        lag = GaugeMetricFamily(
+            "tiered_mq_consumer_group_lag", "High watermark minus committed offset", labels=labels
+        )
+        members = GaugeMetricFamily(
+            "tiered_mq_consumer_group_members", "Members of the group", labels=["group"]
+        )
+        partitions = self._partitions()
+        for group, tp, committed in self._committed():
+            values = [group, tp.topic, str(tp.partition)]
+            offset.add_metric(values, committed)
+            partition = partitions.get(tp)
+            if partition is not None:
+                lag.add_metric(values, max(0, partition.high_watermark - committed))
+        for group, count in self._members():
+            members.add_metric([group], count)
+        yield from (offset, lag, members)
+
+
 class BrokerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -91,6 +138,15 @@ class BrokerMetrics:
     def watch_partitions(self, partitions: Callable[[], dict[Any, Any]]) -> None:
         """Export per-partition gauges of ``partitions()`` (TopicPartition -> Partition)."""
         self.registry.register(PartitionCollector(partitions))
+
+    def watch_consumer_groups(
+        self,
+        committed: Callable[[], Iterable[tuple[str, Any, int]]],
+        members: Callable[[], Iterable[tuple[str, int]]],
+        partitions: Callable[[], dict[Any, Any]],
+    ) -> None:
+        """Export consumer group offsets, lag and members (see :class:`ConsumerGroupCollector`)."""
+        self.registry.register(ConsumerGroupCollector(committed, members, partitions))
 
     def for_api(self, api: str) -> tuple[Any, Any, Any]:
         """(requests counter, errors counter, latency histogram) of one API, cached."""

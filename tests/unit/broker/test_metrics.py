@@ -7,6 +7,7 @@ import socket
 import urllib.request
 
 from tests.unit.broker.conftest import Client
+from tests.unit.broker.test_produce_fetch import batch, create, produce_body
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.metrics import BrokerMetrics
 
@@ -17,10 +18,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def test_requests_are_counted_and_served(broker: Broker, client: Client) -> None:
-    await client.call(3, 8, {"topics": [{"name": "m"}], "allow_auto_topic_creation": True})
-    await client.call(3, 8, {"topics": None})
-    metrics: BrokerMetrics = broker.metrics
+async def _scrape(metrics: BrokerMetrics) -> str:
     port = metrics.serve("127.0.0.1", _free_port())
     assert port is not None
     try:
@@ -28,11 +26,53 @@ async def test_requests_are_counted_and_served(broker: Broker, client: Client) -
         text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read())
     finally:
         metrics.close()
-    body = text.decode()
+    return str(text.decode())
+
+
+async def test_requests_are_counted_and_served(broker: Broker, client: Client) -> None:
+    await client.call(3, 8, {"topics": [{"name": "m"}], "allow_auto_topic_creation": True})
+    await client.call(3, 8, {"topics": None})
+    body = await _scrape(broker.metrics)
     assert 'tiered_mq_requests_total{api="metadata"} 2.0' in body
     assert "tiered_mq_request_latency_seconds_bucket" in body
     assert "tiered_mq_connections 1.0" in body
     assert 'tiered_mq_partition_high_watermark{partition="0",topic="m"} 0.0' in body
+
+
+async def test_consumer_group_offset_and_lag_are_exported(broker: Broker, client: Client) -> None:
+    await create(client, "lagging")
+    for values in ([b"a", b"b", b"c"], [b"d", b"e"]):
+        r = await client.call(0, 8, produce_body("lagging", batch(values)))
+        assert r["responses"][0]["partition_responses"][0]["error_code"] == 0
+    commit = {
+        "group_id": "readers",
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "topics": [
+            {
+                "name": "lagging",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": 2,
+                        "committed_leader_epoch": -1,
+                        "committed_metadata": "",
+                    }
+                ],
+            }
+        ],
+    }
+    r = await client.call(8, 7, commit)
+    assert r["topics"][0]["partitions"][0]["error_code"] == 0
+
+    body = await _scrape(broker.metrics)
+    labels = '{group="readers",partition="0",topic="lagging"}'
+    assert f"tiered_mq_consumer_group_offset{labels} 2.0" in body
+    assert f"tiered_mq_consumer_group_lag{labels} 3.0" in body  # high watermark 5 - 2
+
+    await client.call(0, 8, produce_body("lagging", batch([b"f"])))
+    assert f"tiered_mq_consumer_group_lag{labels} 4.0" in await _scrape(broker.metrics)
 
 
 def test_port_zero_means_off() -> None:

@@ -32,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as fmt
@@ -47,6 +47,19 @@ from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 S = GroupState
+
+T = TypeVar("T")
+
+
+def _snapshot(read: Callable[[], list[T]], attempts: int = 5) -> list[T]:
+    """``read()`` from a thread other than the loop's: a dict the loop resizes meanwhile
+    raises RuntimeError, and the read is tried again (an empty list after ``attempts``)."""
+    for _ in range(attempts):
+        try:
+            return read()
+        except RuntimeError:
+            continue
+    return []
 
 
 class GroupCoordinator:
@@ -68,6 +81,22 @@ class GroupCoordinator:
     @property
     def groups(self) -> dict[str, GroupMetadata]:
         return self.membership.groups
+
+    def committed_offsets(self) -> list[tuple[str, TopicPartition, int]]:
+        """(group, partition, committed offset) of every group, a snapshot safe to take from
+        another thread (the metrics endpoint): copied with retries while the loop mutates."""
+        return _snapshot(
+            lambda: [
+                (group, tp, value.offset)
+                for group in list(self.offsets.groups())
+                for tp, value in self.offsets.fetch(group).items()
+            ]
+        )
+
+    def member_counts(self) -> list[tuple[str, int]]:
+        """(group, number of members) of every group the coordinator holds; a snapshot as
+        :meth:`committed_offsets`."""
+        return _snapshot(lambda: [(g.group_id, len(g.members)) for g in list(self.groups.values())])
 
     # -- lifecycle -------------------------------------------------------------------------
 
