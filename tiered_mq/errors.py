@@ -95,6 +95,7 @@ UnknownLeaderEpochError = _code(75, "UNKNOWN_LEADER_EPOCH", True)
 UnsupportedCompressionTypeError = _code(76, "UNSUPPORTED_COMPRESSION_TYPE")
 OffsetNotAvailableError = _code(78, "OFFSET_NOT_AVAILABLE", True)
 MemberIdRequiredError = _code(79, "MEMBER_ID_REQUIRED")
+FencedInstanceIdError = _code(82, "FENCED_INSTANCE_ID")
 InvalidRecordError = _code(87, "INVALID_RECORD")
 UnstableOffsetCommitError = _code(88, "UNSTABLE_OFFSET_COMMIT", True)
 

@@ -321,6 +321,31 @@ def test_java_transactions_by_isolation_level(java: Java, shared_broker: BrokerP
         assert [k[2:4] if k else None for k in markers] == [b"\0\1", b"\0\0", b"\0\1"]
 
 
+def test_java_consume_transform_produce(java: Java, shared_broker: BrokerProcess) -> None:
+    """Exactly-once consume-transform-produce: ``sendOffsetsToTransaction(offsets,
+    consumer.groupMetadata())`` (TxnOffsetCommit v3, with the consumer's generation and member
+    id). Aborted transactions leave neither output nor committed offsets; committed ones leave
+    one output record per input record and the group's offsets at the input's end."""
+    n, parts, group = 60, 2, f"java-ctp-{time.monotonic_ns()}"
+    source, sink = new_topic(shared_broker, parts), new_topic(shared_broker, parts)
+    produce(java, shared_broker, source, n, "--keys", "6")
+    run = ["--input", source, "--output", sink, "--group", group, "--n", str(n)]
+    txid = f"java-ctp-{time.monotonic_ns()}"
+
+    aborted = java.json(shared_broker, "ctp", *run, "--transactional-id", txid, "--abort")
+    assert aborted["taken"] == n and aborted["transactions"] >= 1
+    assert consume(java, shared_broker, sink, "--isolation", "read_committed")["messages"] == []
+    assert java.admin(shared_broker, f"group-offsets {group}")[0]["ok"] == {}
+
+    done = java.json(shared_broker, "ctp", *run, "--transactional-id", txid)
+    assert done["taken"] == n  # the aborted run committed nothing: all of it again
+    out = consume(java, shared_broker, sink, "--isolation", "read_committed")["messages"]
+    assert sorted(values_of(out)) == sorted(f"out-m-{i}" for i in range(n))
+    offsets = java.admin(shared_broker, f"group-offsets {group}")[0]["ok"]
+    ends = end_offsets(shared_broker, source, parts)
+    assert offsets == {f"{source}:{p}": ends[p] for p in range(parts)}
+
+
 # ----------------------------------------------------------------------------- consumer groups
 
 

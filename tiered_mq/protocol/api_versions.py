@@ -79,7 +79,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 2),
     ApiKey.ADD_OFFSETS_TO_TXN: (0, 2),
     ApiKey.END_TXN: (0, 2),
-    ApiKey.TXN_OFFSET_COMMIT: (0, 2),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 3),
     ApiKey.DESCRIBE_CONFIGS: (1, 3),
     ApiKey.ALTER_CONFIGS: (0, 1),
     ApiKey.SASL_AUTHENTICATE: (0, 1),

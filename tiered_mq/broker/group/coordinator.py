@@ -18,8 +18,9 @@ Offset commits follow Kafka's rules: generation -1 on a group without members is
 commit (consumers using assign()); otherwise the member and generation must be current, and
 CompletingRebalance answers REBALANCE_IN_PROGRESS. The answer is sent after the append.
 
-Transactional offsets (TxnOffsetCommit, v0-2: no member checks): :meth:`txn_offset_commit`
-appends them as a transactional batch before answering and holds them pending
+Transactional offsets (TxnOffsetCommit): :meth:`txn_offset_commit` checks the committing
+consumer's membership when the request names one (v3+, KIP-447; v0-2 carry none), then appends
+the offsets as a transactional batch before answering and holds them pending
 (``OffsetManager.pending``, see txn_offsets.py); the transaction coordinator calls
 :meth:`complete_txn` once its COMMIT/ABORT marker is in the group's ``__consumer_offsets``
 partition. Pending offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them
@@ -285,6 +286,9 @@ class GroupCoordinator:
         producer_id: int,
         producer_epoch: int,
         offsets: dict[TopicPartition, fmt.OffsetValue],
+        generation_id: int = -1,
+        member_id: str = "",
+        instance_id: str | None = None,
     ) -> None:
         """Append ``offsets`` as a transactional batch and hold them until the txn ends.
 
@@ -296,6 +300,9 @@ class GroupCoordinator:
         group = self.groups.setdefault(group_id, GroupMetadata(group_id))
         if group.state is S.DEAD:
             raise errors.CoordinatorNotAvailableError(f"group {group_id} is dead")
+        error = _txn_member_error(group, generation_id, member_id, instance_id)
+        if error:
+            raise errors.for_code(error)(f"group {group_id}: member {member_id!r}")
         if not offsets:
             return
         try:
@@ -420,3 +427,25 @@ class GroupCoordinator:
             log.exception("group %s: writing tombstones failed", group_id)
             return errors.CoordinatorNotAvailableError.errno
         return NONE
+
+
+def _txn_member_error(
+    group: GroupMetadata, generation_id: int, member_id: str, instance_id: str | None
+) -> int:
+    """Kafka's membership check of a TxnOffsetCommit (GroupCoordinator.validateOffsetCommit
+    for a transactional commit): none when the request names no member (v0-2, or a producer
+    given only a group id); else the member (and its static instance) must be current and the
+    generation the group's, so a zombie of an old generation cannot commit."""
+    if generation_id < 0 and not member_id and instance_id is None:
+        return NONE
+    if instance_id is not None:
+        current = group.static_members.get(instance_id)
+        if current is None:
+            return errors.UnknownMemberIdError.errno
+        if current != member_id:
+            return FENCED_INSTANCE_ID
+    elif member_id not in group.members:
+        return errors.UnknownMemberIdError.errno
+    if generation_id != group.generation_id:
+        return errors.IllegalGenerationError.errno
+    return NONE

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (28), v0-2: offsets committed as part of a transaction.
+"""TxnOffsetCommit (28), v0-3: offsets committed as part of a transaction.
 
 Answered after the offsets are appended to the group's ``__consumer_offsets`` partition as a
 transactional batch (producer id and epoch); the group coordinator holds them pending
@@ -6,7 +6,9 @@ transactional batch (producer id and epoch); the group coordinator holds them pe
 COMMIT marker is in that partition (dropped on ABORT). The group's offsets partition must have
 been added with AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
 ``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that partition (the others are
-still committed).
+still committed). From v3 the request names the consumer's generation and member (Java's
+``sendOffsetsToTransaction(offsets, consumer.groupMetadata())``): a member that is not current
+gets UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as in Kafka.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             request["producer_id"],
             request["producer_epoch"],
             offsets,
+            (
+                request.get("generation_id", -1),
+                request.get("member_id") or "",
+                request.get("group_instance_id"),
+            ),
         )
     except Exception as e:
         code = error_code(e)

@@ -260,10 +260,13 @@ class TransactionCoordinator:
         producer_id: int,
         epoch: int,
         offsets: dict[TopicPartition, group_fmt.OffsetValue],
+        member: tuple[int, str, str | None] = (-1, "", None),
     ) -> None:
         """Append the offsets to ``__consumer_offsets`` as part of the transaction (held
         pending by the group coordinator until its marker); the group's partition must be in
-        the transaction. Under the id's lock: the transaction cannot end meanwhile."""
+        the transaction, and ``member`` ((generation, member id, instance id) of the consumer,
+        TxnOffsetCommit v3+) current in the group. Under the id's lock: the transaction cannot
+        end meanwhile."""
         async with self._lock(txn_id):
             meta = self._known(txn_id)
             sm.check_producer(meta, producer_id, epoch)
@@ -271,7 +274,9 @@ class TransactionCoordinator:
                 self.offsets_partition(group_id) not in meta.partitions
             ):
                 raise errors.InvalidTxnStateError(f"{txn_id}: offsets of {group_id} not in txn")
-            await self.group_coordinator.txn_offset_commit(group_id, producer_id, epoch, offsets)
+            await self.group_coordinator.txn_offset_commit(
+                group_id, producer_id, epoch, offsets, *member
+            )
 
     async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
         async with self._lock(txn_id):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.group.conftest import CONFIG, Harness
+from tests.unit.broker.group.conftest import CONFIG, Harness, settle
+from tests.unit.broker.group.test_membership import form_group
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.group import GroupState
@@ -168,3 +169,40 @@ def test_coordinator_batches_without_sequence_pass_an_epoch_bump(tmp_path: Path)
     assert ps.check(header(2)) is None
     with pytest.raises(errors.InvalidProducerEpochError):
         ps.check(header(0))
+
+
+async def test_txn_offset_commit_checks_the_named_member(h: Harness) -> None:
+    """TxnOffsetCommit v3+ names the consumer (Java's sendOffsetsToTransaction with
+    ``consumer.groupMetadata()``): as in Kafka, only a current member of the current
+    generation commits; a request that names no member (v0-2) is not checked."""
+    joins = await form_group(h, 2)
+    me, generation = joins[0]["member_id"], joins[0]["generation_id"]
+    await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(10)}, generation, me)
+    with pytest.raises(errors.IllegalGenerationError):
+        await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(11)}, generation - 1, me)
+    with pytest.raises(errors.UnknownMemberIdError):
+        await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(12)}, generation, "zombie")
+    with pytest.raises(errors.UnknownMemberIdError):  # an instance id the group does not know
+        await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(13)}, generation, me, "i-9")
+    with pytest.raises(errors.UnknownMemberIdError):  # a group without members
+        await h.coord.txn_offset_commit("other", PID, EPOCH, {T0: value(14)}, 0, me)
+    await h.coord.txn_offset_commit("g", PID, EPOCH, {T1: value(15)})  # v0-2: no member
+    await marker(h, commit=True)
+    assert committed(h) == {T0: 10, T1: 15}
+
+
+async def test_txn_offset_commit_fences_a_replaced_static_member(h: Harness) -> None:
+    first = await h.start_join(instance_id="i-1")
+    h.clock.advance(300)  # the initial rebalance delay
+    await settle()
+    old = first.result()
+    second = await h.start_join(instance_id="i-1")  # a new instance replaces it
+    new = second.result()
+    generation = h.coord.groups["g"].generation_id
+    with pytest.raises(errors.FencedInstanceIdError):
+        await h.coord.txn_offset_commit(
+            "g", PID, EPOCH, {T0: value(1)}, generation, old["member_id"], "i-1"
+        )
+    await h.coord.txn_offset_commit(
+        "g", PID, EPOCH, {T0: value(2)}, generation, new["member_id"], "i-1"
+    )
