@@ -43,6 +43,7 @@ pytestmark = pytest.mark.integration
 SOURCE = Path(__file__).parent / "java_client" / "JavaClient.java"
 JARS = Path(__file__).parents[2] / ".cache" / "java-kafka" / "lib"
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+COOPERATIVE = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"]  # starts faster
 
 Json = dict[str, Any]
@@ -359,8 +360,10 @@ class Member:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def start(cls, java: Java, broker: BrokerProcess, topic: str, group: str, log: Path) -> Member:
-        args = ["--topic", topic, "--group", group, "--session-ms", "6000"]
+    def start(
+        cls, java: Java, broker: BrokerProcess, topic: str, group: str, log: Path, *config: str
+    ) -> Member:
+        args = ["--topic", topic, "--group", group, "--session-ms", "6000", *config]
         proc = subprocess.Popen(
             java.command(broker, "member", *args),
             stdin=subprocess.PIPE,
@@ -383,6 +386,11 @@ class Member:
         with self.lock:
             assigned = [e["assigned"] for e in self.events if "assigned" in e]
         return assigned[-1] if assigned else []
+
+    @property
+    def revoked(self) -> list[int]:
+        with self.lock:
+            return [p for e in self.events for p in e.get("revoked", [])]
 
     @property
     def values(self) -> list[str]:
@@ -463,6 +471,44 @@ def test_java_group_assignment_and_rebalances(
     time.sleep(0.5)  # nothing more must arrive
     assert sorted(consumed()) == sorted(produced)  # none lost, none delivered twice
     last.close()
+
+
+def test_java_cooperative_sticky_rebalance(
+    java: Java, shared_broker: BrokerProcess, members: list[Member], tmp_path: Path
+) -> None:
+    """CooperativeStickyAssignor (incremental rebalancing): a second member takes half of the
+    first's partitions, and the first gives up only those, keeping the rest throughout."""
+    parts, group = 6, f"java-coop-{time.monotonic_ns()}"
+    topic = new_topic(shared_broker, parts)
+    coop = ["-X", "partition.assignment.strategy=" + COOPERATIVE]
+    first = Member.start(java, shared_broker, topic, group, tmp_path / "first.log", *coop)
+    members.append(first)
+    wait_until(lambda: first.assignment == list(range(parts)), 20, "the first takes all")
+    second = Member.start(java, shared_broker, topic, group, tmp_path / "second.log", *coop)
+    members.append(second)
+    wait_until(
+        lambda: (
+            sorted(first.assignment + second.assignment) == list(range(parts))
+            and len(second.assignment) == parts // 2
+        ),
+        20,
+        "the two share six partitions",
+    )
+    assert sorted(first.revoked) == second.assignment  # only what moved was revoked
+    for m in members:
+        m.close()
+
+
+def test_java_new_consumer_group_protocol_is_refused(
+    java: Java, shared_broker: BrokerProcess
+) -> None:
+    """group.protocol=consumer (KIP-848) needs ConsumerGroupHeartbeat, which the broker does
+    not have: the client says so (UnsupportedVersionException) instead of hanging."""
+    topic = new_topic(shared_broker)
+    flags = ["--group", "kip-848", "--n", "1", "-X", "group.protocol=consumer"]
+    failed = java.error(shared_broker, "consume", "--topic", topic, *flags)
+    assert failed["error"] == "UnsupportedVersionException", failed
+    assert "CONSUMER_GROUP_HEARTBEAT" in failed["cause"]
 
 
 def test_java_acknowledged_records_and_commits_survive_sigkill(

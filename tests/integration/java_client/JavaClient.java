@@ -23,9 +23,10 @@
 //       --commit: commitSync, then prints the group's committed offsets.
 //
 //   member --topic T --group G [--session-ms MS]
-//       A long-running group member: prints {"assigned": [...]} after each rebalance, then
-//       {"messages": [...]} for what each poll returned, after committing it. The line "close"
-//       on stdin closes the consumer (leaving the group) and exits.
+//       A long-running group member: prints {"revoked": [...]} and {"assigned": [...]} (its
+//       whole assignment) at each rebalance, and {"messages": [...]} for what each poll
+//       returned, after committing it. The line "close" on stdin closes the consumer (leaving
+//       the group) and exits.
 //
 //   ctp --input T --output O --group G --transactional-id ID --n N [--abort]
 //       Consume-transform-produce: reads N messages of T in group G (read_committed) and, one
@@ -196,8 +197,10 @@ public final class JavaClient {
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, f.get("isolation", "read_uncommitted"));
-    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, f.get("session-ms", "10000"));
-    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    if (props.getProperty(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic").equals("classic")) {
+      props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, f.get("session-ms", "10000"));
+      props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    }
     if (group != null) {
       props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     }
@@ -308,7 +311,11 @@ public final class JavaClient {
     stdin.start();
     consumer.subscribe(List.of(f.required("topic")), new ConsumerRebalanceListener() {
       @Override
-      public void onPartitionsRevoked(Collection<TopicPartition> revoked) {}
+      public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+        if (!revoked.isEmpty()) {
+          print(Map.of("revoked", partitions(revoked)));
+        }
+      }
 
       @Override
       public void onPartitionsAssigned(Collection<TopicPartition> added) {
