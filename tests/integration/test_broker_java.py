@@ -658,7 +658,8 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
         "list-groups",
         f"group-offsets {group}",
         f"list-offsets {topic}:0 max-timestamp",
-        "describe-acls",
+        f"list-offsets {topic}:0 earliest-local",
+        f"list-offsets {topic}:0 latest-tiered",
         "describe-log-dirs",
         "list-transactions",
         f"describe-producers {topic}:0",
@@ -684,8 +685,10 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     assert by_op[14] is True
     assert all(g["group"] != group for g in by_op[15])
     assert by_op[16] == {}
-    # Not implemented by the broker: the client refuses them by the advertised API versions.
-    assert by_op[17:] == ["UnsupportedVersionException"] * 6, a[17:]
+    # Not implemented by the broker: the client refuses them by the advertised API versions
+    # (ListOffsets v7-9 for max-timestamp, earliest-local, latest-tiered; no log dir,
+    # transaction listing, producer state or OffsetDelete APIs).
+    assert by_op[17:] == ["UnsupportedVersionException"] * 7, a[17:]
 
 
 # ------------------------------------------------------------------------------- cross-client

@@ -84,7 +84,6 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
@@ -484,7 +483,6 @@ public final class JavaClient {
         yield true;
       }
       // APIs the broker may lack: only whether they work or which exception they give matters
-      case "describe-acls" -> admin.describeAcls(AclBindingFilter.ANY).values().get().size();
       case "describe-log-dirs" -> admin.describeLogDirs(List.of(0)).allDescriptions().get().size();
       case "list-transactions" -> admin.listTransactions().all().get().size();
       case "describe-producers" ->
@@ -539,6 +537,8 @@ public final class JavaClient {
       case "earliest" -> OffsetSpec.earliest();
       case "latest" -> OffsetSpec.latest();
       case "max-timestamp" -> OffsetSpec.maxTimestamp();
+      case "earliest-local" -> OffsetSpec.earliestLocal();
+      case "latest-tiered" -> OffsetSpec.latestTiered();
       default -> OffsetSpec.forTimestamp(Long.parseLong(spec));
     };
     ListOffsetsResultInfo info = admin.listOffsets(Map.of(tp, offsetSpec)).partitionResult(tp).get();
