@@ -364,13 +364,14 @@ class Member:
         cls, java: Java, broker: BrokerProcess, topic: str, group: str, log: Path, *config: str
     ) -> Member:
         args = ["--topic", topic, "--group", group, "--session-ms", "6000", *config]
-        proc = subprocess.Popen(
-            java.command(broker, "member", *args),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log.open("w"),
-            text=True,
-        )
+        with log.open("w") as stderr:
+            proc = subprocess.Popen(
+                java.command(broker, "member", *args),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
         member = cls(proc)
         threading.Thread(target=member._read, daemon=True).start()
         return member
