@@ -19,6 +19,8 @@ import logging
 import os
 from typing import Any
 
+from tiered_mq.broker.acl.authorizer import Authorizer
+from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.listener import Listener, listeners
@@ -83,6 +85,7 @@ class Broker:
             if s.listener.sasl
         }
         self.metrics_bound_port: int | None = None
+        self.authorizer: Authorizer | None = None  # set at start, from the data dir's ACLs
         self._lock_fd: int | None = None
 
     @property
@@ -122,6 +125,7 @@ class Broker:
     async def start(self) -> None:
         LogConfig.from_properties(self.config.topic_defaults)  # fail fast on bad defaults
         self._lock_data_dir()
+        self.authorizer = Authorizer.from_config(self.config, FileAclStore(self.config.data_dir))
         await self.coordinator.start()
         self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
         self.replica_manager.remote_log_manager = self.remote_log_manager

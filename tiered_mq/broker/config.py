@@ -75,6 +75,11 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
     # SASL for a SASL_PLAINTEXT:// or SASL_SSL:// listener (broker/sasl.py)
     "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    # ACLs (broker/acl/): empty = no authorizer (every request allowed, ACL APIs answer
+    # SECURITY_DISABLED); Kafka's StandardAuthorizer or AclAuthorizer class name turns them on
+    "authorizer.class.name": "",
+    "super.users": "",  # User:admin;User:ops
+    "allow.everyone.if.no.acl.found": "false",
     "sasl.jaas.config": "",
     "sasl.server.max.receive.size": "524288",  # the largest frame before authentication
 }

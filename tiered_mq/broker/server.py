@@ -40,6 +40,7 @@ from tiered_mq.broker.handlers import Handler
 from tiered_mq.broker.listener import Listener
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.broker.sasl import SaslConfig, SaslSession
+from tiered_mq.broker.tls import tls_principal
 from tiered_mq.errors import KafkaError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.protocol.codec import (
@@ -89,6 +90,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._writer: ResponseWriter | None = None
         self._eof = False
         self._tls = False
+        self._tls_principal: str | None = None  # User:<DN> of a client certificate
         self._sasl = SaslSession(server.sasl_config) if server.sasl_config is not None else None
 
     # connection lifecycle -----------------------------------------------------------------------
@@ -99,6 +101,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._tls = self.transport.get_extra_info("ssl_object") is not None
         if self._tls:  # copies only: ordinary flow control
             self.transport.set_write_buffer_limits(high=TLS_WRITE_BUFFER)
+            self._tls_principal = tls_principal(self.transport.get_extra_info("peercert"))
         else:  # sendfile after queued bytes: see response_writer.py
             self.transport.set_write_buffer_limits(high=0, low=0)
         self._writer = ResponseWriter(
@@ -297,7 +300,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self, handler: Handler, header: RequestHeader, request: dict[str, Any]
     ) -> list[Any] | None:
         requests, errors, latency = self.broker.metrics.for_api(handler.name)
-        ctx = RequestContext(header, self.broker, self.peer, self._sasl, self.server.listener)
+        ctx = RequestContext(
+            header, self.broker, self.peer, self._sasl, self.server.listener, self._tls_principal
+        )
         started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)

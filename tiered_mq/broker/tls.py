@@ -18,7 +18,7 @@ encryption instead of using sendfile (response_writer.py).
 from __future__ import annotations
 
 import ssl
-from typing import Final
+from typing import Any, Final
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.listener import setting
@@ -75,3 +75,36 @@ def _minimum_version(key: str, enabled: str) -> ssl.TLSVersion:
     if unknown:
         raise ValueError(f"{key}: {unknown} (supported: TLSv1.2, TLSv1.3)")
     return min((_TLS_VERSIONS[n] for n in names), key=lambda v: v.value)
+
+
+# Python's attribute names -> the RFC 2253 keywords Kafka's principals use
+_RDN_KEYWORDS: Final[dict[str, str]] = {
+    "commonName": "CN",
+    "organizationalUnitName": "OU",
+    "organizationName": "O",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "countryName": "C",
+    "streetAddress": "STREET",
+    "domainComponent": "DC",
+    "userId": "UID",
+}
+
+
+def tls_principal(peercert: dict[str, Any] | None) -> str | None:
+    """``User:<subject DN>`` of a verified client certificate, as Kafka's default
+    ``ssl.principal.mapping.rules`` gives it (RFC 2253: most specific part first,
+    ``CN=client,O=Example,C=US``); None without a certificate."""
+    if not peercert or not peercert.get("subject"):
+        return None
+    parts = []
+    for rdn in reversed(peercert["subject"]):
+        parts.append("+".join(f"{_RDN_KEYWORDS.get(k, k)}={_escape_rdn(v)}" for k, v in rdn))
+    return "User:" + ",".join(parts)
+
+
+def _escape_rdn(value: str) -> str:
+    escaped = "".join("\\" + c if c in ',+"\\<>;' else c for c in value)
+    if escaped.startswith(("#", " ")):
+        escaped = "\\" + escaped
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped

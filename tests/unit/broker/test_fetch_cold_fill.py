@@ -53,7 +53,8 @@ def context(peer: str, **configs: int) -> tuple[Any, FakeRemote]:
         remote_log_manager=remote,
         config=SimpleNamespace(get_int=lambda key: values[key]),
     )
-    return SimpleNamespace(broker=broker, client_host=peer), remote
+    allow_all = lambda *_: True  # noqa: E731 - no authorizer
+    return SimpleNamespace(broker=broker, client_host=peer, authorize=allow_all), remote
 
 
 @pytest.fixture(autouse=True)

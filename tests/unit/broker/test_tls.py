@@ -108,3 +108,16 @@ def test_keystore_per_listener(tmp_path: Path, pem: tuple[Path, Path]) -> None:
     assert ssl_context(c, "EXTERNAL").verify_mode == ssl.CERT_NONE
     with pytest.raises(ValueError, match=re.escape("TLS listener INTERNAL needs ssl.keystore")):
         ssl_context(c, "INTERNAL")
+
+
+def test_client_certificate_principal_is_its_rfc2253_subject() -> None:
+    from tiered_mq.broker.tls import tls_principal
+
+    subject = (
+        (("countryName", "US"),),
+        (("organizationName", "Example, Inc"),),
+        (("commonName", "client-1"),),
+    )
+    assert tls_principal({"subject": subject}) == "User:CN=client-1,O=Example\\, Inc,C=US"
+    assert tls_principal(None) is None
+    assert tls_principal({}) is None

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.errors import (
     InvalidRequestError,
     KafkaError,
     KafkaStorageError,
     StorageError,
+    TopicAuthorizationFailedError,
     UnknownServerError,
 )
+
+if TYPE_CHECKING:
+    from tiered_mq.broker.context import RequestContext
 
 log = logging.getLogger(__name__)
 
@@ -60,3 +65,20 @@ async def alter_topic_configs(
             result["error_message"] = error_message(e)
         responses.append(result)
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+def require(
+    ctx: RequestContext,
+    operation: AclOperation,
+    resource_type: ResourceType,
+    name: str,
+    error: type[KafkaError],
+) -> None:
+    """Raise ``error`` unless the request's principal may do ``operation`` on the resource
+    (always allowed without an authorizer)."""
+    if not ctx.authorize(operation, resource_type, name):
+        raise error(f"{ctx.principal} may not {operation.name} {resource_type.name} {name}")
+
+
+def require_topic(ctx: RequestContext, operation: AclOperation, topic: str) -> None:
+    require(ctx, operation, ResourceType.TOPIC, topic, TopicAuthorizationFailedError)

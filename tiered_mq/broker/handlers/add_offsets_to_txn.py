@@ -6,7 +6,7 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.handlers._txn import coordinator, require_group, require_txn_id
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
@@ -14,6 +14,8 @@ API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     try:
+        require_txn_id(ctx, request["transactional_id"])
+        require_group(ctx, request["group_id"])
         await coordinator(ctx).add_offsets(
             request["transactional_id"],
             request["producer_id"],

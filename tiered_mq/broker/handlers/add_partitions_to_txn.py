@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.broker.handlers._txn import coordinator
@@ -26,13 +27,21 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     hosted = ctx.broker.replica_manager.partitions
     codes: dict[TopicPartition, int] = {}
     unknown = [tp for tp in tps if tp not in hosted]
-    if unknown:
+    txn_id = request["v3_and_below_transactional_id"]
+    write = AclOperation.WRITE
+    denied = [tp for tp in tps if not ctx.authorize(write, ResourceType.TOPIC, tp.topic)]
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+        codes = dict.fromkeys(tps, errors.TransactionalIdAuthorizationFailedError.errno)
+    elif denied:
+        codes = dict.fromkeys(tps, NOT_ATTEMPTED)
+        codes.update(dict.fromkeys(denied, errors.TopicAuthorizationFailedError.errno))
+    elif unknown:
         codes = dict.fromkeys(tps, NOT_ATTEMPTED)
         codes.update(dict.fromkeys(unknown, errors.UnknownTopicOrPartitionError.errno))
     else:
         try:
             await coordinator(ctx).add_partitions(
-                request["v3_and_below_transactional_id"],
+                txn_id,
                 request["v3_and_below_producer_id"],
                 request["v3_and_below_producer_epoch"],
                 tps,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import alter_topic_configs
+from tiered_mq.broker.handlers._common import alter_topic_configs, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS
@@ -18,6 +19,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     validate_only = bool(request.get("validate_only", False))
 
     async def alter(name: str, entries: list[dict[str, Any]]) -> None:
+        require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
         configs = {c["name"]: c["value"] for c in entries}
         await ctx.broker.topic_registry.set_configs(name, configs, validate_only)
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -22,6 +23,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     for t in request["topics"]:
         result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
         try:
+            require_topic(ctx, AclOperation.ALTER, t["name"])
             for a in t.get("assignments") or []:
                 if any(b not in live for b in a["broker_ids"]):
                     raise InvalidRequestError(f"assignment {a['broker_ids']} names unknown brokers")

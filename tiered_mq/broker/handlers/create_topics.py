@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -54,6 +55,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         try:
             if counts[name] > 1:
                 raise InvalidRequestError(f"topic '{name}' appears more than once in the request")
+            if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+                require_topic(ctx, AclOperation.CREATE, name)
             await _create(ctx, t, validate_only)
         except Exception as e:
             result["error_code"] = error_code(e)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.errors import OffsetOutOfRangeError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -38,6 +39,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in t["partitions"]:
             entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
             try:
+                require_topic(ctx, AclOperation.DELETE, t["name"])
                 low = await _delete(
                     ctx, TopicPartition(t["name"], p["partition_index"]), p["offset"]
                 )

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.broker.topic_names import is_internal
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
@@ -20,6 +21,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     for name in request["topic_names"]:
         code = 0
         try:
+            require_topic(ctx, AclOperation.DELETE, name)
             if is_internal(name):
                 raise InvalidRequestError(f"internal topic '{name}' cannot be deleted")
             await ctx.broker.topic_registry.delete_topic(name)

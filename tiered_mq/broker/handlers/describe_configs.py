@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import error_code, error_message, require, require_topic
 from tiered_mq.broker.listener import is_sensitive
-from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
+from tiered_mq.errors import (
+    ClusterAuthorizationFailedError,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+)
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -111,8 +116,16 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         }
         try:
             if rtype == TOPIC:
+                require_topic(ctx, AclOperation.DESCRIBE_CONFIGS, rname)
                 configs = topic_configs(ctx, rname, synonyms)
             elif rtype == BROKER:
+                require(
+                    ctx,
+                    AclOperation.DESCRIBE_CONFIGS,
+                    ResourceType.CLUSTER,
+                    CLUSTER_NAME,
+                    ClusterAuthorizationFailedError,
+                )
                 configs = broker_configs(ctx, rname, synonyms)
             else:
                 raise InvalidRequestError(f"unsupported resource type {rtype}")

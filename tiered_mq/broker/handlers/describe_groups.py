@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 15
@@ -20,6 +21,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     for group_id in request.get("groups") or []:
         if coordinator is None:
             code = errors.CoordinatorNotAvailableError.errno
+            described.append({"error_code": code, "group_id": group_id, "members": []})
+        elif not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            code = errors.GroupAuthorizationFailedError.errno
             described.append({"error_code": code, "group_id": group_id, "members": []})
         else:
             described.append(coordinator.describe_group(group_id))

@@ -10,7 +10,7 @@ from typing import Any
 
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.handlers._txn import coordinator, require_txn_id
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.END_TXN
@@ -18,6 +18,7 @@ API_KEY = ApiKey.END_TXN
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     try:
+        require_txn_id(ctx, request["transactional_id"])
         await coordinator(ctx).end_txn(
             request["transactional_id"],
             request["producer_id"],

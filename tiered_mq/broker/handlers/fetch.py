@@ -51,8 +51,9 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.errors import OffsetOutOfRangeError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -142,6 +143,7 @@ async def _read_partition(
         "records": b"",
     }
     try:
+        require_topic(ctx, AclOperation.READ, tp.topic)
         partition = rm.get_partition(tp)
         hwm = partition.high_watermark
         lso = partition.last_stable_offset

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 10
@@ -31,6 +32,14 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         return _error(errors.CoordinatorNotAvailableError.errno, "group coordinator loading")
     if key_type == GROUP and not request.get("key"):
         return _error(errors.InvalidGroupIdError.errno, "empty group id")
+    key = request.get("key") or ""
+    if key_type == GROUP and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return _error(errors.GroupAuthorizationFailedError.errno, f"group {key}")
+    if key_type == TRANSACTION and not ctx.authorize(
+        AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+    ):
+        code = errors.TransactionalIdAuthorizationFailedError.errno
+        return _error(code, f"transactional id {key}")
     return {
         "throttle_time_ms": 0,
         "error_code": 0,

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import alter_topic_configs
+from tiered_mq.broker.handlers._common import alter_topic_configs, require_topic
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -48,6 +49,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     registry = ctx.broker.topic_registry
 
     async def alter(name: str, entries: list[dict[str, Any]]) -> None:
+        require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
         meta = registry.get_topic(name)
         if meta is None:
             raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")

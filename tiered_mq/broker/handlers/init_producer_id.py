@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq import errors
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.handlers._txn import coordinator, require_txn_id
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
@@ -22,9 +24,16 @@ API_KEY = ApiKey.INIT_PRODUCER_ID
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     txn_id = request.get("transactional_id")
     if txn_id is None:
+        idempotent_write = ctx.authorize(
+            AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME
+        )
+        if not (idempotent_write or ctx.authorize_any(AclOperation.WRITE, ResourceType.TOPIC)):
+            code = errors.ClusterAuthorizationFailedError.errno
+            return {"error_code": code, "producer_id": -1, "producer_epoch": -1}
         pid = await ctx.broker.producer_id_manager.generate_producer_id()
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": pid, "producer_epoch": 0}
     try:
+        require_txn_id(ctx, txn_id)
         pid, epoch = await coordinator(ctx).init_producer_id(
             txn_id, request["transaction_timeout_ms"]
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 11
@@ -19,12 +20,15 @@ API_KEY = 11
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     coordinator = ctx.broker.group_coordinator
     member_id = request.get("member_id") or ""
-    if coordinator is None:
-        return {
-            "error_code": errors.CoordinatorNotAvailableError.errno,
-            "member_id": member_id,
-            "members": [],
-        }
+    if coordinator is None or not ctx.authorize(
+        AclOperation.READ, ResourceType.GROUP, request["group_id"]
+    ):
+        code = (
+            errors.CoordinatorNotAvailableError.errno
+            if coordinator is None
+            else errors.GroupAuthorizationFailedError.errno
+        )
+        return {"error_code": code, "member_id": member_id, "members": []}
     instance_id = request.get("group_instance_id")
     answer: dict[str, Any] = await coordinator.join_group(
         group_id=request["group_id"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 13
@@ -22,6 +23,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         leaving = [(request["member_id"], None)]
     if coordinator is None:
         return {"error_code": errors.CoordinatorNotAvailableError.errno, "members": []}
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return {"error_code": errors.GroupAuthorizationFailedError.errno, "members": []}
     top, codes = coordinator.leave_group(request["group_id"], leaving)
     if not v3:
         return {"throttle_time_ms": 0, "error_code": top or (codes[0] if codes else 0)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 16
@@ -15,6 +16,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     if coordinator is None:
         return {"error_code": errors.CoordinatorNotAvailableError.errno, "groups": []}
     code, groups = coordinator.list_groups()
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        described = AclOperation.DESCRIBE
+        groups = [g for g in groups if ctx.authorize(described, ResourceType.GROUP, g.group_id)]
     return {
         "throttle_time_ms": 0,
         "error_code": code,

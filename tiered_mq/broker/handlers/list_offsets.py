@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -62,6 +63,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in topic["partitions"]:
             entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
             try:
+                require_topic(ctx, AclOperation.DESCRIBE, name)
                 ts, offset = await _lookup(
                     ctx, TopicPartition(name, p["partition_index"]), p["timestamp"], read_committed
                 )

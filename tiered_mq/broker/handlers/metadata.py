@@ -5,19 +5,23 @@ exist is created when the broker's ``auto.create.topics.enable`` is true and the
 it (v4+ ``allow_auto_topic_creation``), with ``num.partitions`` partitions; its entry then
 answers LEADER_NOT_AVAILABLE-free metadata at once (the partitions open before we answer).
 Invalid names answer INVALID_TOPIC_EXCEPTION. Leader epoch comes from the partition state (0
-until replication assigns epochs).
+until replication assigns epochs). With an authorizer, topics the principal may not DESCRIBE
+are left out of "every topic" and answer TOPIC_AUTHORIZATION_FAILED when named; auto-creation
+needs CREATE on the cluster or the topic.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.broker.topic_names import is_internal, validate_topic_name
 from tiered_mq.errors import (
     InvalidTopicError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from tiered_mq.protocol.api_versions import ApiKey
@@ -79,18 +83,31 @@ async def _maybe_create(ctx: RequestContext, name: str, allow: bool) -> int:
     return 0
 
 
+def _may(ctx: RequestContext, operation: AclOperation, topic: str) -> bool:
+    return ctx.authorize(operation, ResourceType.TOPIC, topic)
+
+
+def _may_create(ctx: RequestContext, topic: str) -> bool:
+    """Auto-creation needs CREATE on the cluster or on the topic."""
+    cluster = ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+    return cluster or _may(ctx, AclOperation.CREATE, topic)
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     broker = ctx.broker
     requested = request.get("topics")
     if requested is None or (ctx.api_version == 0 and not requested):
         names = broker.topic_registry.list_topics()
-        topics = [_topic_entry(ctx, n) for n in names]
+        topics = [_topic_entry(ctx, n) for n in names if _may(ctx, AclOperation.DESCRIBE, n)]
     else:
         allow = bool(request.get("allow_auto_topic_creation", True))
         topics = []
         for t in requested:
             name = t["name"]
-            code = await _maybe_create(ctx, name, allow)
+            if not _may(ctx, AclOperation.DESCRIBE, name):
+                code = TopicAuthorizationFailedError.errno
+            else:
+                code = await _maybe_create(ctx, name, allow and _may_create(ctx, name))
             if code:
                 topics.append({"error_code": code, "name": name, "partitions": []})
             else:

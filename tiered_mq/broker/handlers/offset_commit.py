@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.topic_partition import TopicPartition
 
@@ -23,10 +24,19 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     coordinator = ctx.broker.group_coordinator
     offsets: dict[TopicPartition, tuple[int, int, str | None]] = {}
     unknown: dict[TopicPartition, int] = {}
+    group_ok = ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"])
     for topic in request.get("topics") or []:
         meta = ctx.broker.coordinator.get_topic(topic["name"])
+        topic_ok = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic["name"])
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])
+            if not (group_ok and topic_ok):
+                unknown[tp] = (
+                    errors.TopicAuthorizationFailedError.errno
+                    if group_ok
+                    else errors.GroupAuthorizationFailedError.errno
+                )
+                continue
             if meta is None or not 0 <= tp.partition < meta.partitions:
                 unknown[tp] = errors.UnknownTopicOrPartitionError.errno
                 continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.topic_partition import TopicPartition
 
@@ -38,18 +39,31 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         if topics is None
         else [TopicPartition(t["name"], p) for t in topics for p in t["partition_indexes"]]
     )
+    denied: set[str] = set()  # topics the principal may not DESCRIBE
+    committed: dict[TopicPartition, Any]
     if coordinator is None:
         code, committed = errors.CoordinatorNotAvailableError.errno, {}
+    elif not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request["group_id"]):
+        code, committed = errors.GroupAuthorizationFailedError.errno, {}
     else:
         code, committed = coordinator.fetch_offsets(request["group_id"], wanted)
+        named = {tp.topic for tp in committed} | {tp.topic for tp in wanted or ()}
+        described = AclOperation.DESCRIBE
+        denied = {t for t in named if not ctx.authorize(described, ResourceType.TOPIC, t)}
+        committed = {tp: v for tp, v in committed.items() if tp.topic not in denied}
     unstable: set[TopicPartition] = set()
     if coordinator is not None and not code and request.get("require_stable"):
         unstable = coordinator.unstable_partitions(request["group_id"])
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    listed = wanted if wanted is not None else sorted(committed.keys() | unstable)
+    if wanted is not None:
+        listed = wanted
+    else:  # every committed partition, but none of a topic the principal may not describe
+        listed = sorted(tp for tp in committed.keys() | unstable if tp.topic not in denied)
     for tp in listed:
         value = committed.get(tp)
-        if tp in unstable:
+        if tp.topic in denied:
+            entry = _partition(tp.partition, -1, "", errors.TopicAuthorizationFailedError.errno)
+        elif tp in unstable:
             entry = _partition(tp.partition, -1, "", errors.UnstableOffsetCommitError.errno)
         elif value is not None:
             entry = _partition(tp.partition, value.offset, value.metadata)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -35,6 +36,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in t["partitions"]:
             entry: dict[str, Any] = {"partition": p["partition"], "error_code": 0}
             try:
+                require_topic(ctx, AclOperation.DESCRIBE, t["topic"])
                 epoch, end = _end_offset(
                     ctx, TopicPartition(t["topic"], p["partition"]), p["leader_epoch"]
                 )

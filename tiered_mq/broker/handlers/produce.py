@@ -17,6 +17,8 @@ producer's batches keep their order. Transactional batches must come with the re
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
 INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
+With an authorizer, the principal needs WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED)
+and on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.broker.partition import validate_records
 from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
 from tiered_mq.compaction.validation import require_keys
@@ -34,6 +37,7 @@ from tiered_mq.errors import (
     InvalidRequiredAcksError,
     InvalidTxnStateError,
     NotEnoughReplicasError,
+    TransactionalIdAuthorizationFailedError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
 )
@@ -98,6 +102,7 @@ async def _append(
     ctx: RequestContext, tp: TopicPartition, records: Any, acks: int, txn_id: str | None = None
 ) -> dict[str, Any]:
     broker = ctx.broker
+    require_topic(ctx, AclOperation.WRITE, tp.topic)
     if records is None:
         raise CorruptRecordError("null records")
     partition = broker.replica_manager.get_partition(tp)
@@ -149,6 +154,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         fixed_error = (UnsupportedVersionError.errno, "produce v0-2 is not supported")
     elif acks not in (0, 1, -1):
         fixed_error = (InvalidRequiredAcksError.errno, f"acks={acks}")
+    elif txn_id is not None and not ctx.authorize(
+        AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id
+    ):
+        fixed_error = (TransactionalIdAuthorizationFailedError.errno, f"transactional id {txn_id}")
     responses = []
     for topic in request["topic_data"]:
         name = topic["name"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 14
@@ -14,6 +15,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     coordinator = ctx.broker.group_coordinator
     if coordinator is None:
         return {"error_code": errors.CoordinatorNotAvailableError.errno, "assignment": b""}
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request["group_id"]):
+        return {"error_code": errors.GroupAuthorizationFailedError.errno, "assignment": b""}
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in request.get("assignments") or []}
     answer: dict[str, Any] = await coordinator.sync_group(
         request["group_id"],

@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq import errors
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.handlers._txn import coordinator, require_group, require_txn_id
 from tiered_mq.broker.txn.coordinator import now_ms
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -35,9 +36,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     gc = ctx.broker.group_coordinator
     max_meta = gc.config.offset_metadata_max_bytes if gc is not None else 4096
     for t in topics:
+        readable = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t["name"])
         for p in t["partitions"]:
             tp = TopicPartition(t["name"], p["partition_index"])
             metadata = p.get("committed_metadata") or ""
+            if not readable:
+                codes[tp] = errors.TopicAuthorizationFailedError.errno
+                continue
             if len(metadata) > max_meta:
                 codes[tp] = errors.OffsetMetadataTooLargeError.errno
                 continue
@@ -45,6 +50,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             offsets[tp] = fmt.OffsetValue(p["committed_offset"], leader_epoch, metadata, now)
             codes[tp] = 0
     try:
+        require_txn_id(ctx, request["transactional_id"])
+        require_group(ctx, request["group_id"])
         await coordinator(ctx).txn_offset_commit(
             request["transactional_id"],
             request["group_id"],

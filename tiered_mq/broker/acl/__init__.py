@@ -1,0 +1,1 @@
+"""ACLs: bindings (binding.py), their durable store (store.py) and the authorizer."""

@@ -1,0 +1,35 @@
+"""CreateAcls (30), v0-1: add bindings, durably (store.py) before the answer.
+
+Needs ALTER on the cluster. An invalid binding (ANY or unknown codes, a pattern type other than
+literal or prefixed, a principal not ``Type:name``, a cluster not named ``kafka-cluster``) gets
+INVALID_REQUEST and the others are still created, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._acls import binding, refusal
+from tiered_mq.broker.handlers._common import error_message
+
+API_KEY = 30
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    creations = request["creations"]
+    refused = refusal(ctx, AclOperation.ALTER)
+    if refused is not None:
+        failure = {"error_code": refused.errno, "error_message": error_message(refused)}
+        return {"throttle_time_ms": 0, "results": [failure for _ in creations]}
+    authorizer = ctx.broker.authorizer
+    assert authorizer is not None
+    outcomes = await authorizer.create([binding(c) for c in creations])
+    results = [
+        {"error_code": 0, "error_message": None}
+        if e is None
+        else {"error_code": e.errno, "error_message": error_message(e)}
+        for e in outcomes
+    ]
+    return {"throttle_time_ms": 0, "results": results}

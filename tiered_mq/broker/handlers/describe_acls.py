@@ -1,0 +1,45 @@
+"""DescribeAcls (29), v0-1: the bindings a filter matches, grouped by resource pattern.
+
+Needs DESCRIBE on the cluster; without an authorizer the answer is SECURITY_DISABLED.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq.broker.acl.binding import AclOperation, ResourcePattern
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._acls import acl_fields, binding_filter, refusal
+from tiered_mq.broker.handlers._common import error_message
+
+API_KEY = 29
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    refused = refusal(ctx, AclOperation.DESCRIBE)
+    if refused is not None:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": refused.errno,
+            "error_message": error_message(refused),
+            "resources": [],
+        }
+    authorizer = ctx.broker.authorizer
+    assert authorizer is not None
+    grouped: dict[ResourcePattern, list[dict[str, Any]]] = {}
+    for acl in authorizer.describe(binding_filter(request)):
+        grouped.setdefault(acl.pattern, []).append(acl_fields(acl))
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "error_message": None,
+        "resources": [
+            {
+                "resource_type": int(p.resource_type),
+                "resource_name": p.name,
+                "pattern_type": int(p.pattern_type),
+                "acls": acls,
+            }
+            for p, acls in grouped.items()
+        ],
+    }
