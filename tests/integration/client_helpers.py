@@ -1,13 +1,18 @@
-"""Client-side steps the integration tests repeat: draining a confluent-kafka consumer, and
-whole round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat."""
+"""Client-side steps the integration tests repeat: draining a confluent-kafka consumer, whole
+round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat, and a broker
+certificate for a TLS listener."""
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import trustme
 from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -128,3 +133,21 @@ def kafka_python_round_trip(common: dict[str, Any], topic: str, values: list[byt
     got = [m.value for m in consumer]
     consumer.close()
     return got
+
+
+@dataclass(frozen=True)
+class BrokerCertificate:
+    keystore: Path  # the broker's key and certificate chain (ssl.keystore.location)
+    cafile: Path  # the CA that signed it, for clients (ssl.ca.location, a PEM truststore)
+    client: ssl.SSLContext  # a client context trusting that CA
+
+
+def broker_certificate(directory: Path, host: str = "127.0.0.1") -> BrokerCertificate:
+    """A fresh CA and a certificate for ``host`` issued by it, written to ``directory``."""
+    ca = trustme.CA()
+    keystore, cafile = directory / "broker.pem", directory / "ca.pem"
+    ca.issue_cert(host).private_key_and_cert_chain_pem.write_to_path(str(keystore))
+    ca.cert_pem.write_to_path(str(cafile))
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    return BrokerCertificate(keystore, cafile, client)

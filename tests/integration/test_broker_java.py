@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import ssl
 import subprocess
 import threading
 import time
@@ -30,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, stored_batches
-from tests.integration.client_helpers import take
+from tests.integration.client_helpers import broker_certificate, take
 from tests.integration.conftest import BrokerFactory
 from tests.integration.test_broker_clients import consume_all, new_topic
 
@@ -798,15 +796,11 @@ def test_java_over_tls_with_scram(
     """A SASL_SSL listener: Java trusts the broker's certificate from a PEM truststore
     (ssl.truststore.type=PEM), verifies its host name, logs in with SCRAM-SHA-512, and moves
     records big enough for Fetch answers to span several TLS records."""
-    ca = trustme.CA()
-    keystore, cafile = tmp_path / "broker.pem", tmp_path / "ca.pem"
-    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(keystore))
-    ca.cert_pem.write_to_path(str(cafile))
-    client_tls = ssl.create_default_context()
-    ca.configure_trust(client_tls)
+    cert = broker_certificate(tmp_path)
+    keystore, cafile = cert.keystore, cert.cafile
     jaas = f'{LOGIN_MODULES["PLAIN"]} required user_{USER}="{PASSWORD}";'
     broker = broker_factory(
-        tls=client_tls,
+        tls=cert.client,
         sasl_plain=(USER, PASSWORD),
         extra_args=[
             "--config",

@@ -8,7 +8,6 @@ broker keeps serving the clients that log in.
 from __future__ import annotations
 
 import socket
-import ssl
 import struct
 import time
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trustme
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
@@ -29,6 +27,7 @@ from tests.integration.broker_process import (
 )
 from tests.integration.client_helpers import (
     aiokafka_round_trip,
+    broker_certificate,
     confluent_round_trip,
     kafka_python_round_trip,
     kcat_round_trip,
@@ -172,12 +171,8 @@ def test_aiokafka_logs_in(sasl_broker: BrokerProcess, mechanism: str) -> None:
 
 
 def test_sasl_ssl(tmp_path: Path) -> None:
-    ca = trustme.CA()
-    keystore, cafile = tmp_path / "broker.pem", tmp_path / "ca.pem"
-    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(keystore))
-    ca.cert_pem.write_to_path(str(cafile))
-    client_tls = ssl.create_default_context()
-    ca.configure_trust(client_tls)
+    cert = broker_certificate(tmp_path)
+    keystore, cafile, client_tls = cert.keystore, cert.cafile, cert.client
     args = ["--config", f"sasl.jaas.config={JAAS}", "--config", f"ssl.keystore.location={keystore}"]
     with BrokerProcess(
         tmp_path / "data", tls=client_tls, sasl_plain=(USER, PASSWORD), extra_args=args
