@@ -40,7 +40,6 @@ from tiered_mq.errors import KafkaError
 log = logging.getLogger(__name__)
 
 ANONYMOUS = "User:ANONYMOUS"
-WILDCARD_PRINCIPAL = "User:*"
 KAFKA_AUTHORIZERS = frozenset(
     {
         "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -103,16 +102,10 @@ class Authorizer:
     ) -> bool:
         if principal in self.super_users:
             return True
-        applying = [
-            a for a in self._by_type.get(resource_type, ()) if a.pattern.covers(resource_type, name)
-        ]
+        applying = [a for a in self._by_type.get(resource_type, ()) if a.pattern.covers(name)]
         if not applying:
             return self.allow_if_no_acl
-        mine = [
-            a
-            for a in applying
-            if a.principal in (principal, WILDCARD_PRINCIPAL) and a.host in (host, "*")
-        ]
+        mine = [a for a in applying if a.applies_to(principal, host)]
         if any(
             a.permission == AclPermissionType.DENY and a.operation in (operation, AclOperation.ALL)
             for a in mine
@@ -136,11 +129,7 @@ class Authorizer:
         of_type = self._by_type.get(resource_type, [])
         if not of_type:
             return self.allow_if_no_acl
-        mine = [
-            a
-            for a in of_type
-            if a.principal in (principal, WILDCARD_PRINCIPAL) and a.host in (host, "*")
-        ]
+        mine = [a for a in of_type if a.applies_to(principal, host)]
         ops = (operation, AclOperation.ALL)
         if any(
             a.permission == AclPermissionType.DENY

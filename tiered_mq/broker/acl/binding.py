@@ -19,6 +19,7 @@ from enum import IntEnum
 from tiered_mq.errors import InvalidRequestError
 
 WILDCARD = "*"
+WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
 
@@ -72,10 +73,8 @@ class ResourcePattern:
     name: str
     pattern_type: PatternType
 
-    def covers(self, resource_type: ResourceType, name: str) -> bool:
-        """Whether an ACL on this pattern applies to the resource ``name``."""
-        if resource_type != self.resource_type:
-            return False
+    def covers(self, name: str) -> bool:
+        """Whether an ACL on this pattern applies to the resource ``name`` of its type."""
         if self.pattern_type == PatternType.PREFIXED:
             return name.startswith(self.name)
         return self.name in (name, WILDCARD)
@@ -88,6 +87,10 @@ class AclBinding:
     host: str
     operation: AclOperation
     permission: AclPermissionType
+
+    def applies_to(self, principal: str, host: str) -> bool:
+        """Whether the binding names this principal (or ``User:*``) and host (or ``*``)."""
+        return self.principal in (principal, WILDCARD_PRINCIPAL) and self.host in (host, WILDCARD)
 
     def validate(self) -> None:
         """Raise InvalidRequestError for a binding Kafka would refuse to create."""
@@ -135,7 +138,7 @@ class AclBindingFilter:
 
     def _matches_pattern(self, p: ResourcePattern) -> bool:
         if self.pattern_type == PatternType.MATCH:
-            return self.name is None or p.covers(p.resource_type, self.name)
+            return self.name is None or p.covers(self.name)
         if self.pattern_type != PatternType.ANY and p.pattern_type != self.pattern_type:
             return False
         return self.name is None or p.name == self.name

@@ -1,4 +1,5 @@
-"""Wire dicts <-> ACL bindings and filters, shared by the three ACL handlers.
+"""Wire dicts <-> ACL bindings and filters, and who may call the ACL APIs (:func:`authorizer_for`),
+shared by the three ACL handlers.
 
 Codes the enums do not know (a newer client's) decode as UNKNOWN, which ``validate`` refuses
 and no filter matches, as in Kafka.
@@ -9,7 +10,9 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, TypeVar
 
+from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.binding import (
+    CLUSTER_NAME,
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -19,7 +22,8 @@ from tiered_mq.broker.acl.binding import (
     ResourceType,
 )
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.errors import ClusterAuthorizationFailedError, KafkaError, SecurityDisabledError
+from tiered_mq.broker.handlers._common import require
+from tiered_mq.errors import ClusterAuthorizationFailedError, SecurityDisabledError
 
 E = TypeVar("E", bound=IntEnum)
 
@@ -68,11 +72,12 @@ def acl_fields(acl: AclBinding) -> dict[str, Any]:
     }
 
 
-def refusal(ctx: RequestContext, operation: AclOperation) -> KafkaError | None:
-    """Why the ACL APIs must refuse this request: no authorizer (SECURITY_DISABLED), or no
-    ``operation`` on the cluster (DescribeAcls needs DESCRIBE, changes need ALTER)."""
-    if ctx.broker.authorizer is None:
-        return SecurityDisabledError("No Authorizer is configured")
-    if not ctx.authorize(operation, ResourceType.CLUSTER, "kafka-cluster"):
-        return ClusterAuthorizationFailedError(f"{ctx.principal} may not {operation.name} ACLs")
-    return None
+def authorizer_for(ctx: RequestContext, operation: AclOperation) -> Authorizer:
+    """The broker's authorizer, if this request may use the ACL APIs: SECURITY_DISABLED without
+    one, CLUSTER_AUTHORIZATION_FAILED without ``operation`` on the cluster (DescribeAcls needs
+    DESCRIBE, changes need ALTER)."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        raise SecurityDisabledError("No Authorizer is configured")
+    require(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, ClusterAuthorizationFailedError)
+    return authorizer

@@ -13,6 +13,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import require
 
 
 def coordinator(ctx: RequestContext) -> Any:
@@ -24,13 +25,16 @@ def coordinator(ctx: RequestContext) -> Any:
 
 def require_txn_id(ctx: RequestContext, transactional_id: str) -> None:
     """TRANSACTIONAL_ID_AUTHORIZATION_FAILED unless the principal may WRITE the id."""
-    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
-        raise errors.TransactionalIdAuthorizationFailedError(
-            f"{ctx.principal} may not use transactional id {transactional_id}"
-        )
+    require(
+        ctx,
+        AclOperation.WRITE,
+        ResourceType.TRANSACTIONAL_ID,
+        transactional_id,
+        errors.TransactionalIdAuthorizationFailedError,
+    )
 
 
 def require_group(ctx: RequestContext, group_id: str) -> None:
     """GROUP_AUTHORIZATION_FAILED unless the principal may READ the group."""
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id):
-        raise errors.GroupAuthorizationFailedError(f"{ctx.principal} may not use group {group_id}")
+    denied = errors.GroupAuthorizationFailedError
+    require(ctx, AclOperation.READ, ResourceType.GROUP, group_id, denied)

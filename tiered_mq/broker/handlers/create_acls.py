@@ -11,20 +11,20 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import binding, refusal
+from tiered_mq.broker.handlers._acls import authorizer_for, binding
 from tiered_mq.broker.handlers._common import error_message
+from tiered_mq.errors import KafkaError
 
 API_KEY = 30
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     creations = request["creations"]
-    refused = refusal(ctx, AclOperation.ALTER)
-    if refused is not None:
+    try:
+        authorizer = authorizer_for(ctx, AclOperation.ALTER)
+    except KafkaError as refused:
         failure = {"error_code": refused.errno, "error_message": error_message(refused)}
         return {"throttle_time_ms": 0, "results": [failure for _ in creations]}
-    authorizer = ctx.broker.authorizer
-    assert authorizer is not None
     outcomes = await authorizer.create([binding(c) for c in creations])
     results = [
         {"error_code": 0, "error_message": None}

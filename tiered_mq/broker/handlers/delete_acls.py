@@ -9,24 +9,24 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import acl_fields, binding_filter, refusal
+from tiered_mq.broker.handlers._acls import acl_fields, authorizer_for, binding_filter
 from tiered_mq.broker.handlers._common import error_message
+from tiered_mq.errors import KafkaError
 
 API_KEY = 31
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     filters = request["filters"]
-    refused = refusal(ctx, AclOperation.ALTER)
-    if refused is not None:
+    try:
+        authorizer = authorizer_for(ctx, AclOperation.ALTER)
+    except KafkaError as refused:
         failure = {
             "error_code": refused.errno,
             "error_message": error_message(refused),
             "matching_acls": [],
         }
         return {"throttle_time_ms": 0, "filter_results": [failure for _ in filters]}
-    authorizer = ctx.broker.authorizer
-    assert authorizer is not None
     removed = await authorizer.delete([binding_filter(f) for f in filters])
     return {
         "throttle_time_ms": 0,

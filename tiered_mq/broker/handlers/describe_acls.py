@@ -9,23 +9,23 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation, ResourcePattern
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import acl_fields, binding_filter, refusal
+from tiered_mq.broker.handlers._acls import acl_fields, authorizer_for, binding_filter
 from tiered_mq.broker.handlers._common import error_message
+from tiered_mq.errors import KafkaError
 
 API_KEY = 29
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    refused = refusal(ctx, AclOperation.DESCRIBE)
-    if refused is not None:
+    try:
+        authorizer = authorizer_for(ctx, AclOperation.DESCRIBE)
+    except KafkaError as refused:
         return {
             "throttle_time_ms": 0,
             "error_code": refused.errno,
             "error_message": error_message(refused),
             "resources": [],
         }
-    authorizer = ctx.broker.authorizer
-    assert authorizer is not None
     grouped: dict[ResourcePattern, list[dict[str, Any]]] = {}
     for acl in authorizer.describe(binding_filter(request)):
         grouped.setdefault(acl.pattern, []).append(acl_fields(acl))
