@@ -136,9 +136,7 @@ class Broker:
         if self.group_coordinator is not None:
             await self.group_coordinator.start()
             self.metrics.watch_consumer_groups(
-                self.group_coordinator.committed_offsets,
-                self.group_coordinator.member_counts,
-                lambda: self.replica_manager.partitions,
+                self.group_coordinator, lambda: self.replica_manager.partitions
             )
         txn_coordinator = TransactionCoordinator(
             self.replica_manager, self.config, self.producer_id_manager, self.group_coordinator

@@ -11,9 +11,9 @@ over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
     tiered_mq_request_latency_seconds{api}        handling time, histogram
     tiered_mq_connections                         open client connections
     tiered_mq_partition_log_end_offset{topic,partition}      }  read at scrape time from the
-    tiered_mq_partition_high_watermark{topic,partition}      }  partitions (no hot-path cost);
-    tiered_mq_partition_log_start_offset{topic,partition}    }  consumer lag = HWM - committed
-    tiered_mq_partition_size_bytes{topic,partition}          }  offset
+    tiered_mq_partition_high_watermark{topic,partition}      }  partitions (no hot-path cost)
+    tiered_mq_partition_log_start_offset{topic,partition}    }
+    tiered_mq_partition_size_bytes{topic,partition}          }
     tiered_mq_consumer_group_offset{group,topic,partition}   }  read at scrape time from the
     tiered_mq_consumer_group_lag{group,topic,partition}      }  group coordinator: lag is the
     tiered_mq_consumer_group_members{group}                  }  high watermark minus the
@@ -23,8 +23,8 @@ over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
@@ -70,24 +70,29 @@ class PartitionCollector(Collector):
         yield from families.values()
 
 
+class ConsumerGroups(Protocol):
+    """What the group coordinator offers the metrics endpoint (snapshots, safe from its thread)."""
+
+    def committed_offsets(self) -> list[tuple[str, Any, int]]:
+        """(group, TopicPartition, committed offset) of every group."""
+        ...
+
+    def member_counts(self) -> list[tuple[str, int]]:
+        """(group, number of members) of every group."""
+        ...
+
+
 class ConsumerGroupCollector(Collector):
     """Committed offset and lag of every (group, partition) with a committed offset, and each
     group's member count, read when Prometheus scrapes.
 
-    ``committed()`` yields (group, TopicPartition, offset) and ``members()`` (group, count);
     ``partitions()`` maps TopicPartition -> Partition. Lag is the partition's high watermark
     minus the committed offset, floored at 0 (a commit may run ahead of a truncated log); a
     partition this broker does not hold (its topic deleted) gets an offset but no lag.
     """
 
-    def __init__(
-        self,
-        committed: Callable[[], Iterable[tuple[str, Any, int]]],
-        members: Callable[[], Iterable[tuple[str, int]]],
-        partitions: Callable[[], dict[Any, Any]],
-    ) -> None:
-        self._committed = committed
-        self._members = members
+    def __init__(self, groups: ConsumerGroups, partitions: Callable[[], dict[Any, Any]]) -> None:
+        self._groups = groups
         self._partitions = partitions
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -102,13 +107,13 @@ class ConsumerGroupCollector(Collector):
             "tiered_mq_consumer_group_members", "Members of the group", labels=["group"]
         )
         partitions = self._partitions()
-        for group, tp, committed in self._committed():
+        for group, tp, committed in self._groups.committed_offsets():
             values = [group, tp.topic, str(tp.partition)]
             offset.add_metric(values, committed)
             partition = partitions.get(tp)
             if partition is not None:
                 lag.add_metric(values, max(0, partition.high_watermark - committed))
-        for group, count in self._members():
+        for group, count in self._groups.member_counts():
             members.add_metric([group], count)
         yield from (offset, lag, members)
 
@@ -140,13 +145,10 @@ class BrokerMetrics:
         self.registry.register(PartitionCollector(partitions))
 
     def watch_consumer_groups(
-        self,
-        committed: Callable[[], Iterable[tuple[str, Any, int]]],
-        members: Callable[[], Iterable[tuple[str, int]]],
-        partitions: Callable[[], dict[Any, Any]],
+        self, groups: ConsumerGroups, partitions: Callable[[], dict[Any, Any]]
     ) -> None:
         """Export consumer group offsets, lag and members (see :class:`ConsumerGroupCollector`)."""
-        self.registry.register(ConsumerGroupCollector(committed, members, partitions))
+        self.registry.register(ConsumerGroupCollector(groups, partitions))
 
     def for_api(self, api: str) -> tuple[Any, Any, Any]:
         """(requests counter, errors counter, latency histogram) of one API, cached."""
