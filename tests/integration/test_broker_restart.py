@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, request
+from tests.integration.client_helpers import take
 from tests.integration.conftest import BrokerFactory
 from tiered_mq.record.records import encode_batch
 
@@ -31,21 +32,23 @@ def produce(broker: BrokerProcess, topic: str, start: int, n: int) -> None:
     assert producer.flush(20) == 0
 
 
-def consume(broker: BrokerProcess, topic: str, partitions: int, expected: int) -> list[bytes]:
+def read_from_start(
+    broker: BrokerProcess, topic: str, partitions: int, expected: int, timeout: float = 20
+) -> list[Message]:
+    """Every record of ``topic`` from offset 0: ``expected`` of them (fewer after ``timeout``),
+    then whatever else arrives within a second (more would be duplicates)."""
     consumer = Consumer(
         {"bootstrap.servers": broker.bootstrap, "group.id": "unused", "enable.auto.commit": False}
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 20
     try:
-        while len(values) < expected and time.monotonic() < deadline:
-            for m in consumer.consume(1000, 0.5):
-                assert m.error() is None, m.error()
-                values.append(m.value())
+        return take(consumer, expected, timeout) + take(consumer, 1000, 1.0)
     finally:
         consumer.close()
-    return values
+
+
+def consume(broker: BrokerProcess, topic: str, partitions: int, expected: int) -> list[bytes]:
+    return [m.value() or b"" for m in read_from_start(broker, topic, partitions, expected)]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
@@ -165,20 +168,5 @@ def read_positions(
     broker: BrokerProcess, topic: str, partitions: int, expected: int
 ) -> dict[tuple[int, int], bytes]:
     """Every record of ``topic`` by (partition, offset), read from offset 0."""
-    consumer = Consumer(
-        {"bootstrap.servers": broker.bootstrap, "group.id": "unused", "enable.auto.commit": False}
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    found: dict[tuple[int, int], bytes] = {}
-    deadline = time.monotonic() + 60
-    try:
-        while len(found) < expected and time.monotonic() < deadline:
-            for m in consumer.consume(1000, 0.5):
-                assert m.error() is None, m.error()
-                found[(m.partition(), m.offset())] = m.value() or b""
-        time.sleep(0.5)  # anything past the expected count would be a duplicate
-        for m in consumer.consume(1000, 1.0):
-            found[(m.partition(), m.offset())] = m.value() or b""
-    finally:
-        consumer.close()
-    return found
+    got = read_from_start(broker, topic, partitions, expected, timeout=60)
+    return {(m.partition(), m.offset()): m.value() or b"" for m in got}
