@@ -91,8 +91,14 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a live process has used so far (``/proc/<pid>/stat``), in s."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def ours(data_dir: Path, *extra: str) -> BrokerProcess:
     return BrokerProcess(data_dir, extra_args=list(extra)).start()
 
 
-__all__ = ["BrokerProcess", "TansuProcess", "ours", "peak_rss_mb"]
+__all__ = ["BrokerProcess", "TansuProcess", "cpu_seconds", "ours", "peak_rss_mb"]

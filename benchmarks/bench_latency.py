@@ -10,7 +10,8 @@ sleeps between sends, as an application at that rate would: waiting in ``poll()`
 on a 2-core machine, which put the p99 anywhere between 3 and 60 ms. On a small machine the
 clients still compete with the broker for cores; ``--nice N`` runs them at niceness N (both
 brokers stay at 0), as if the broker had its own host.
-Targets for tiered-mq: p99 ack <= 10 ms, p99 end-to-end <= 50 ms.
+Targets for tiered-mq: p99 ack <= 10 ms, p99 end-to-end <= 50 ms. Each broker's CPU use over
+its run (user + system from ``/proc``, in % of one core) is printed beside its latencies.
 
 Run: ``python benchmarks/bench_latency.py [--rate R] [--seconds S]``.
 """
@@ -27,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _peers import TansuProcess, ours
+from _peers import TansuProcess, cpu_seconds, ours
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -117,8 +118,11 @@ def main() -> None:
         if args.nice:
             os.nice(args.nice)  # the brokers (already started) keep priority over the clients
         results = {}
+        cpu: dict[str, float] = {}
         for name, peer in peers.items():
+            cpu_before, wall_before = cpu_seconds(peer.proc.pid), time.monotonic()
             acks, e2e = run_load(peer.bootstrap, args.rate, args.seconds)
+            cpu[name] = (cpu_seconds(peer.proc.pid) - cpu_before) / (time.monotonic() - wall_before)
             results[name] = (
                 percentile(acks, 0.5),
                 percentile(acks, 0.99),
@@ -131,7 +135,8 @@ def main() -> None:
         for name, (a50, a99, e50, e99, na, ne) in results.items():
             print(
                 f"  {name:13s} ack p50 {a50:6.2f} ms  p99 {a99:6.2f} ms   "
-                f"e2e p50 {e50:6.2f} ms  p99 {e99:6.2f} ms   ({na} acks, {ne} received)"
+                f"e2e p50 {e50:6.2f} ms  p99 {e99:6.2f} ms   ({na} acks, {ne} received)   "
+                f"broker CPU {cpu[name]:.0%} of a core"
             )
         o, t = results["tiered-mq"], results["tansu-memory"]
         print(
