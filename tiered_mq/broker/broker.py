@@ -7,7 +7,8 @@ transaction coordinator (loads ``__transaction_state``) -> metrics endpoint. ``c
 backwards: stop accepting and drop connections, close the transaction and group coordinators,
 stop the cold tier's uploaders, then flush every log, snapshot producer state and close the
 logs, then the coordinator. A second broker on the same data dir fails at start
-(``<data_dir>/.lock``, flock).
+(``<data_dir>/.lock``, flock), and so does a second broker in the same ZooKeeper chroot (there is
+no replication yet to share partitions between brokers).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tiered_mq.broker.topic_registry import TopicRegistry
 from tiered_mq.broker.txn.coordinator import TransactionCoordinator
 from tiered_mq.coordination.base import BrokerInfo, Coordinator
 from tiered_mq.coordination.embedded import EmbeddedCoordinator
+from tiered_mq.coordination.zookeeper import ZooKeeperCoordinator
 from tiered_mq.hot.log_config import LogConfig
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,20 @@ def _load_group_coordinator(replica_manager: ReplicaManager, config: BrokerConfi
     return module.GroupCoordinator(replica_manager, config)
 
 
+def _coordinator(config: BrokerConfig) -> Coordinator:
+    """ZooKeeper with ``zookeeper.connect``, else the data dir's cluster.json."""
+    connect = config.get("zookeeper.connect") or ""
+    if not connect:
+        return EmbeddedCoordinator(config.data_dir, config.node_id)
+    connection_timeout = config.get("zookeeper.connection.timeout.ms") or ""
+    return ZooKeeperCoordinator(
+        connect,
+        config.node_id,
+        session_timeout_ms=config.get_int("zookeeper.session.timeout.ms"),
+        connection_timeout_ms=int(connection_timeout) if connection_timeout else None,
+    )
+
+
 class Broker:
     def __init__(
         self,
@@ -61,9 +77,7 @@ class Broker:
     ) -> None:
         self.config = config
         self.metrics_port = metrics_port
-        self.coordinator: Coordinator = coordinator or EmbeddedCoordinator(
-            config.data_dir, config.node_id
-        )
+        self.coordinator: Coordinator = coordinator or _coordinator(config)
         self.metrics = BrokerMetrics()
         self.replica_manager = ReplicaManager(config, self.coordinator)
         self.replica_manager.metrics_registry = self.metrics.registry
@@ -110,7 +124,20 @@ class Broker:
 
     @property
     def cluster_id(self) -> str:
-        return str(getattr(self.coordinator, "cluster_id", "tiered-mq"))
+        return self.coordinator.cluster_id
+
+    def _refuse_other_brokers(self) -> None:
+        """Until replication lands, a cluster has one broker: a second broker in the same
+        ZooKeeper chroot would lead partitions the first one leads too."""
+        others = sorted(
+            b.node_id for b in self.coordinator.brokers() if b.node_id != self.config.node_id
+        )
+        if others and self.config.get("zookeeper.connect"):
+            raise RuntimeError(
+                f"broker(s) {others} already registered at zookeeper.connect="
+                f"{self.config.get('zookeeper.connect')}: a cluster has one broker until "
+                "replication is built; give each broker its own chroot (host:port/name)"
+            )
 
     def _lock_data_dir(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -127,6 +154,7 @@ class Broker:
         self._lock_data_dir()
         self.authorizer = Authorizer.from_config(self.config, FileAclStore(self.config.data_dir))
         await self.coordinator.start()
+        self._refuse_other_brokers()
         self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()

@@ -82,6 +82,11 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "allow.everyone.if.no.acl.found": "false",
     "sasl.jaas.config": "",
     "sasl.server.max.receive.size": "524288",  # the largest frame before authentication
+    # cluster metadata (coordination/): empty = cluster.json in the data dir (embedded);
+    # host:port[,host:port][/chroot] = ZooKeeper (coordination/zookeeper.py)
+    "zookeeper.connect": "",
+    "zookeeper.session.timeout.ms": "18000",
+    "zookeeper.connection.timeout.ms": "",  # empty: the session timeout, as in Kafka
 }
 
 #: broker config name -> the topic config it defaults (Kafka's synonyms)

@@ -9,6 +9,8 @@ Tiered storage goes to ``--cold-url`` (``s3://bucket/prefix`` with ``--s3-endpoi
 ``--s3-region``, ``--s3-path-style``; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)
 for topics with ``remote.storage.enable=true`` (``--config remote.storage.enable=true`` tiers
 every topic); see broker/remote_tier.py for the ``remote.log.*`` settings.
+``--config zookeeper.connect=host:port[/chroot]`` keeps cluster metadata in ZooKeeper instead of
+the data dir's ``cluster.json`` (coordination/zookeeper.py).
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ async def _run(broker: Broker) -> None:
     try:
         click.echo(f"tiered-mq broker {broker.config.node_id} ready")
         click.echo(f"  data dir:  {broker.config.data_dir.resolve()}")
+        zookeeper = broker.config.get("zookeeper.connect")
+        click.echo(f"  metadata:  {f'ZooKeeper {zookeeper}' if zookeeper else 'cluster.json'}")
         click.echo(f"  cold tier: {broker.config.cold_url}")
         if broker.metrics_bound_port:
             click.echo(f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/")

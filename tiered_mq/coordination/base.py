@@ -2,7 +2,8 @@
 
 A :class:`Coordinator` is the single source of truth for cluster metadata. Two implementations
 share this interface: :mod:`tiered_mq.coordination.embedded` (one process, a JSON file in the
-data dir; ``tiered-mq dev``) and, later, a ZooKeeper one through kazoo.
+data dir; ``tiered-mq dev``) and :mod:`tiered_mq.coordination.zookeeper` (kazoo; broker config
+``zookeeper.connect``).
 
 Reads are synchronous and served from an in-memory view (the ZooKeeper implementation keeps it
 fresh with watches); writes are coroutines that return once the change is durable.
@@ -50,6 +51,11 @@ class PartitionState:
 
 class Coordinator(Protocol):
     """Cluster metadata store; see the module docstring for the read/write contract."""
+
+    @property
+    def cluster_id(self) -> str:
+        """Fixed when the cluster first starts (22 characters, Kafka's form)."""
+        ...
 
     async def start(self) -> None: ...
 

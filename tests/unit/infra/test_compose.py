@@ -125,8 +125,22 @@ def test_s3_settings_consistent(services: dict[str, Any]) -> None:
         opts = _options(services[b]["command"])
         assert opts["--cold-url"][0].startswith(f"s3://{bucket}/")
         assert opts["--s3-endpoint"] == [endpoint]
-        assert services[b]["environment"]["TIERED_MQ_ZOOKEEPER"] == "zookeeper:2181"
     assert "2181:2181" in services["zookeeper"]["ports"]
+
+
+def test_each_broker_keeps_its_metadata_in_its_own_zookeeper_chroot(
+    services: dict[str, Any],
+) -> None:
+    """One broker per chroot until replication (the broker refuses a second one)."""
+    chroots = set()
+    for b in BROKERS:
+        ctx = dev_command.make_context("dev", [_default(a) for a in services[b]["command"][1:]])
+        configs = dict(c.split("=", 1) for c in ctx.params["configs"])
+        address, _, chroot = configs["zookeeper.connect"].partition("/")
+        assert address == "zookeeper:2181" and chroot
+        chroots.add(chroot)
+        assert "zookeeper" in services[b]["depends_on"]
+    assert len(chroots) == len(BROKERS)
 
 
 def test_named_volumes_declared(compose: dict[str, Any], services: dict[str, Any]) -> None:

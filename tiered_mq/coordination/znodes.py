@@ -1,0 +1,191 @@
+"""Every znode the ZooKeeper coordinator uses, with its data format: Kafka's ZooKeeper layout.
+
+Paths are relative to the ``zookeeper.connect`` chroot. Data is UTF-8 JSON in the form Kafka
+(2.8-3.x, ZooKeeper mode) writes, so ``zookeeper-shell`` users see what they know:
+
+=========================================== ============================================ =========
+path                                        data                                         kind
+=========================================== ============================================ =========
+``/cluster/id``                             ``{"version":"1","id":<22 chars>}``          persistent
+``/controller``                             ``{"version":1,"brokerid":N,"timestamp":..}`` ephemeral
+``/controller_epoch``                       ``N`` (a bare integer)                       persistent
+``/brokers/ids/<id>``                       ``{"version":5,"host":..,"port":..,           ephemeral
+                                            "endpoints":["PLAINTEXT://h:p"],..}``
+``/brokers/topics/<t>``                     ``{"version":3,"topic_id":<22 chars>,         persistent
+                                            "partitions":{"0":[replicas]},..}``
+``/brokers/topics/<t>/partitions/<p>/state`` ``{"version":1,"leader":N,"leader_epoch":E,  persistent
+                                            "isr":[..],"controller_epoch":C}``
+``/config/topics/<t>``                      ``{"version":1,"config":{name: value}}``     persistent
+``/latest_producer_id_block``               ``{"version":1,"broker":N,                   persistent
+                                            "block_start":"S","block_end":"E"}``
+=========================================== ============================================ =========
+
+Topic ids and the cluster id are 16 random bytes in URL-safe base64 without padding (Kafka's
+``Uuid.toString``); :class:`~tiered_mq.coordination.base.TopicMetadata` carries topic ids as 32
+hex digits, converted here. ``block_end`` is inclusive, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from typing import Any, Final
+
+from tiered_mq.coordination.base import BrokerInfo, PartitionState
+
+CLUSTER_ID: Final = "/cluster/id"
+CONTROLLER: Final = "/controller"
+CONTROLLER_EPOCH: Final = "/controller_epoch"
+BROKER_IDS: Final = "/brokers/ids"
+TOPICS: Final = "/brokers/topics"
+TOPIC_CONFIGS: Final = "/config/topics"
+PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
+# created at start (empty) so that watches and children lists never meet a missing parent
+PERSISTENT_PARENTS: Final = (BROKER_IDS, TOPICS, TOPIC_CONFIGS, "/cluster")
+
+
+def broker(node_id: int) -> str:
+    return f"{BROKER_IDS}/{node_id}"
+
+
+def topic(name: str) -> str:
+    return f"{TOPICS}/{name}"
+
+
+def partitions(name: str) -> str:
+    return f"{TOPICS}/{name}/partitions"
+
+
+def partition(name: str, index: int) -> str:
+    return f"{TOPICS}/{name}/partitions/{index}"
+
+
+def partition_state(name: str, index: int) -> str:
+    return f"{TOPICS}/{name}/partitions/{index}/state"
+
+
+def topic_config(name: str) -> str:
+    return f"{TOPIC_CONFIGS}/{name}"
+
+
+# ids ----------------------------------------------------------------------------------------
+def uuid_to_kafka(hex_id: str) -> str:
+    return base64.urlsafe_b64encode(bytes.fromhex(hex_id)).decode().rstrip("=")
+
+
+def uuid_from_kafka(text: str) -> str:
+    return base64.urlsafe_b64decode(text + "==").hex()
+
+
+def new_cluster_id() -> str:
+    return uuid_to_kafka(uuid.uuid4().hex)
+
+
+# data ---------------------------------------------------------------------------------------
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _now_ms() -> str:
+    return str(int(time.time() * 1000))
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    return str(json.loads(data)["id"])
+
+
+def encode_controller(node_id: int) -> bytes:
+    return _dump({"version": 1, "brokerid": node_id, "timestamp": _now_ms()})
+
+
+def decode_controller(data: bytes | None) -> int:
+    """The controller's broker id; -1 when there is none."""
+    return int(json.loads(data)["brokerid"]) if data else -1
+
+
+def encode_broker(info: BrokerInfo) -> bytes:
+    obj: dict[str, Any] = {
+        "version": 5,
+        "host": info.host,
+        "port": info.port,
+        "endpoints": [f"PLAINTEXT://{info.host}:{info.port}"],
+        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+        "jmx_port": -1,
+        "features": {},
+        "timestamp": _now_ms(),
+    }
+    if info.rack is not None:
+        obj["rack"] = info.rack
+    return _dump(obj)
+
+
+def decode_broker(node_id: int, data: bytes) -> BrokerInfo:
+    obj = json.loads(data)
+    return BrokerInfo(node_id, str(obj["host"]), int(obj["port"]), obj.get("rack"))
+
+
+def encode_topic(topic_id_hex: str, assignment: dict[int, list[int]]) -> bytes:
+    return _dump(
+        {
+            "version": 3,
+            "topic_id": uuid_to_kafka(topic_id_hex),
+            "partitions": {str(p): list(r) for p, r in sorted(assignment.items())},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        }
+    )
+
+
+def decode_topic(data: bytes) -> tuple[str, dict[int, list[int]]]:
+    """``(topic id as 32 hex digits, partition -> replicas)``."""
+    obj = json.loads(data)
+    assignment = {int(p): [int(r) for r in rs] for p, rs in obj["partitions"].items()}
+    return uuid_from_kafka(obj["topic_id"]), assignment
+
+
+def encode_partition_state(state: PartitionState, controller_epoch: int) -> bytes:
+    return _dump(
+        {
+            "version": 1,
+            "leader": state.leader,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+            "controller_epoch": controller_epoch,
+        }
+    )
+
+
+def decode_partition_state(data: bytes) -> PartitionState:
+    """Leader, leader epoch and ISR; the replicas are the topic znode's (left empty here)."""
+    obj = json.loads(data)
+    return PartitionState(int(obj["leader"]), int(obj["leader_epoch"]), tuple(obj["isr"]), ())
+
+
+def encode_topic_config(configs: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": dict(configs)})
+
+
+def decode_topic_config(data: bytes) -> dict[str, str]:
+    return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
+
+
+def encode_producer_id_block(node_id: int, start: int, end_exclusive: int) -> bytes:
+    return _dump(
+        {
+            "version": 1,
+            "broker": node_id,
+            "block_start": str(start),
+            "block_end": str(end_exclusive - 1),
+        }
+    )
+
+
+def decode_producer_id_block_end(data: bytes | None) -> int:
+    """The first producer id after the last block handed out (0 when none was)."""
+    return int(json.loads(data)["block_end"]) + 1 if data else 0

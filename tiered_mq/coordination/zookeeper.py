@@ -1,0 +1,540 @@
+"""ZooKeeper coordinator: cluster metadata in ZooKeeper through kazoo, in Kafka's znode layout.
+
+Selected by the broker config ``zookeeper.connect`` (``host:port[,host:port...][/chroot]``; the
+chroot is created if missing), with ``zookeeper.session.timeout.ms`` (Kafka's default 18000) and
+``zookeeper.connection.timeout.ms`` (default: the session timeout). The znodes and their JSON are
+declared in :mod:`tiered_mq.coordination.znodes`.
+
+Reads come from an in-memory view that watches keep fresh (kazoo's ``ChildrenWatch`` and
+``DataWatch``, which re-arm themselves after a reconnect): broker registrations, the controller,
+every topic's assignment and config, and every partition's state. The view is replaced
+copy-on-write by kazoo's callback thread and read without locks by the event loop. Writes run
+kazoo's blocking calls in a worker thread and update the view themselves before returning, so
+a broker reads its own writes at once; other processes see them when their watches fire.
+
+Atomicity: a topic is created (assignment, partition states, config) and deleted in one
+ZooKeeper multi-op transaction, and partitions are added in one transaction that checks the
+assignment's version, so a crash or a concurrent admin never leaves half a topic. Producer id
+blocks are claimed with a conditional set on ``/latest_producer_id_block`` (retried on a
+concurrent claim), so no id is handed out twice by any broker.
+
+Sessions: the broker registration ``/brokers/ids/<id>`` and ``/controller`` are ephemeral. The
+first broker to create ``/controller`` is the controller, and bumps ``/controller_epoch``; when
+the controller's session ends its znode goes and the others race again. When this client's
+session expires (ZooKeeper unreachable for longer than the session timeout) kazoo reconnects
+with a new session and the registration and election are done again. A registration that finds
+the node owned by an older session of the same id (a broker restarted after a crash) waits up to
+the session timeout for ZooKeeper to expire it. While ZooKeeper is unreachable reads serve the
+last view and writes fail with REQUEST_TIMED_OUT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    BadVersionError,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from tiered_mq.coordination import znodes
+from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.errors import (
+    InvalidPartitionsError,
+    KafkaError,
+    RequestTimedOutError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class ZooKeeperCoordinator:
+    """The :class:`~tiered_mq.coordination.base.Coordinator` of a broker with
+    ``zookeeper.connect``."""
+
+    def __init__(
+        self,
+        connect: str,
+        node_id: int,
+        session_timeout_ms: int = 18000,
+        connection_timeout_ms: int | None = None,
+    ) -> None:
+        hosts, slash, chroot = connect.partition("/")
+        self.connect = connect
+        self._chroot = slash + chroot if chroot else ""
+        self._hosts = hosts
+        self._node_id = node_id
+        self._session_timeout = session_timeout_ms / 1000
+        self._connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000
+        self._client = KazooClient(hosts=connect, timeout=self._session_timeout)
+        self._registered: BrokerInfo | None = None
+        self._cluster_id = ""
+        self._controller_epoch = 0
+        self._lost = False
+        self._closing = False
+        # the view: each attribute is replaced whole (copy-on-write) under _view_lock
+        self._view_lock = threading.Lock()
+        self._brokers: dict[int, BrokerInfo] = {}
+        self._controller = -1
+        self._assignments: dict[str, tuple[str, dict[int, list[int]]]] = {}
+        self._configs: dict[str, dict[str, str]] = {}
+        self._states: dict[TopicPartition, PartitionState] = {}
+        self._watched: set[str] = set()
+
+    @property
+    def cluster_id(self) -> str:
+        return self._cluster_id
+
+    # lifecycle ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        await asyncio.to_thread(self._start)
+
+    def _start(self) -> None:
+        if self._chroot:  # Kafka creates a missing chroot too
+            root = KazooClient(hosts=self._hosts, timeout=self._session_timeout)
+            self._connect(root)
+            try:
+                root.ensure_path(self._chroot)
+            finally:
+                root.stop()
+                root.close()
+        self._connect(self._client)
+        self._client.add_listener(self._on_state)
+        for path in znodes.PERSISTENT_PARENTS:
+            self._client.ensure_path(path)
+        with contextlib.suppress(NodeExistsError):  # the first broker ever names the cluster
+            cluster_id = znodes.new_cluster_id()
+            self._client.create(znodes.CLUSTER_ID, znodes.encode_cluster_id(cluster_id))
+        self._cluster_id = znodes.decode_cluster_id(self._client.get(znodes.CLUSTER_ID)[0])
+        ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_brokers)
+        ChildrenWatch(self._client, znodes.TOPICS, self._on_topics)
+        DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
+
+    def _connect(self, client: KazooClient) -> None:
+        try:
+            client.start(timeout=self._connection_timeout)
+        except KazooTimeoutError:
+            client.stop()
+            client.close()
+            raise RuntimeError(
+                f"cannot reach ZooKeeper at {self.connect} within "
+                f"{self._connection_timeout:g} s (zookeeper.connection.timeout.ms)"
+            ) from None
+
+    async def close(self) -> None:
+        """Close the session: ZooKeeper drops this broker's registration (and the controller
+        znode, if it was the controller) at once. With ZooKeeper unreachable it gives up after
+        the connection timeout (the session then expires on its own)."""
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self._close), self._connection_timeout)
+        except TimeoutError:
+            log.warning("ZooKeeper session not closed: %s unreachable", self.connect)
+
+    def _close(self) -> None:
+        self._closing = True
+        self._client.remove_listener(self._on_state)
+        self._client.stop()
+        self._client.close()
+
+    def _on_state(self, state: str) -> None:
+        """kazoo's connection listener (must not block): redo the ephemeral znodes once a new
+        session replaces an expired one."""
+        if state == KazooState.LOST:
+            self._lost = True
+            log.warning("ZooKeeper session expired; reconnecting with a new session")
+        elif state == KazooState.CONNECTED and self._lost:
+            self._lost = False
+            self._client.handler.spawn(self._reregister)
+
+    def _reregister(self) -> None:
+        if self._closing:
+            return
+        try:
+            if self._registered is not None:
+                self._register(self._registered)
+            self._elect()
+            log.info("registered again in the new ZooKeeper session")
+        except KazooException:
+            log.exception("re-registration after session expiry failed")
+
+    async def _call(self, fn: Callable[[], T], bounded: bool = True) -> T:
+        """Run blocking kazoo work in a thread. ZooKeeper unreachable (kazoo reconnecting, or
+        no answer within the session timeout when ``bounded``) is REQUEST_TIMED_OUT; work that
+        timed out may still be applied once the connection is back, as in Kafka."""
+        if not self._client.connected:
+            raise RequestTimedOutError(f"ZooKeeper at {self.connect} is unreachable (reconnecting)")
+        try:
+            work = asyncio.to_thread(fn)
+            return await (asyncio.wait_for(work, self._session_timeout) if bounded else work)
+        except KafkaError:
+            raise
+        except TimeoutError:
+            raise RequestTimedOutError(
+                f"ZooKeeper at {self.connect} did not answer in {self._session_timeout:g} s"
+            ) from None
+        except KazooException as e:
+            raise RequestTimedOutError(
+                f"ZooKeeper at {self.connect}: {type(e).__name__} {e}"
+            ) from e
+
+    # watches (kazoo's callback thread) --------------------------------------------------------
+    def _on_brokers(self, children: list[str]) -> None:
+        brokers: dict[int, BrokerInfo] = {}
+        for child in children:
+            path = f"{znodes.BROKER_IDS}/{child}"
+            try:
+                data, _ = self._client.get(path)
+                brokers[int(child)] = znodes.decode_broker(int(child), data)
+            except NoNodeError:
+                continue
+            except (ValueError, KeyError, TypeError) as e:  # not written by a broker
+                log.warning("ignoring %s: %r", path, e)
+        with self._view_lock:
+            self._brokers = brokers
+
+    def _on_controller(self, data: bytes | None, _stat: Any) -> None:
+        with self._view_lock:
+            self._controller = znodes.decode_controller(data)
+        if data is None and self._registered is not None and not self._closing:
+            self._client.handler.spawn(self._reelect)
+
+    def _reelect(self) -> None:
+        try:
+            self._elect()
+        except KazooException as e:  # the session is going: the next one elects
+            log.info("controller election failed: %s", e)
+
+    def _on_topics(self, children: list[str]) -> None:
+        with self._view_lock:
+            new = [t for t in children if znodes.topic(t) not in self._watched]
+            self._watched.update(znodes.topic(t) for t in new)
+        for name in new:
+            DataWatch(self._client, znodes.topic(name), self._topic_watcher(name))
+            DataWatch(self._client, znodes.topic_config(name), self._config_watcher(name))
+
+    def _topic_watcher(self, name: str) -> Callable[[bytes | None, Any], None]:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            self._set_assignment(name, znodes.decode_topic(data) if data else None)
+
+        return watch
+
+    def _config_watcher(self, name: str) -> Callable[[bytes | None, Any], None]:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            configs = znodes.decode_topic_config(data) if data else None
+            with self._view_lock:
+                self._configs = _replaced(self._configs, name, configs)
+
+        return watch
+
+    def _state_watcher(self, tp: TopicPartition) -> Callable[[bytes | None, Any], None]:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            self._cache_state(tp, znodes.decode_partition_state(data) if data else None)
+
+        return watch
+
+    def _set_assignment(self, name: str, value: tuple[str, dict[int, list[int]]] | None) -> None:
+        with self._view_lock:
+            self._assignments = _replaced(self._assignments, name, value)
+            if value is None:
+                self._states = {tp: s for tp, s in self._states.items() if tp.topic != name}
+                return
+            watch = [
+                TopicPartition(name, p)
+                for p in value[1]
+                if znodes.partition_state(name, p) not in self._watched
+            ]
+            self._watched.update(znodes.partition_state(tp.topic, tp.partition) for tp in watch)
+        for tp in watch:
+            path = znodes.partition_state(tp.topic, tp.partition)
+            DataWatch(self._client, path, self._state_watcher(tp))
+
+    # topics ---------------------------------------------------------------------------------
+    def list_topics(self) -> list[str]:
+        return sorted(self._assignments)
+
+    def get_topic(self, name: str) -> TopicMetadata | None:
+        assignment = self._assignments.get(name)
+        if assignment is None:
+            return None
+        topic_id, partitions = assignment
+        return TopicMetadata(name, topic_id, len(partitions), dict(self._configs.get(name, {})))
+
+    async def create_topic(
+        self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
+    ) -> TopicMetadata:
+        topic_id = uuid.uuid4().hex
+        assignment = {p: self._replicas_for(replicas, p) for p in range(partitions)}
+
+        def create() -> None:
+            txn = self._client.transaction()
+            txn.create(znodes.topic(name), znodes.encode_topic(topic_id, assignment))
+            txn.create(znodes.partitions(name))
+            for p, nodes in assignment.items():
+                txn.create(znodes.partition(name, p))
+                txn.create(znodes.partition_state(name, p), self._initial_state(nodes))
+            if self._client.exists(znodes.topic_config(name)) is None:
+                txn.create(znodes.topic_config(name), znodes.encode_topic_config(configs))
+            else:  # left by a crashed delete of an older topic of that name
+                txn.set_data(znodes.topic_config(name), znodes.encode_topic_config(configs))
+            _commit(txn, f"topic '{name}'")
+            with self._view_lock:
+                self._configs = _replaced(self._configs, name, dict(configs))
+            for p, nodes in assignment.items():
+                self._cache_state(TopicPartition(name, p), _leader_of(nodes))
+            self._set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+
+        await self._call(create)
+        meta = self.get_topic(name)
+        assert meta is not None
+        return meta
+
+    async def delete_topic(self, name: str) -> None:
+        def delete() -> None:
+            if self._client.exists(znodes.topic(name)) is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            txn = self._client.transaction()
+            for child in _subtree(self._client, znodes.topic(name)):
+                txn.delete(child)
+            if self._client.exists(znodes.topic_config(name)) is not None:
+                txn.delete(znodes.topic_config(name))
+            _commit(txn, f"topic '{name}'")
+
+        await self._call(delete)
+        self._set_assignment(name, None)
+        with self._view_lock:
+            self._configs = _replaced(self._configs, name, None)
+
+    async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None:
+        def add() -> None:
+            try:
+                data, stat = self._client.get(znodes.topic(name))
+            except NoNodeError:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist") from None
+            topic_id, assignment = znodes.decode_topic(data)
+            if total <= len(assignment):
+                raise InvalidPartitionsError(
+                    f"topic has {len(assignment)} partitions, cannot change to {total}"
+                )
+            first = len(assignment)
+            added = {p: self._replicas_for(replicas, p - first) for p in range(first, total)}
+            assignment.update(added)
+            txn = self._client.transaction()
+            txn.set_data(
+                znodes.topic(name), znodes.encode_topic(topic_id, assignment), stat.version
+            )
+            for p, nodes in added.items():
+                txn.create(znodes.partition(name, p))
+                txn.create(znodes.partition_state(name, p), self._initial_state(nodes))
+            _commit(txn, f"topic '{name}'")
+            for p, nodes in added.items():
+                self._cache_state(TopicPartition(name, p), _leader_of(nodes))
+            self._set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+
+        await self._call(add)
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        def write() -> None:
+            if self._client.exists(znodes.topic(name)) is None:
+                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            self._set_or_create(znodes.topic_config(name), znodes.encode_topic_config(configs))
+
+        await self._call(write)
+        with self._view_lock:
+            self._configs = _replaced(self._configs, name, dict(configs))
+
+    # brokers --------------------------------------------------------------------------------
+    async def register_broker(self, info: BrokerInfo) -> None:
+        """Create the ephemeral ``/brokers/ids/<id>`` and take part in the controller election.
+        Raises RuntimeError if a live broker of another session holds the id past the session
+        timeout."""
+        await self._call(lambda: self._register(info), bounded=False)  # bounded by itself
+        self._registered = info
+        await self._call(self._elect)
+
+    def _register(self, info: BrokerInfo) -> None:
+        path = znodes.broker(info.node_id)
+        deadline = time.monotonic() + self._session_timeout + 2
+        while True:
+            try:
+                self._client.create(path, znodes.encode_broker(info), ephemeral=True)
+                break
+            except NodeExistsError:
+                stat = self._client.exists(path)
+                if stat is not None and stat.ephemeralOwner == self._client.client_id[0]:
+                    self._client.set(path, znodes.encode_broker(info))
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"broker.id {info.node_id} is registered in ZooKeeper by another live "
+                        f"broker ({path} at {self.connect})"
+                    ) from None
+                log.info("%s is held by an older session; waiting for it to expire", path)
+                time.sleep(0.5)
+        with self._view_lock:
+            self._brokers = _replaced(self._brokers, info.node_id, info)
+
+    def _elect(self) -> None:
+        """Become the controller if there is none (``/controller`` is ephemeral)."""
+        try:
+            self._client.create(
+                znodes.CONTROLLER, znodes.encode_controller(self._node_id), ephemeral=True
+            )
+        except NodeExistsError:
+            data, _ = self._client.get(znodes.CONTROLLER)
+            with self._view_lock:
+                self._controller = znodes.decode_controller(data)
+            return
+        self._controller_epoch = self._bump_controller_epoch()
+        with self._view_lock:
+            self._controller = self._node_id
+        log.info("broker %d is the controller (epoch %d)", self._node_id, self._controller_epoch)
+
+    def _bump_controller_epoch(self) -> int:
+        while True:
+            try:
+                data, stat = self._client.get(znodes.CONTROLLER_EPOCH)
+            except NoNodeError:
+                try:
+                    self._client.create(znodes.CONTROLLER_EPOCH, b"1")
+                    return 1
+                except NodeExistsError:
+                    continue
+            epoch = int(data) + 1
+            try:
+                self._client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
+                return epoch
+            except BadVersionError:
+                continue
+
+    def brokers(self) -> list[BrokerInfo]:
+        return [b for _, b in sorted(self._brokers.items())]
+
+    def controller_id(self) -> int:
+        return self._controller
+
+    # partition state ------------------------------------------------------------------------
+    def partition_state(self, tp: TopicPartition) -> PartitionState | None:
+        """Leader, epoch and ISR from the state znode; replicas from the topic's assignment."""
+        state = self._states.get(tp)
+        assignment = self._assignments.get(tp.topic)
+        if state is None or assignment is None:
+            return None
+        return dataclasses.replace(state, replicas=tuple(assignment[1].get(tp.partition, ())))
+
+    async def set_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        def write() -> None:
+            if self._client.exists(znodes.topic(tp.topic)) is None:
+                raise UnknownTopicOrPartitionError(f"topic '{tp.topic}' does not exist")
+            data = znodes.encode_partition_state(state, self._controller_epoch)
+            self._set_or_create(znodes.partition_state(tp.topic, tp.partition), data)
+
+        await self._call(write)
+        self._cache_state(tp, state)
+
+    # producer ids ---------------------------------------------------------------------------
+    async def allocate_producer_id_block(self, size: int) -> tuple[int, int]:
+        """Claim ``[start, start + size)`` after the last block any broker claimed (a
+        conditional set: a concurrent claim makes this one retry)."""
+
+        def claim() -> tuple[int, int]:
+            path = znodes.PRODUCER_ID_BLOCK
+            while True:
+                try:
+                    data, stat = self._client.get(path)
+                except NoNodeError:
+                    first = znodes.encode_producer_id_block(self._node_id, 0, size)
+                    try:
+                        self._client.create(path, first)
+                        return 0, size
+                    except NodeExistsError:
+                        continue
+                start = znodes.decode_producer_id_block_end(data)
+                block = znodes.encode_producer_id_block(self._node_id, start, start + size)
+                try:
+                    self._client.set(path, block, stat.version)
+                    return start, start + size
+                except BadVersionError:
+                    continue
+
+        return await self._call(claim)
+
+    # helpers --------------------------------------------------------------------------------
+    def _replicas_for(self, replicas: list[list[int]], index: int) -> list[int]:
+        if index < len(replicas) and replicas[index]:
+            return list(replicas[index])
+        return [min(self._brokers, default=self._node_id)]
+
+    def _initial_state(self, nodes: list[int]) -> bytes:
+        return znodes.encode_partition_state(_leader_of(nodes), self._controller_epoch)
+
+    def _cache_state(self, tp: TopicPartition, state: PartitionState | None) -> None:
+        with self._view_lock:
+            self._states = _replaced(self._states, tp, state)
+
+    def _set_or_create(self, path: str, data: bytes) -> None:
+        try:
+            self._client.set(path, data)
+        except NoNodeError:
+            self._client.create(path, data, makepath=True)
+
+
+def _leader_of(nodes: list[int]) -> PartitionState:
+    return PartitionState(nodes[0], 0, tuple(nodes), tuple(nodes))
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _replaced(d: dict[K, V], key: K, value: V | None) -> dict[K, V]:
+    """A copy of ``d`` with ``key`` set to ``value`` (removed when None)."""
+    out = dict(d)
+    if value is None:
+        out.pop(key, None)
+    else:
+        out[key] = value
+    return out
+
+
+def _subtree(client: KazooClient, path: str) -> list[str]:
+    """``path`` and every znode below it, children before their parents."""
+    out: list[str] = []
+    for child in client.get_children(path):
+        out.extend(_subtree(client, f"{path}/{child}"))
+    out.append(path)
+    return out
+
+
+def _commit(txn: Any, what: str) -> None:
+    """Commit a multi-op; NodeExists on its first op is TOPIC_ALREADY_EXISTS, any other failure
+    is raised as it is (nothing of the transaction was applied)."""
+    results = txn.commit()
+    errors = [r for r in results if isinstance(r, Exception)]
+    if not errors:
+        return
+    first = next(
+        (r for r in results if isinstance(r, Exception) and type(r).__name__ != "RolledBackError"),
+        errors[0],
+    )
+    if isinstance(first, NodeExistsError) and results[0] is first:
+        raise TopicAlreadyExistsError(f"{what} already exists")
+    if isinstance(first, BadVersionError | NoNodeError):
+        raise RequestTimedOutError(f"{what} changed concurrently; try again") from first
+    raise first
