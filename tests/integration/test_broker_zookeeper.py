@@ -164,6 +164,10 @@ def test_a_session_expired_during_a_stall_is_registered_again(
         finally:
             os.kill(broker.proc.pid, signal.SIGCONT)
         wait_registered_again(zk, owner)
+        deadline = time.monotonic() + 10  # the election follows the registration
+        while zk.exists(znodes.CONTROLLER) is None:
+            assert time.monotonic() < deadline, "no controller after the new session"
+            time.sleep(0.1)
         assert json.loads(zk.get(znodes.CONTROLLER)[0])["brokerid"] == 0
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         admin.create_topics([NewTopic("after", 1, 1)])["after"].result(20)

@@ -5,12 +5,9 @@ chroot is created if missing), with ``zookeeper.session.timeout.ms`` (Kafka's de
 ``zookeeper.connection.timeout.ms`` (default: the session timeout). The znodes and their JSON are
 declared in :mod:`tiered_mq.coordination.znodes`.
 
-Reads come from an in-memory view that watches keep fresh (kazoo's ``ChildrenWatch`` and
-``DataWatch``, which re-arm themselves after a reconnect): broker registrations, the controller,
-every topic's assignment and config, and every partition's state. The view is replaced
-copy-on-write by kazoo's callback thread and read without locks by the event loop. Writes run
-kazoo's blocking calls in a worker thread and update the view themselves before returning, so
-a broker reads its own writes at once; other processes see them when their watches fire.
+Reads come from an in-memory view that watches keep fresh (zk_view.py). Writes run kazoo's
+blocking calls in a worker thread and update the view themselves before returning, so a broker
+reads its own writes at once; other processes see them when their watches fire.
 
 Atomicity: a topic is created (assignment, partition states, config) and deleted in one
 ZooKeeper multi-op transaction, and partitions are added in one transaction that checks the
@@ -32,9 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -48,10 +43,10 @@ from kazoo.exceptions import (
     NoNodeError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from tiered_mq.coordination import znodes
 from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.coordination.zk_view import MetadataView
 from tiered_mq.errors import (
     InvalidPartitionsError,
     KafkaError,
@@ -89,14 +84,7 @@ class ZooKeeperCoordinator:
         self._controller_epoch = 0
         self._lost = False
         self._closing = False
-        # the view: each attribute is replaced whole (copy-on-write) under _view_lock
-        self._view_lock = threading.Lock()
-        self._brokers: dict[int, BrokerInfo] = {}
-        self._controller = -1
-        self._assignments: dict[str, tuple[str, dict[int, list[int]]]] = {}
-        self._configs: dict[str, dict[str, str]] = {}
-        self._states: dict[TopicPartition, PartitionState] = {}
-        self._watched: set[str] = set()
+        self._view = MetadataView(self._client, self._on_controller_gone)
 
     @property
     def cluster_id(self) -> str:
@@ -123,9 +111,7 @@ class ZooKeeperCoordinator:
             cluster_id = znodes.new_cluster_id()
             self._client.create(znodes.CLUSTER_ID, znodes.encode_cluster_id(cluster_id))
         self._cluster_id = znodes.decode_cluster_id(self._client.get(znodes.CLUSTER_ID)[0])
-        ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_brokers)
-        ChildrenWatch(self._client, znodes.TOPICS, self._on_topics)
-        DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
+        self._view.watch()
 
     def _connect(self, client: KazooClient) -> None:
         try:
@@ -194,25 +180,9 @@ class ZooKeeperCoordinator:
                 f"ZooKeeper at {self.connect}: {type(e).__name__} {e}"
             ) from e
 
-    # watches (kazoo's callback thread) --------------------------------------------------------
-    def _on_brokers(self, children: list[str]) -> None:
-        brokers: dict[int, BrokerInfo] = {}
-        for child in children:
-            path = f"{znodes.BROKER_IDS}/{child}"
-            try:
-                data, _ = self._client.get(path)
-                brokers[int(child)] = znodes.decode_broker(int(child), data)
-            except NoNodeError:
-                continue
-            except (ValueError, KeyError, TypeError) as e:  # not written by a broker
-                log.warning("ignoring %s: %r", path, e)
-        with self._view_lock:
-            self._brokers = brokers
-
-    def _on_controller(self, data: bytes | None, _stat: Any) -> None:
-        with self._view_lock:
-            self._controller = znodes.decode_controller(data)
-        if data is None and self._registered is not None and not self._closing:
+    def _on_controller_gone(self) -> None:
+        """The view saw ``/controller`` go (kazoo's callback thread): stand for election."""
+        if self._registered is not None and not self._closing:
             self._client.handler.spawn(self._reelect)
 
     def _reelect(self) -> None:
@@ -221,60 +191,12 @@ class ZooKeeperCoordinator:
         except KazooException as e:  # the session is going: the next one elects
             log.info("controller election failed: %s", e)
 
-    def _on_topics(self, children: list[str]) -> None:
-        with self._view_lock:
-            new = [t for t in children if znodes.topic(t) not in self._watched]
-            self._watched.update(znodes.topic(t) for t in new)
-        for name in new:
-            DataWatch(self._client, znodes.topic(name), self._topic_watcher(name))
-            DataWatch(self._client, znodes.topic_config(name), self._config_watcher(name))
-
-    def _topic_watcher(self, name: str) -> Callable[[bytes | None, Any], None]:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            self._set_assignment(name, znodes.decode_topic(data) if data else None)
-
-        return watch
-
-    def _config_watcher(self, name: str) -> Callable[[bytes | None, Any], None]:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            configs = znodes.decode_topic_config(data) if data else None
-            with self._view_lock:
-                self._configs = _replaced(self._configs, name, configs)
-
-        return watch
-
-    def _state_watcher(self, tp: TopicPartition) -> Callable[[bytes | None, Any], None]:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            self._cache_state(tp, znodes.decode_partition_state(data) if data else None)
-
-        return watch
-
-    def _set_assignment(self, name: str, value: tuple[str, dict[int, list[int]]] | None) -> None:
-        with self._view_lock:
-            self._assignments = _replaced(self._assignments, name, value)
-            if value is None:
-                self._states = {tp: s for tp, s in self._states.items() if tp.topic != name}
-                return
-            watch = [
-                TopicPartition(name, p)
-                for p in value[1]
-                if znodes.partition_state(name, p) not in self._watched
-            ]
-            self._watched.update(znodes.partition_state(tp.topic, tp.partition) for tp in watch)
-        for tp in watch:
-            path = znodes.partition_state(tp.topic, tp.partition)
-            DataWatch(self._client, path, self._state_watcher(tp))
-
     # topics ---------------------------------------------------------------------------------
     def list_topics(self) -> list[str]:
-        return sorted(self._assignments)
+        return self._view.list_topics()
 
     def get_topic(self, name: str) -> TopicMetadata | None:
-        assignment = self._assignments.get(name)
-        if assignment is None:
-            return None
-        topic_id, partitions = assignment
-        return TopicMetadata(name, topic_id, len(partitions), dict(self._configs.get(name, {})))
+        return self._view.get_topic(name)
 
     async def create_topic(
         self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
@@ -294,11 +216,10 @@ class ZooKeeperCoordinator:
             else:  # left by a crashed delete of an older topic of that name
                 txn.set_data(znodes.topic_config(name), znodes.encode_topic_config(configs))
             _commit(txn, f"topic '{name}'")
-            with self._view_lock:
-                self._configs = _replaced(self._configs, name, dict(configs))
+            self._view.set_configs(name, dict(configs))
             for p, nodes in assignment.items():
-                self._cache_state(TopicPartition(name, p), _leader_of(nodes))
-            self._set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+                self._view.set_state(TopicPartition(name, p), _leader_of(nodes))
+            self._view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
 
         await self._call(create)
         meta = self.get_topic(name)
@@ -317,9 +238,8 @@ class ZooKeeperCoordinator:
             _commit(txn, f"topic '{name}'")
 
         await self._call(delete)
-        self._set_assignment(name, None)
-        with self._view_lock:
-            self._configs = _replaced(self._configs, name, None)
+        self._view.set_assignment(name, None)
+        self._view.set_configs(name, None)
 
     async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None:
         def add() -> None:
@@ -344,8 +264,8 @@ class ZooKeeperCoordinator:
                 txn.create(znodes.partition_state(name, p), self._initial_state(nodes))
             _commit(txn, f"topic '{name}'")
             for p, nodes in added.items():
-                self._cache_state(TopicPartition(name, p), _leader_of(nodes))
-            self._set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+                self._view.set_state(TopicPartition(name, p), _leader_of(nodes))
+            self._view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
 
         await self._call(add)
 
@@ -356,8 +276,7 @@ class ZooKeeperCoordinator:
             self._set_or_create(znodes.topic_config(name), znodes.encode_topic_config(configs))
 
         await self._call(write)
-        with self._view_lock:
-            self._configs = _replaced(self._configs, name, dict(configs))
+        self._view.set_configs(name, dict(configs))
 
     # brokers --------------------------------------------------------------------------------
     async def register_broker(self, info: BrokerInfo) -> None:
@@ -387,8 +306,7 @@ class ZooKeeperCoordinator:
                     ) from None
                 log.info("%s is held by an older session; waiting for it to expire", path)
                 time.sleep(0.5)
-        with self._view_lock:
-            self._brokers = _replaced(self._brokers, info.node_id, info)
+        self._view.set_broker(info)
 
     def _elect(self) -> None:
         """Become the controller if there is none (``/controller`` is ephemeral)."""
@@ -398,12 +316,10 @@ class ZooKeeperCoordinator:
             )
         except NodeExistsError:
             data, _ = self._client.get(znodes.CONTROLLER)
-            with self._view_lock:
-                self._controller = znodes.decode_controller(data)
+            self._view.set_controller(znodes.decode_controller(data))
             return
         self._controller_epoch = self._bump_controller_epoch()
-        with self._view_lock:
-            self._controller = self._node_id
+        self._view.set_controller(self._node_id)
         log.info("broker %d is the controller (epoch %d)", self._node_id, self._controller_epoch)
 
     def _bump_controller_epoch(self) -> int:
@@ -424,19 +340,14 @@ class ZooKeeperCoordinator:
                 continue
 
     def brokers(self) -> list[BrokerInfo]:
-        return [b for _, b in sorted(self._brokers.items())]
+        return self._view.brokers()
 
     def controller_id(self) -> int:
-        return self._controller
+        return self._view.controller_id()
 
     # partition state ------------------------------------------------------------------------
     def partition_state(self, tp: TopicPartition) -> PartitionState | None:
-        """Leader, epoch and ISR from the state znode; replicas from the topic's assignment."""
-        state = self._states.get(tp)
-        assignment = self._assignments.get(tp.topic)
-        if state is None or assignment is None:
-            return None
-        return dataclasses.replace(state, replicas=tuple(assignment[1].get(tp.partition, ())))
+        return self._view.partition_state(tp)
 
     async def set_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
         def write() -> None:
@@ -446,7 +357,7 @@ class ZooKeeperCoordinator:
             self._set_or_create(znodes.partition_state(tp.topic, tp.partition), data)
 
         await self._call(write)
-        self._cache_state(tp, state)
+        self._view.set_state(tp, state)
 
     # producer ids ---------------------------------------------------------------------------
     async def allocate_producer_id_block(self, size: int) -> tuple[int, int]:
@@ -479,14 +390,11 @@ class ZooKeeperCoordinator:
     def _replicas_for(self, replicas: list[list[int]], index: int) -> list[int]:
         if index < len(replicas) and replicas[index]:
             return list(replicas[index])
-        return [min(self._brokers, default=self._node_id)]
+        live = [b.node_id for b in self._view.brokers()]
+        return [min(live, default=self._node_id)]
 
     def _initial_state(self, nodes: list[int]) -> bytes:
         return znodes.encode_partition_state(_leader_of(nodes), self._controller_epoch)
-
-    def _cache_state(self, tp: TopicPartition, state: PartitionState | None) -> None:
-        with self._view_lock:
-            self._states = _replaced(self._states, tp, state)
 
     def _set_or_create(self, path: str, data: bytes) -> None:
         try:
@@ -497,20 +405,6 @@ class ZooKeeperCoordinator:
 
 def _leader_of(nodes: list[int]) -> PartitionState:
     return PartitionState(nodes[0], 0, tuple(nodes), tuple(nodes))
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _replaced(d: dict[K, V], key: K, value: V | None) -> dict[K, V]:
-    """A copy of ``d`` with ``key`` set to ``value`` (removed when None)."""
-    out = dict(d)
-    if value is None:
-        out.pop(key, None)
-    else:
-        out[key] = value
-    return out
 
 
 def _subtree(client: KazooClient, path: str) -> list[str]:

@@ -1,0 +1,167 @@
+"""The ZooKeeper coordinator's in-memory view of cluster metadata, kept fresh by watches.
+
+What it holds: live brokers (``/brokers/ids``), the controller (``/controller``), each topic's
+id and replica assignment (``/brokers/topics/<t>``), its config (``/config/topics/<t>``) and each
+partition's state (``.../partitions/<p>/state``). kazoo's ``ChildrenWatch`` and ``DataWatch``
+re-arm themselves after a reconnect, so the view catches up after a new session too.
+
+Threads: watch callbacks run in kazoo's callback thread and the coordinator's writes in worker
+threads; both go through the ``set_*`` methods, which replace a whole dict under one lock
+(copy-on-write). The event loop reads without locking: it always sees some complete dict.
+Arming a watch reads its znode (a blocking round trip), so ``set_assignment`` must not be
+called on the event loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from tiered_mq.coordination import znodes
+from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+K = TypeVar("K")
+V = TypeVar("V")
+Assignment = tuple[str, dict[int, list[int]]]  # (topic id as 32 hex digits, partition -> replicas)
+DataCallback = Callable[[bytes | None, Any], None]
+
+
+class MetadataView:
+    """Cluster metadata as last read from ZooKeeper (see the module docstring)."""
+
+    def __init__(self, client: KazooClient, on_controller_gone: Callable[[], None]) -> None:
+        self._client = client
+        self._on_controller_gone = on_controller_gone
+        self._lock = threading.Lock()
+        self._brokers: dict[int, BrokerInfo] = {}
+        self._controller = -1
+        self._assignments: dict[str, Assignment] = {}
+        self._configs: dict[str, dict[str, str]] = {}
+        self._states: dict[TopicPartition, PartitionState] = {}
+        self._watched: set[str] = set()  # znodes with a DataWatch (one each, for good)
+
+    def watch(self) -> None:
+        """Arm the top-level watches; each reads its znodes once now (blocking)."""
+        ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_brokers)
+        ChildrenWatch(self._client, znodes.TOPICS, self._on_topics)
+        DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
+
+    # reads (any thread) -----------------------------------------------------------------------
+    def brokers(self) -> list[BrokerInfo]:
+        return [b for _, b in sorted(self._brokers.items())]
+
+    def controller_id(self) -> int:
+        return self._controller
+
+    def list_topics(self) -> list[str]:
+        return sorted(self._assignments)
+
+    def get_topic(self, name: str) -> TopicMetadata | None:
+        assignment = self._assignments.get(name)
+        if assignment is None:
+            return None
+        topic_id, partitions = assignment
+        return TopicMetadata(name, topic_id, len(partitions), dict(self._configs.get(name, {})))
+
+    def partition_state(self, tp: TopicPartition) -> PartitionState | None:
+        """Leader, epoch and ISR from the state znode; replicas from the topic's assignment."""
+        state = self._states.get(tp)
+        assignment = self._assignments.get(tp.topic)
+        if state is None or assignment is None:
+            return None
+        return dataclasses.replace(state, replicas=tuple(assignment[1].get(tp.partition, ())))
+
+    # writes (kazoo's callback thread, or a worker thread after a ZooKeeper write) --------------
+    def set_broker(self, info: BrokerInfo) -> None:
+        with self._lock:
+            self._brokers = _replaced(self._brokers, info.node_id, info)
+
+    def set_controller(self, node_id: int) -> None:
+        with self._lock:
+            self._controller = node_id
+
+    def set_configs(self, name: str, configs: dict[str, str] | None) -> None:
+        with self._lock:
+            self._configs = _replaced(self._configs, name, configs)
+
+    def set_state(self, tp: TopicPartition, state: PartitionState | None) -> None:
+        with self._lock:
+            self._states = _replaced(self._states, tp, state)
+
+    def set_assignment(self, name: str, value: Assignment | None) -> None:
+        """Set (None: drop) a topic's assignment; watch the state znodes of new partitions."""
+        with self._lock:
+            self._assignments = _replaced(self._assignments, name, value)
+            if value is None:
+                self._states = {tp: s for tp, s in self._states.items() if tp.topic != name}
+                return
+            paths = {p: znodes.partition_state(name, p) for p in value[1]}
+            new = {p: path for p, path in paths.items() if path not in self._watched}
+            self._watched.update(new.values())
+        for p, path in new.items():
+            DataWatch(self._client, path, self._state_watcher(TopicPartition(name, p)))
+
+    # watch callbacks (kazoo's callback thread) ------------------------------------------------
+    def _on_brokers(self, children: list[str]) -> None:
+        brokers: dict[int, BrokerInfo] = {}
+        for child in children:
+            path = f"{znodes.BROKER_IDS}/{child}"
+            try:
+                data, _ = self._client.get(path)
+                brokers[int(child)] = znodes.decode_broker(int(child), data)
+            except NoNodeError:
+                continue
+            except (ValueError, KeyError, TypeError) as e:  # not written by a broker
+                log.warning("ignoring %s: %r", path, e)
+        with self._lock:
+            self._brokers = brokers
+
+    def _on_controller(self, data: bytes | None, _stat: Any) -> None:
+        self.set_controller(znodes.decode_controller(data))
+        if data is None:
+            self._on_controller_gone()
+
+    def _on_topics(self, children: list[str]) -> None:
+        with self._lock:
+            new = [t for t in children if znodes.topic(t) not in self._watched]
+            self._watched.update(znodes.topic(t) for t in new)
+        for name in new:
+            DataWatch(self._client, znodes.topic(name), self._topic_watcher(name))
+            DataWatch(self._client, znodes.topic_config(name), self._config_watcher(name))
+
+    def _topic_watcher(self, name: str) -> DataCallback:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            self.set_assignment(name, znodes.decode_topic(data) if data else None)
+
+        return watch
+
+    def _config_watcher(self, name: str) -> DataCallback:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            self.set_configs(name, znodes.decode_topic_config(data) if data else None)
+
+        return watch
+
+    def _state_watcher(self, tp: TopicPartition) -> DataCallback:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            self.set_state(tp, znodes.decode_partition_state(data) if data else None)
+
+        return watch
+
+
+def _replaced(d: dict[K, V], key: K, value: V | None) -> dict[K, V]:
+    """A copy of ``d`` with ``key`` set to ``value`` (removed when None)."""
+    out = dict(d)
+    if value is None:
+        out.pop(key, None)
+    else:
+        out[key] = value
+    return out
