@@ -157,8 +157,8 @@ class ZooKeeperCoordinator:
                 self._register(self._registered)
             self._elect()
             log.info("registered again in the new ZooKeeper session")
-        except KazooException:
-            log.exception("re-registration after session expiry failed")
+        except (KazooException, RuntimeError):  # RuntimeError: another broker took the id
+            log.exception("re-registration after session expiry failed: not registered now")
 
     async def _call(self, fn: Callable[[], T], bounded: bool = True) -> T:
         """Run blocking kazoo work in a thread. ZooKeeper unreachable (kazoo reconnecting, or
