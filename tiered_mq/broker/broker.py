@@ -59,12 +59,14 @@ def _coordinator(config: BrokerConfig) -> Coordinator:
     connect = config.get("zookeeper.connect") or ""
     if not connect:
         return EmbeddedCoordinator(config.data_dir, config.node_id)
-    connection_timeout = config.get("zookeeper.connection.timeout.ms") or ""
+    connection_timeout = "zookeeper.connection.timeout.ms"
     return ZooKeeperCoordinator(
         connect,
         config.node_id,
         session_timeout_ms=config.get_int("zookeeper.session.timeout.ms"),
-        connection_timeout_ms=int(connection_timeout) if connection_timeout else None,
+        connection_timeout_ms=config.get_int(connection_timeout)
+        if config.get(connection_timeout)
+        else None,
     )
 
 

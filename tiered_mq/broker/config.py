@@ -171,7 +171,10 @@ class BrokerConfig:
             if default is None:
                 raise KeyError(key)
             return default
-        return int(value)
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"broker config {key}={value!r} is not an integer") from None
 
     def get_bool(self, key: str, default: bool = False) -> bool:
         value = self.props.get(key)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tiered_mq.broker.config import BrokerConfig
 
 
@@ -31,3 +33,9 @@ def test_message_max_bytes_is_both_broker_and_topic_default(tmp_path: Path) -> N
     c = BrokerConfig(tmp_path, overrides={"message.max.bytes": "2000000"})
     assert c.get_int("message.max.bytes") == 2000000
     assert c.topic_defaults["max.message.bytes"] == "2000000"
+
+
+def test_a_non_integer_setting_names_itself(tmp_path: Path) -> None:
+    config = BrokerConfig(tmp_path, overrides={"zookeeper.session.timeout.ms": "18s"})
+    with pytest.raises(ValueError, match=r"zookeeper.session.timeout.ms='18s' is not an integer"):
+        config.get_int("zookeeper.session.timeout.ms")
