@@ -36,7 +36,7 @@ from tiered_mq.broker.group.seams import Scheduler
 log = logging.getLogger("tiered_mq.broker.group.membership")  # one logger for the protocol
 
 NONE = 0
-FENCED_INSTANCE_ID = 82  # static member replaced by a newer instance (no exception class)
+FENCED_INSTANCE_ID = errors.FencedInstanceIdError.errno  # replaced static member
 S = GroupState
 
 

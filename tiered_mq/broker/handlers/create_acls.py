@@ -11,8 +11,7 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import authorizer_for, binding
-from tiered_mq.broker.handlers._common import error_message
+from tiered_mq.broker.handlers._acls import authorizer_for, binding, outcome
 from tiered_mq.errors import KafkaError
 
 API_KEY = 30
@@ -23,13 +22,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     try:
         authorizer = authorizer_for(ctx, AclOperation.ALTER)
     except KafkaError as refused:
-        failure = {"error_code": refused.errno, "error_message": error_message(refused)}
-        return {"throttle_time_ms": 0, "results": [failure for _ in creations]}
+        return {"throttle_time_ms": 0, "results": [outcome(refused) for _ in creations]}
     outcomes = await authorizer.create([binding(c) for c in creations])
-    results = [
-        {"error_code": 0, "error_message": None}
-        if e is None
-        else {"error_code": e.errno, "error_message": error_message(e)}
-        for e in outcomes
-    ]
-    return {"throttle_time_ms": 0, "results": results}
+    return {"throttle_time_ms": 0, "results": [outcome(e) for e in outcomes]}

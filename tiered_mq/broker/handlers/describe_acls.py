@@ -9,8 +9,13 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation, ResourcePattern
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import acl_fields, authorizer_for, binding_filter
-from tiered_mq.broker.handlers._common import error_message
+from tiered_mq.broker.handlers._acls import (
+    acl_fields,
+    authorizer_for,
+    binding_filter,
+    outcome,
+    pattern_fields,
+)
 from tiered_mq.errors import KafkaError
 
 API_KEY = 29
@@ -20,26 +25,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     try:
         authorizer = authorizer_for(ctx, AclOperation.DESCRIBE)
     except KafkaError as refused:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": refused.errno,
-            "error_message": error_message(refused),
-            "resources": [],
-        }
+        return {"throttle_time_ms": 0, **outcome(refused), "resources": []}
     grouped: dict[ResourcePattern, list[dict[str, Any]]] = {}
     for acl in authorizer.describe(binding_filter(request)):
         grouped.setdefault(acl.pattern, []).append(acl_fields(acl))
     return {
         "throttle_time_ms": 0,
-        "error_code": 0,
-        "error_message": None,
-        "resources": [
-            {
-                "resource_type": int(p.resource_type),
-                "resource_name": p.name,
-                "pattern_type": int(p.pattern_type),
-                "acls": acls,
-            }
-            for p, acls in grouped.items()
-        ],
+        **outcome(None),
+        "resources": [{**pattern_fields(p), "acls": acls} for p, acls in grouped.items()],
     }
