@@ -19,7 +19,11 @@ from kazoo.client import KazooClient
 
 from tests.integration.broker_process import BrokerProcess, free_port
 from tests.integration.client_helpers import confluent_round_trip, take
-from tests.integration.zookeeper_server import ZooKeeperServer, zookeeper  # noqa: F401
+from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
+    ZooKeeperServer,
+    kazoo_client,
+    zookeeper,
+)
 from tiered_mq.coordination import znodes
 
 pytestmark = pytest.mark.integration
@@ -47,14 +51,8 @@ def chroot(zookeeper: ZooKeeperServer) -> str:  # noqa: F811
 
 @pytest.fixture
 def zk(chroot: str) -> Iterator[KazooClient]:
-    """A client of the broker's chroot (created here first: the broker creates it too)."""
-    address, _, path = chroot.partition("/")
-    root = KazooClient(hosts=address)
-    root.start(10)
-    root.ensure_path("/" + path)
-    root.stop()
-    client = KazooClient(hosts=chroot)
-    client.start(10)
+    """A client of the broker's chroot."""
+    client = kazoo_client(chroot)
     yield client
     client.stop()
 

@@ -10,13 +10,15 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 
 from tests.integration.broker_process import free_port
-from tests.integration.zookeeper_server import ZooKeeperServer, zookeeper  # noqa: F401
+from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
+    ZooKeeperServer,
+    kazoo_client,
+    zookeeper,
+)
 from tiered_mq.coordination import znodes
 from tiered_mq.coordination.base import BrokerInfo, PartitionState
 from tiered_mq.coordination.zookeeper import ZooKeeperCoordinator
@@ -59,12 +61,6 @@ async def coordinators(zookeeper: ZooKeeperServer) -> AsyncIterator[Coordinators
             pass
 
 
-def raw_client(connect: str, **kwargs: Any) -> KazooClient:
-    client = KazooClient(hosts=connect, **kwargs)
-    client.start(10)
-    return client
-
-
 async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -99,7 +95,7 @@ async def test_metadata_survives_the_session_in_kafkas_layout(coordinators: Coor
     assert again.brokers() == []  # the registration was ephemeral: gone with the session
 
     # what zookeeper-shell shows a Kafka operator
-    zk = raw_client(coordinators.connect)
+    zk = kazoo_client(coordinators.connect)
     try:
         topic = json.loads(zk.get(znodes.topic("orders"))[0])
         assert topic["partitions"] == {"0": [1], "1": [1], "2": [1], "3": [1]}
@@ -148,7 +144,7 @@ async def test_the_controller_fails_over_when_its_session_ends(coordinators: Coo
     b = await coordinators.open(2)
     assert a.controller_id() == 1
     await eventually(lambda: b.controller_id() == 1)
-    zk = raw_client(coordinators.connect)
+    zk = kazoo_client(coordinators.connect)
     try:
         epoch = int(zk.get(znodes.CONTROLLER_EPOCH)[0])
         await a.close()
@@ -174,12 +170,12 @@ async def test_an_expired_session_registers_again(coordinators: Coordinators) ->
     standard way to cause an expiry); the coordinator registers and takes control again in its
     new session, and writes work."""
     c = await coordinators.open(1)
-    zk = raw_client(coordinators.connect)
+    zk = kazoo_client(coordinators.connect)
     try:
         owner = zk.exists(znodes.broker(1)).ephemeralOwner
         session_id, password = c._client.client_id
         assert owner == session_id
-        thief = raw_client(coordinators.connect, client_id=(session_id, password))
+        thief = kazoo_client(coordinators.connect, client_id=(session_id, password))
         thief.stop()  # closes the shared session: ZooKeeper expires it for the coordinator
         thief.close()
 

@@ -27,8 +27,10 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kazoo.client import KazooClient
 
 from tests.integration.broker_process import free_port
 
@@ -132,6 +134,24 @@ class ZooKeeperServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def kazoo_client(connect: str, **kwargs: Any) -> KazooClient:
+    """A started kazoo client of ``host:port[/chroot]``, the chroot created first (as the
+    broker does) so that a test may look before the broker has started; ``kwargs`` go to
+    KazooClient (``client_id`` joins an existing session)."""
+    address, slash, chroot = connect.partition("/")
+    if chroot:
+        root = KazooClient(hosts=address)
+        root.start(10)
+        try:
+            root.ensure_path(slash + chroot)
+        finally:
+            root.stop()
+            root.close()
+    client = KazooClient(hosts=connect, **kwargs)
+    client.start(10)
+    return client
 
 
 @pytest.fixture(scope="module")

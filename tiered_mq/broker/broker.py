@@ -59,14 +59,12 @@ def _coordinator(config: BrokerConfig) -> Coordinator:
     connect = config.get("zookeeper.connect") or ""
     if not connect:
         return EmbeddedCoordinator(config.data_dir, config.node_id)
-    connection_timeout = "zookeeper.connection.timeout.ms"
+    timeout_key = "zookeeper.connection.timeout.ms"  # empty: the session timeout
     return ZooKeeperCoordinator(
         connect,
         config.node_id,
         session_timeout_ms=config.get_int("zookeeper.session.timeout.ms"),
-        connection_timeout_ms=config.get_int(connection_timeout)
-        if config.get(connection_timeout)
-        else None,
+        connection_timeout_ms=config.get_int(timeout_key) if config.get(timeout_key) else None,
     )
 
 

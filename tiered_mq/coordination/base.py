@@ -48,6 +48,11 @@ class PartitionState:
     isr: tuple[int, ...]
     replicas: tuple[int, ...]
 
+    @classmethod
+    def initial(cls, replicas: list[int]) -> PartitionState:
+        """A new partition's state: the first replica leads, in epoch 0, every replica in sync."""
+        return cls(replicas[0], 0, tuple(replicas), tuple(replicas))
+
 
 class Coordinator(Protocol):
     """Cluster metadata store; see the module docstring for the read/write contract."""

@@ -204,12 +204,7 @@ class EmbeddedCoordinator:
         def change(st: dict[str, Any]) -> None:
             if tp.topic not in st["topics"]:
                 raise UnknownTopicOrPartitionError(f"topic '{tp.topic}' does not exist")
-            st["partitions"][str(tp)] = {
-                "leader": state.leader,
-                "leader_epoch": state.leader_epoch,
-                "isr": list(state.isr),
-                "replicas": list(state.replicas),
-            }
+            st["partitions"][str(tp)] = _state_json(state)
 
         await self._update(change)
 
@@ -226,9 +221,13 @@ class EmbeddedCoordinator:
 
 def _set_partition(state: dict[str, Any], topic: str, partition: int, replicas: list[int]) -> None:
     nodes = replicas or [int(min(state["brokers"], key=int, default="0"))]
-    state["partitions"][f"{topic}-{partition}"] = {
-        "leader": nodes[0],
-        "leader_epoch": 0,
-        "isr": list(nodes),
-        "replicas": list(nodes),
+    state["partitions"][f"{topic}-{partition}"] = _state_json(PartitionState.initial(nodes))
+
+
+def _state_json(state: PartitionState) -> dict[str, Any]:
+    return {
+        "leader": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "isr": list(state.isr),
+        "replicas": list(state.replicas),
     }

@@ -218,7 +218,7 @@ class ZooKeeperCoordinator:
             _commit(txn, f"topic '{name}'")
             self._view.set_configs(name, dict(configs))
             for p, nodes in assignment.items():
-                self._view.set_state(TopicPartition(name, p), _leader_of(nodes))
+                self._view.set_state(TopicPartition(name, p), PartitionState.initial(nodes))
             self._view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
 
         await self._call(create)
@@ -264,7 +264,7 @@ class ZooKeeperCoordinator:
                 txn.create(znodes.partition_state(name, p), self._initial_state(nodes))
             _commit(txn, f"topic '{name}'")
             for p, nodes in added.items():
-                self._view.set_state(TopicPartition(name, p), _leader_of(nodes))
+                self._view.set_state(TopicPartition(name, p), PartitionState.initial(nodes))
             self._view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
 
         await self._call(add)
@@ -394,17 +394,13 @@ class ZooKeeperCoordinator:
         return [min(live, default=self._node_id)]
 
     def _initial_state(self, nodes: list[int]) -> bytes:
-        return znodes.encode_partition_state(_leader_of(nodes), self._controller_epoch)
+        return znodes.encode_partition_state(PartitionState.initial(nodes), self._controller_epoch)
 
     def _set_or_create(self, path: str, data: bytes) -> None:
         try:
             self._client.set(path, data)
         except NoNodeError:
             self._client.create(path, data, makepath=True)
-
-
-def _leader_of(nodes: list[int]) -> PartitionState:
-    return PartitionState(nodes[0], 0, tuple(nodes), tuple(nodes))
 
 
 def _subtree(client: KazooClient, path: str) -> list[str]:
