@@ -12,6 +12,11 @@ Runs are interleaved (ours, Tansu memory, [Tansu S3], ours, ...);
 the best of ``--runs`` is reported per broker with the ratio ours / peer (target >= 1.0), and
 our broker's peak RSS (VmHWM, target <= 300 MB).
 
+Each run also prints the CPU time each broker process spent on the produce and on the tuned
+consume (``/proc/<pid>/stat``), beside this script's own CPU time for the produce: when the
+client's CPU time is close to the wall time and the broker's is a small fraction of it, the
+rate is bounded by the client, and the ratio between brokers moves with the machine's noise.
+
 With ``--s3`` Tansu also runs on an S3 bucket served by SeaweedFS
 (tests/integration/s3_server.py). Our broker keeps the hot log on local disk in both cases.
 
@@ -21,13 +26,14 @@ Run: ``python benchmarks/bench_broker.py [--messages N] [--runs R] [--s3]``.
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from _peers import BrokerProcess, TansuProcess, ours, peak_rss_mb
+from _peers import BrokerProcess, TansuProcess, cpu_seconds, ours, peak_rss_mb
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -98,6 +104,11 @@ def consume(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = N
     return n / elapsed
 
 
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -129,14 +140,22 @@ def main() -> None:
         for run in range(args.runs):
             for name, peer in peers.items():
                 topic = create_topic(peer.bootstrap)
+                pid = peer.proc.pid
+                cpu0, own0 = cpu_seconds(pid), own_cpu_seconds()
                 p = produce(peer.bootstrap, topic, args.messages)
+                cpu1, own1 = cpu_seconds(pid), own_cpu_seconds()
                 c = consume(peer.bootstrap, topic, args.messages)
+                cpu2 = cpu_seconds(pid)
                 t = consume(peer.bootstrap, topic, args.messages, TUNED)
+                cpu3 = cpu_seconds(pid)
                 b = best[name]
                 best[name] = [max(b[0], p), max(b[1], c), max(b[2], t)]
                 print(
                     f"run {run + 1} {name:13s} produce {p:12,.0f} msg/s  consume {c:12,.0f} msg/s"
-                    f"  (tuned consumer {t:12,.0f} msg/s)"
+                    f"  (tuned consumer {t:12,.0f} msg/s)\n"
+                    f"      CPU s: broker produce {cpu1 - cpu0:.2f} (client {own1 - own0:.2f},"
+                    f" wall {args.messages / p:.2f})  broker tuned consume {cpu3 - cpu2:.2f}"
+                    f" (wall {args.messages / t:.2f})"
                 )
         ours_proc: BrokerProcess = peers["tiered-mq"]
         assert ours_proc.proc is not None
