@@ -36,6 +36,7 @@ from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.records import Record, decode_batches
 
 FETCH = 1
+LIST_OFFSETS = 2
 METADATA = 3
 FIND_COORDINATOR = 10
 SASL_HANDSHAKE = 17

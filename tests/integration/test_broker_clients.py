@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
-from tests.integration.broker_process import FETCH, BrokerProcess, request
+from tests.integration.broker_process import FETCH, LIST_OFFSETS, BrokerProcess, request
 from tests.integration.client_helpers import kcat_round_trip
 from tests.kafka_requests import fetch_body
 from tiered_mq.record.records import decode_batches, encode_batch
@@ -177,6 +177,36 @@ def test_offsets_for_times(shared_broker: BrokerProcess) -> None:
         assert (low, high) == (0, 10)
     finally:
         consumer.close()
+
+
+def test_list_offsets_max_timestamp(shared_broker: BrokerProcess) -> None:
+    """OffsetSpec.max_timestamp() (ListOffsets -3, v7+): the first record carrying the greatest
+    timestamp, wherever it sits; librdkafka's admin, then a raw v10 request (flexible)."""
+    topic = new_topic(shared_broker)
+    producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
+    base = 1_700_000_000_000
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    tp = TopicPartition(topic, 0)
+
+    def max_timestamp() -> tuple[int, int]:
+        info = admin.list_offsets({tp: OffsetSpec.max_timestamp()})[tp].result(10)
+        return info.offset, info.timestamp
+
+    assert max_timestamp() == (-1, -1)  # empty partition
+    for i, delta in enumerate((3, 9, 1, 9, 4)):  # the greatest, 9 s, at offsets 1 and 3
+        producer.produce(topic, value=f"v{i}".encode(), timestamp=base + delta * 1000)
+        producer.flush(5)
+    assert max_timestamp() == (1, base + 9000)
+    latest = admin.list_offsets({tp: OffsetSpec.latest()})[tp].result(10)
+    assert latest.offset == 5
+    body = {
+        "replica_id": -1,
+        "isolation_level": 0,
+        "topics": [{"name": topic, "partitions": [{"partition_index": 0, "timestamp": -3}]}],
+        "timeout_ms": 5000,
+    }
+    part = request(shared_broker.port, LIST_OFFSETS, 10, body)["topics"][0]["partitions"][0]
+    assert (part["error_code"], part["offset"], part["timestamp"]) == (0, 1, base + 9000)
 
 
 def test_idempotent_producer_and_raw_retry(shared_broker: BrokerProcess) -> None:

@@ -684,10 +684,14 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     assert by_op[14] is True
     assert all(g["group"] != group for g in by_op[15])
     assert by_op[16] == {}
+    # ListOffsets v7-9: the greatest timestamp (base_ts + 990, at offset 99), the local log
+    # start (moved by delete-records) and the highest offset in the bucket (none: -1)
+    assert by_op[17] == {"offset": n - 1, "timestamp_ms": base_ts + 10 * (n - 1)}
+    assert by_op[18] == {"offset": 30, "timestamp_ms": -1}
+    assert by_op[19] == {"offset": -1, "timestamp_ms": -1}
     # Not implemented by the broker: the client refuses them by the advertised API versions
-    # (ListOffsets v7-9 for max-timestamp, earliest-local, latest-tiered; no log dir,
-    # transaction listing, producer state or OffsetDelete APIs).
-    assert by_op[17:] == ["UnsupportedVersionException"] * 7, a[17:]
+    # (no log dir, transaction listing, producer state or OffsetDelete APIs).
+    assert by_op[20:] == ["UnsupportedVersionException"] * 4, a[20:]
 
 
 # ------------------------------------------------------------------------------- cross-client

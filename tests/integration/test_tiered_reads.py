@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
@@ -147,6 +148,25 @@ def test_timestamp_seek_lands_on_cold_data(tiered: TieredBroker) -> None:
         assert (m.offset(), m.key(), m.value()) == (want, *message(want))
     finally:
         consumer.close()
+
+
+def test_max_timestamp_held_only_by_the_bucket(tiered: TieredBroker) -> None:
+    """ListOffsets -3 (OffsetSpec.max_timestamp()) finds the greatest timestamp in a segment
+    that is no longer on local disk."""
+    topic = "cold-max-ts"
+    tiered.create_topic(topic, **{"local.retention.bytes": "1"})
+    future = BASE_TS + 10**9
+    tiered.produce(topic, 0, 1, base_ts=future)  # offset 0 carries the greatest timestamp
+    tiered.produce(topic, 1, 1500)
+    wait_until(
+        lambda: len(tiered.local_segments(topic)) == 1 and tiered.remote_segments(topic),
+        what="segments to move to the bucket",
+    )
+    assert int(tiered.local_segments(topic)[0].stem) > 0  # offset 0 is only in the bucket
+    admin = AdminClient({"bootstrap.servers": tiered.bootstrap})
+    tp = TopicPartition(topic, 0)
+    info = admin.list_offsets({tp: OffsetSpec.max_timestamp()})[tp].result(10)
+    assert (info.offset, info.timestamp) == (0, future)
 
 
 def test_fetch_below_the_log_start_is_out_of_range(tiered: TieredBroker) -> None:

@@ -223,6 +223,11 @@ class RemoteLogManager:
     ) -> tuple[int, int] | None:
         return await self.reader.offset_for_timestamp(tp, timestamp)
 
+    async def max_timestamp(self, tp: TopicPartition) -> int:
+        """Greatest batch max timestamp of the bucket's readable segments (-1: none)."""
+        manifest = await self.reader.manifest(tp)
+        return max((s.max_timestamp for s in manifest.readable_segments()), default=-1)
+
     async def aborted_transactions(
         self, tp: TopicPartition, start_offset: int, end_offset: int
     ) -> list[AbortedTxn]:

@@ -261,6 +261,10 @@ class LocalLog:
         (one batch decoded; not a hot path: ListOffsets)."""
         return log_read.offset_for_timestamp(self._segments, timestamp)
 
+    def offset_of_max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first local record with the greatest timestamp."""
+        return log_read.offset_of_max_timestamp(self._segments)
+
     # ---- truncation and retention -----------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:

@@ -116,3 +116,14 @@ def offset_for_timestamp(segments: LogSegments, timestamp: int) -> tuple[int, in
                 if record.timestamp >= timestamp:
                     return record.offset, record.timestamp
     return None
+
+
+def offset_of_max_timestamp(segments: LogSegments) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record carrying the log's greatest timestamp, None
+    when the log is empty (ListOffsets -3, KIP-734).
+
+    The segments' max timestamps name the greatest one; the record is then the first whose
+    timestamp is >= it, so one batch is decoded, as for any timestamp lookup.
+    """
+    greatest = max((segment.max_timestamp() for segment in segments), default=-1)
+    return None if greatest < 0 else offset_for_timestamp(segments, greatest)

@@ -61,7 +61,7 @@ class ApiKey(IntEnum):
 SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.PRODUCE: (0, 8),
     ApiKey.FETCH: (4, 11),
-    ApiKey.LIST_OFFSETS: (1, 5),
+    ApiKey.LIST_OFFSETS: (1, 10),
     ApiKey.METADATA: (0, 8),
     ApiKey.OFFSET_COMMIT: (0, 7),
     ApiKey.OFFSET_FETCH: (1, 5),

@@ -271,6 +271,17 @@ def test_offset_for_timestamp(tmp_path: Path) -> None:
     assert log.offset_for_timestamp(1093) is None
 
 
+def test_offset_of_max_timestamp_finds_the_first_record_with_it(tmp_path: Path) -> None:
+    batch_size = len(make_batch(3))
+    log = open_log(tmp_path / "t-0", segment_bytes=str(batch_size * 2), index_interval_bytes="50")
+    assert log.offset_of_max_timestamp() is None  # empty log
+    # timestamps out of order across segments; 5002 first at offset 5, again at offset 11
+    for ts in (1000, 5000, 3000, 5000, 2000):
+        log.append_as_leader(make_batch(3, timestamp=ts), 0)
+    assert len(log.segments()) >= 3
+    assert log.offset_of_max_timestamp() == (5, 5002)
+
+
 def test_flush_messages_advances_recovery_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

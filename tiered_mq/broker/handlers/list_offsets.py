@@ -1,13 +1,17 @@
-"""ListOffsets (2), v1-5: earliest (-2), latest (-1) and by timestamp.
+"""ListOffsets (2), v1-10: earliest (-2), latest (-1), max timestamp (-3) and by timestamp.
 
 - ``-2``: the log start offset; ``-1``: the high watermark (the last stable offset for
   read_committed); both answer timestamp -1.
-- ``t >= 0``: the first offset whose batch max timestamp is >= t, through the time index
+- ``t >= 0``: the first offset whose record timestamp is >= t, through the time index
   (``LocalLog.offset_for_timestamp``); none -> offset -1 and timestamp -1, as Kafka does.
-  Offsets at or above the high watermark are never returned.
+- ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
+  timestamp; an empty partition answers -1 / -1.
+Offsets at or above the high watermark (LSO) are never returned.
 With the cold tier: ``-2`` includes the bucket (the log start offset is the remote one),
 ``-4`` answers the local log start offset, ``-5`` the highest uploaded offset (-1: none), and a
-timestamp older than the local data is looked up through the remote time indexes.
+timestamp older than the local data (or a greatest timestamp held only by uploaded segments)
+is looked up through the remote time indexes. Kafka serves -3, -4 and -5 from v7, v8 and v9;
+they are accepted at every version here (librdkafka may send them at a lower one).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from tiered_mq.topic_partition import TopicPartition
 API_KEY = ApiKey.LIST_OFFSETS
 LATEST = -1
 EARLIEST = -2
+MAX_TIMESTAMP = -3  # KIP-734 (v7 in Kafka)
 EARLIEST_LOCAL = -4  # KIP-405 (v8 in Kafka; accepted at every version here)
 LATEST_TIERED = -5  # KIP-1005 (v9 in Kafka): highest offset in the bucket, -1 when none
 
@@ -41,11 +46,17 @@ async def _lookup(
         return -1, partition.log.local_log_start_offset
     if timestamp == LATEST_TIERED:
         return -1, rlm.highest_uploaded_offset(tp) if rlm is not None else -1
-    found = None
-    if rlm is not None and partition.log_start_offset < partition.log.local_log_start_offset:
-        found = await rlm.offset_for_timestamp(tp, timestamp)
-    if found is None:
-        found = partition.log.offset_for_timestamp(timestamp)
+    tiered = rlm is not None and partition.log_start_offset < partition.log.local_log_start_offset
+    if timestamp == MAX_TIMESTAMP:
+        found = partition.log.offset_of_max_timestamp()
+        remote_max = await rlm.max_timestamp(tp) if tiered else -1
+        # a tie goes to the bucket: its copy of the timestamp has the lower offset
+        if remote_max >= 0 and (found is None or remote_max >= found[1]):
+            found = await rlm.offset_for_timestamp(tp, remote_max) or found
+    else:
+        found = await rlm.offset_for_timestamp(tp, timestamp) if tiered else None
+        if found is None:
+            found = partition.log.offset_for_timestamp(timestamp)
     if found is None:
         return -1, -1
     offset, ts = int(found[0]), int(found[1])

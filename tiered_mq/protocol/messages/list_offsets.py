@@ -1,7 +1,9 @@
-"""ListOffsets (key 2), versions 1-5 (non-flexible; flexible from 6).
+"""ListOffsets (key 2), versions 1-10 (flexible from 6).
 
-``timestamp`` -1 asks for the latest offset (log end offset / LSO), -2 for the earliest
-(log start offset), -3 for the max timestamp (v7+, not served here).
+``timestamp`` -1 asks for the latest offset (high watermark / LSO), -2 for the earliest (log
+start offset), -3 for the record with the greatest timestamp (v7+), -4 for the local log start
+offset (v8+), -5 for the highest offset in remote storage (v9+). v10 adds ``timeout_ms`` for
+lookups that read remote storage.
 """
 
 from tiered_mq.protocol.schema import INT8, INT16, INT32, INT64, STRING, Message, array, f
@@ -11,7 +13,7 @@ API_KEY = 2
 REQUEST = Message(
     API_KEY,
     "ListOffsetsRequest",
-    "1-5",
+    "1-10",
     flexible="6+",
     fields=(
         f("replica_id", INT32),
@@ -31,13 +33,14 @@ REQUEST = Message(
                 ),
             ),
         ),
+        f("timeout_ms", INT32, "10+"),
     ),
 )
 
 RESPONSE = Message(
     API_KEY,
     "ListOffsetsResponse",
-    "1-5",
+    "1-10",
     flexible="6+",
     fields=(
         f("throttle_time_ms", INT32, "2+"),
