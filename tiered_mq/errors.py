@@ -101,8 +101,12 @@ UnsupportedCompressionTypeError = _code(76, "UNSUPPORTED_COMPRESSION_TYPE")
 OffsetNotAvailableError = _code(78, "OFFSET_NOT_AVAILABLE", True)
 MemberIdRequiredError = _code(79, "MEMBER_ID_REQUIRED")
 FencedInstanceIdError = _code(82, "FENCED_INSTANCE_ID")
+GroupSubscribedToTopicError = _code(86, "GROUP_SUBSCRIBED_TO_TOPIC")
 InvalidRecordError = _code(87, "INVALID_RECORD")
 UnstableOffsetCommitError = _code(88, "UNSTABLE_OFFSET_COMMIT", True)
+ResourceNotFoundError = _code(91, "RESOURCE_NOT_FOUND")
+DuplicateResourceError = _code(92, "DUPLICATE_RESOURCE")
+UnacceptableCredentialError = _code(93, "UNACCEPTABLE_CREDENTIAL")
 
 
 def _all_codes() -> dict[int, type[KafkaError]]:

@@ -623,8 +623,8 @@ def test_java_admin_topics_and_configs(java: Java, shared_broker: BrokerProcess)
 def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: BrokerProcess) -> None:
     """listOffsets (earliest, latest, forTimestamp), deleteRecords, and a group with committed
     offsets through listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,
-    alterConsumerGroupOffsets and deleteConsumerGroups; APIs the broker does not have give
-    UnsupportedVersionException."""
+    alterConsumerGroupOffsets and deleteConsumerGroups; ListOffsets v7-9, describeLogDirs,
+    listTransactions, describeProducers and deleteConsumerGroupOffsets."""
     n, base_ts = 100, 1_700_000_000_000
     topic = new_topic(shared_broker, 2)
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 5})
@@ -689,9 +689,14 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     assert by_op[17] == {"offset": n - 1, "timestamp_ms": base_ts + 10 * (n - 1)}
     assert by_op[18] == {"offset": 30, "timestamp_ms": -1}
     assert by_op[19] == {"offset": -1, "timestamp_ms": -1}
-    # Not implemented by the broker: the client refuses them by the advertised API versions
-    # (no log dir, transaction listing, producer state or OffsetDelete APIs).
-    assert by_op[20:] == ["UnsupportedVersionException"] * 4, a[20:]
+    # DescribeLogDirs, ListTransactions, DescribeProducers and OffsetDelete (their contents
+    # are checked with kafka-python in test_admin_log_dirs_cluster, test_transactions_admin
+    # and test_groups_offset_delete): one log dir, a listing, one partition's producers, and
+    # Kafka's answer for the group deleted above
+    assert by_op[20] == 1, a[20]
+    assert isinstance(by_op[21], int), a[21]
+    assert by_op[22] == 1, a[22]
+    assert by_op[23] == "GroupIdNotFoundException", a[23]
 
 
 # ------------------------------------------------------------------------------- cross-client

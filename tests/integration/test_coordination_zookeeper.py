@@ -249,3 +249,51 @@ async def test_a_crashed_brokers_registration_is_waited_out(coordinators: Coordi
     assert [b.node_id for b in c.brokers()] == [7]
     with pytest.raises(RuntimeError, match="registered in ZooKeeper by another live broker"):
         await coordinators.open(7)  # a live holder is never waited out
+
+
+async def test_scram_credentials_live_in_kafkas_user_znodes(coordinators: Coordinators) -> None:
+    """AlterUserScramCredentials' store: ``/config/users/<sanitized user>`` with Kafka's JSON,
+    other keys of a user's config (client quotas) kept, the znode gone with its last key."""
+    a = await coordinators.open(1)
+    b = await coordinators.open(2)
+    cred = "salt=c2FsdA==,stored_key=c3RvcmVk,server_key=c2VydmVy,iterations=4096"
+    await a.alter_scram_credentials(
+        {"alice": {"SCRAM-SHA-256": cred, "SCRAM-SHA-512": cred}, "a b*é": {"SCRAM-SHA-256": cred}}
+    )
+    assert a.scram_users() == ["a b*é", "alice"]  # its own write: at once
+    await eventually(lambda: b.scram_credentials("a b*é") == {"SCRAM-SHA-256": cred})
+    zk = kazoo_client(coordinators.connect)
+    try:
+        assert sorted(zk.get_children("/config/users")) == ["a%20b%2A%C3%A9", "alice"]
+        stored = json.loads(zk.get("/config/users/alice")[0])
+        assert stored == {"version": 1, "config": {"SCRAM-SHA-256": cred, "SCRAM-SHA-512": cred}}
+        # an operator's quota on the same user survives credential changes
+        quota = {**stored["config"], "producer_byte_rate": "1024"}
+        zk.set("/config/users/alice", json.dumps({"version": 1, "config": quota}).encode())
+        await b.alter_scram_credentials({"alice": {"SCRAM-SHA-512": None}})
+        assert json.loads(zk.get("/config/users/alice")[0])["config"] == {
+            "SCRAM-SHA-256": cred,
+            "producer_byte_rate": "1024",
+        }
+        await eventually(lambda: a.scram_credentials("alice") == {"SCRAM-SHA-256": cred})
+        await a.alter_scram_credentials({"a b*é": {"SCRAM-SHA-256": None}})
+        assert zk.exists("/config/users/a%20b%2A%C3%A9") is None
+        await eventually(lambda: b.scram_users() == ["alice"])
+        # a user written by hand (as kafka-configs.sh --zookeeper did) is seen too
+        zk.create(
+            "/config/users/bob", b'{"version":1,"config":{"SCRAM-SHA-512":"%s"}}' % cred.encode()
+        )
+        await eventually(lambda: a.scram_credentials("bob") == {"SCRAM-SHA-512": cred})
+    finally:
+        zk.stop()
+
+
+async def test_scram_credentials_survive_the_session(coordinators: Coordinators) -> None:
+    cred = "salt=c2FsdA==,stored_key=c3RvcmVk,server_key=c2VydmVy,iterations=8192"
+    a = await coordinators.open(1)
+    await a.alter_scram_credentials({"carol": {"SCRAM-SHA-256": cred}})
+    await a.close()
+    again = await coordinators.open(1)
+    assert again.scram_users() == ["carol"]
+    assert again.scram_credentials("carol") == {"SCRAM-SHA-256": cred}
+    assert again.scram_credentials("nobody") == {}

@@ -30,6 +30,7 @@ from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.sasl import SaslConfig
+from tiered_mq.broker.scram_credentials import managed_lookup
 from tiered_mq.broker.server import KafkaServer
 from tiered_mq.broker.tls import ssl_context
 from tiered_mq.broker.topic_registry import TopicRegistry
@@ -94,7 +95,9 @@ class Broker:
         # ValueError: a bad listeners/ssl.*/sasl.* setting
         self.servers = [KafkaServer(self, self.handlers, li) for li in listeners(config)]
         self._sasl = {
-            s.listener.name: SaslConfig.from_config(config, s.listener.name)
+            s.listener.name: SaslConfig.from_config(
+                config, s.listener.name, managed_lookup(self.coordinator)
+            )
             for s in self.servers
             if s.listener.sasl
         }

@@ -40,6 +40,10 @@ is open; a control batch (COMMIT/ABORT marker) closes it and :meth:`update` retu
 completed :class:`CompletedTxn`. An epoch bump keeps the open transaction (the coordinator's
 markers after fencing carry the new epoch).
 
+DescribeProducers reads :meth:`ProducerStateManager.active_producers`. The coordinator epoch of
+markers is not tracked (snapshots store -1), so it is reported as -1; the last timestamp is the
+max timestamp of the producer's last data batch (Kafka also moves it to a marker's timestamp).
+
 A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
 is truncated is ignored (and the next older one tried): the log is replayed from further back.
 Snapshots are written to ``.tmp`` then renamed, so a crash never leaves a half-written one.
@@ -85,6 +89,18 @@ class CompletedTxn:
     producer_id: int
     first_offset: int
     last_offset: int  # the marker's offset
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveProducer:
+    """One producer as DescribeProducers reports it (-1: none / not known)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int  # max timestamp of the producer's last batch
+    coordinator_epoch: int  # not tracked here: always -1
+    current_txn_start_offset: int
 
 
 @dataclass(slots=True)
@@ -239,6 +255,23 @@ class ProducerStateManager:
                 )
             )
         return None
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """Every producer id this partition remembers, by id (a walk of the map, no log read)."""
+        out = []
+        for pid, e in sorted(self.producers.items()):
+            last = e.batches[-1] if e.batches else None
+            out.append(
+                ActiveProducer(
+                    pid,
+                    e.epoch,
+                    last.last_seq if last is not None else NO_SEQUENCE,
+                    last.timestamp if last is not None else -1,
+                    -1,
+                    e.current_txn_first_offset,
+                )
+            )
+        return out
 
     def first_unstable_offset(self) -> int | None:
         """The smallest first offset of the ongoing transactions (None: none ongoing)."""

@@ -9,10 +9,14 @@ Settings (Kafka's names)::
                                  user_alice="alice-secret" user_bob="bob-secret";
                              (sensitive: DescribeConfigs shows it as null)
 
-Kafka keeps SCRAM credentials in its metadata (``kafka-configs --alter --add-config
-SCRAM-SHA-256=[...]``); here each user of ``sasl.jaas.config`` also gets SCRAM credentials,
-salted at start-up with 4096 iterations (Kafka's minimum; scram.py). A listener without users
-is a config error (ValueError).
+SCRAM users come from two places. As in Kafka, from the cluster metadata: users created with
+AlterUserScramCredentials (``kafka-configs --alter --add-config SCRAM-SHA-256=[...]``), kept by
+the coordinator (broker/scram_credentials.py). And each user of ``sasl.jaas.config`` gets SCRAM
+credentials salted at start-up with 4096 iterations (Kafka's minimum; scram.py). At login the
+API-managed credential of a user and mechanism comes first, the ``sasl.jaas.config`` one is the
+fallback. PLAIN knows only ``sasl.jaas.config`` users. A listener without ``sasl.jaas.config``
+users is a config error (ValueError) unless it enables only SCRAM mechanisms and has the
+API-managed users.
 
 Exchange (KIP-152): ApiVersions, then SaslHandshake v1 names the mechanism, then
 SaslAuthenticate requests carry the tokens (after SaslHandshake v0 the tokens are bare
@@ -37,6 +41,7 @@ from typing import Final
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.listener import setting
 from tiered_mq.broker.scram import ScramCredential, ScramExchange
+from tiered_mq.broker.scram_credentials import ManagedLookup
 from tiered_mq.errors import (
     IllegalSaslStateError,
     SaslAuthenticationFailedError,
@@ -56,12 +61,16 @@ class SaslConfig:
     mechanisms: tuple[str, ...]
     passwords: dict[str, str]
     scram: dict[str, dict[str, ScramCredential]] = field(default_factory=dict)  # mech -> user ->
+    managed: ManagedLookup | None = None  # the API-managed SCRAM credentials, looked up first
 
     @classmethod
-    def from_config(cls, config: BrokerConfig, listener: str = "") -> SaslConfig:
+    def from_config(
+        cls, config: BrokerConfig, listener: str = "", managed: ManagedLookup | None = None
+    ) -> SaslConfig:
         """The SASL settings of ``listener`` (per-listener and per-mechanism overrides:
         listener.setting). Its users are every ``user_NAME`` of the ``sasl.jaas.config``
-        settings that apply to it, and each enabled mechanism accepts each of them."""
+        settings that apply to it, and each enabled mechanism accepts each of them; SCRAM
+        mechanisms also accept the users of ``managed``."""
         key, names = setting(config, listener, "sasl.enabled.mechanisms")
         mechanisms = tuple(m.strip().upper() for m in names.split(",") if m.strip())
         unknown = [m for m in mechanisms if m not in SUPPORTED]
@@ -73,7 +82,7 @@ class SaslConfig:
             for text in sorted(jaas)
             for user, password in _USER.findall(text)
         }
-        if not passwords:
+        if not passwords and (managed is None or PLAIN in mechanisms):
             raise ValueError(
                 f"SASL listener {listener or '(default)'} needs users: sasl.jaas.config with "
                 'user_NAME="..." (or listener.name.<listener>[.<mechanism>].sasl.jaas.config)'
@@ -83,7 +92,13 @@ class SaslConfig:
             for m in mechanisms
             if m in SCRAM_MECHANISMS
         }
-        return cls(mechanisms, passwords, scram)
+        return cls(mechanisms, passwords, scram, managed)
+
+    def scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
+        """The credential a SCRAM login of ``user`` checks: the API-managed one, else the one
+        from ``sasl.jaas.config``."""
+        found = self.managed(mechanism, user) if self.managed is not None else None
+        return found or self.scram[mechanism].get(user)
 
 
 class SaslSession:
@@ -143,7 +158,10 @@ class SaslSession:
     def _scram_round(self, token: bytes) -> bytes:
         assert self.mechanism is not None
         if self._scram is None:
-            self._scram = ScramExchange(self.mechanism, self.config.scram[self.mechanism])
+            mechanism = self.mechanism
+            self._scram = ScramExchange(
+                mechanism, lambda user: self.config.scram_credential(mechanism, user)
+            )
             return self._scram.first(token.decode()).encode()
         final = self._scram.final(token.decode())
         self.principal = f"User:{self._scram.user}"

@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -51,20 +52,35 @@ class ScramCredential:
 
     @classmethod
     def derive(cls, mechanism: str, password: str, iterations: int = ITERATIONS) -> ScramCredential:
-        h = _HASHES[mechanism]
         salt = secrets.token_bytes(16)
-        salted = hashlib.pbkdf2_hmac(h, password.encode(), salt, iterations)
-        client_key = hmac.digest(salted, b"Client Key", h)
-        server_key = hmac.digest(salted, b"Server Key", h)
+        salted = hashlib.pbkdf2_hmac(_HASHES[mechanism], password.encode(), salt, iterations)
+        return cls.from_salted_password(mechanism, salt, salted, iterations)
+
+    @classmethod
+    def from_salted_password(
+        cls, mechanism: str, salt: bytes, salted_password: bytes, iterations: int
+    ) -> ScramCredential:
+        """The credential of a SaltedPassword computed elsewhere (AlterUserScramCredentials
+        carries one: the client salts the password itself)."""
+        h = _HASHES[mechanism]
+        client_key = hmac.digest(salted_password, b"Client Key", h)
+        server_key = hmac.digest(salted_password, b"Server Key", h)
         return cls(salt, hashlib.new(h, client_key).digest(), server_key, iterations)
 
 
-class ScramExchange:
-    """One SCRAM authentication: ``first(client_first)`` then ``final(client_final)``."""
+CredentialLookup = Callable[[str], ScramCredential | None]  # user -> credential, None: unknown
 
-    def __init__(self, mechanism: str, credentials: dict[str, ScramCredential]) -> None:
+
+class ScramExchange:
+    """One SCRAM authentication: ``first(client_first)`` then ``final(client_final)``.
+    ``credentials`` maps user names to credentials, or looks one up (called once, at
+    client-first)."""
+
+    def __init__(
+        self, mechanism: str, credentials: Mapping[str, ScramCredential] | CredentialLookup
+    ) -> None:
         self._hash = _HASHES[mechanism]
-        self._credentials = credentials
+        self._lookup = credentials.get if isinstance(credentials, Mapping) else credentials
         self.user: str | None = None  # set once the proof checked
         self._state: tuple[str, str, str, ScramCredential, str] | None = None
 
@@ -76,7 +92,7 @@ class ScramExchange:
         user = m["user"].replace("=2C", ",").replace("=3D", "=")
         if m["authzid"] and m["authzid"] != user:
             raise ValueError("authorization id differs from the user")
-        credential = self._credentials.get(user)
+        credential = self._lookup(user)
         if credential is None:
             raise ValueError(f"unknown user {user!r}")
         nonce = m["nonce"] + secrets.token_urlsafe(24)

@@ -6,6 +6,10 @@ is raised as ``ClientError`` naming the Kafka error. Offsets are read with ListO
 (earliest = log start offset, latest = log end offset as the client sees it: the high
 watermark, or the last stable offset for read_committed readers).
 
+SCRAM users (``set_scram_credential``, ``delete_scram_credential``, ``scram_users``) go through
+AlterUserScramCredentials / DescribeUserScramCredentials: librdkafka salts and hashes the
+password on the client, so the broker never sees it.
+
 ``alter_topic_config`` uses IncrementalAlterConfigs; a broker that does not support it gets
 the classic AlterConfigs with the full set of dynamic configs recomputed from DescribeConfigs
 (correct as long as nobody else alters the same topic in between).
@@ -57,6 +61,15 @@ class TopicDescription:
     name: str
     partitions: tuple[PartitionDescription, ...]
     configs: Mapping[str, ConfigValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, order=True)
+class ScramCredential:
+    """One SCRAM credential of a user: ``SCRAM-SHA-256`` or ``SCRAM-SHA-512``."""
+
+    user: str
+    mechanism: str
+    iterations: int
 
 
 @dataclass(frozen=True)
@@ -337,3 +350,37 @@ class Admin:
             members=members,
             offsets=lags,
         )
+
+    # -- SCRAM users -------------------------------------------------------------------
+    def set_scram_credential(
+        self, user: str, password: str, mechanism: str = "SCRAM-SHA-256", iterations: int = 8192
+    ) -> None:
+        """Create or replace ``user``'s credential for ``mechanism``."""
+        info = ck_admin.ScramCredentialInfo(_scram_mechanism(mechanism), iterations)
+        upsert = ck_admin.UserScramCredentialUpsertion(user, info, password.encode())
+        futures = self._admin.alter_user_scram_credentials([upsert], request_timeout=self._timeout)
+        _result(futures[user], f"set {mechanism} credential of {user}", self._timeout)
+
+    def delete_scram_credential(self, user: str, mechanism: str = "SCRAM-SHA-256") -> None:
+        deletion = ck_admin.UserScramCredentialDeletion(user, _scram_mechanism(mechanism))
+        futures = self._admin.alter_user_scram_credentials(
+            [deletion], request_timeout=self._timeout
+        )
+        _result(futures[user], f"delete {mechanism} credential of {user}", self._timeout)
+
+    def scram_users(self) -> list[ScramCredential]:
+        """Every user's SCRAM credentials, by user then mechanism."""
+        future = self._admin.describe_user_scram_credentials(request_timeout=self._timeout)
+        users = _result(future, "describe SCRAM users", self._timeout)
+        return sorted(
+            ScramCredential(user, _enum_name(info.mechanism).replace("_", "-"), info.iterations)
+            for user, desc in users.items()
+            for info in desc.scram_credential_infos
+        )
+
+
+def _scram_mechanism(name: str) -> Any:
+    try:
+        return ck_admin.ScramMechanism[name.upper().replace("-", "_")]
+    except KeyError:
+        raise ValueError(f"unknown SCRAM mechanism {name!r}") from None

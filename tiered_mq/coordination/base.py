@@ -1,4 +1,5 @@
-"""The coordination seam: topics, brokers, partition state and producer id blocks.
+"""The coordination seam: topics, brokers, partition state, producer id blocks and the SCRAM
+credentials of users.
 
 A :class:`Coordinator` is the single source of truth for cluster metadata. Two implementations
 share this interface: :mod:`tiered_mq.coordination.embedded` (one process, a JSON file in the
@@ -96,4 +97,19 @@ class Coordinator(Protocol):
     # producer ids
     async def allocate_producer_id_block(self, size: int) -> tuple[int, int]:
         """Reserve ``[start, end)`` durably: no later call, in any process, returns an id in it."""
+        ...
+
+    # SCRAM credentials of users (AlterUserScramCredentials; a user's config in Kafka's terms)
+    def scram_users(self) -> list[str]:
+        """The users with at least one SCRAM credential, sorted."""
+        ...
+
+    def scram_credentials(self, user: str) -> dict[str, str]:
+        """Mechanism name (``SCRAM-SHA-256``) -> Kafka's credential string
+        (broker/scram_credentials.py); empty for a user without credentials."""
+        ...
+
+    async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
+        """Apply ``user -> mechanism -> credential string`` (None deletes that mechanism; a
+        missing one is no error) to every user at once, durably: all or nothing."""
         ...

@@ -7,7 +7,13 @@ File ``<data_dir>/cluster.json``::
      "next_producer_id": 0,                    # first producer id not yet reserved
      "brokers": {"0": {"host": ..., "port": ..., "rack": null}},
      "topics": {"name": {"topic_id": hex, "partitions": n, "configs": {k: v}}},
-     "partitions": {"topic-0": {"leader": 0, "leader_epoch": 0, "isr": [0], "replicas": [0]}}}
+     "partitions": {"topic-0": {"leader": 0, "leader_epoch": 0, "isr": [0], "replicas": [0]}},
+     "users": {"alice": {"SCRAM-SHA-256": "salt=..,stored_key=..,server_key=..,iterations=4096"}}}
+
+``users`` holds each user's config as Kafka's ``/config/users/<user>`` znode does: mechanism
+name -> credential string (broker/scram_credentials.py), only salts and derived keys; a user
+whose last credential is deleted is dropped. A file written before ``users`` existed reads as
+having none.
 
 Every write rewrites the whole file atomically: write ``cluster.json.tmp``, fsync it, rename over
 ``cluster.json``, fsync the directory. A crash leaves either the old or the new file, never a
@@ -47,6 +53,7 @@ def _new_state() -> dict[str, Any]:
         "brokers": {},
         "topics": {},
         "partitions": {},
+        "users": {},
     }
 
 
@@ -82,6 +89,7 @@ class EmbeddedCoordinator:
             return _new_state()
         if state.get("version") != VERSION:
             raise ValueError(f"{self._path}: unsupported version {state.get('version')}")
+        state.setdefault("users", {})
         return state
 
     @property
@@ -217,6 +225,31 @@ class EmbeddedCoordinator:
 
         result: tuple[int, int] = await self._update(change)
         return result
+
+    # SCRAM credentials ----------------------------------------------------------------------
+    def scram_users(self) -> list[str]:
+        return sorted(u for u, config in self._state["users"].items() if _scram_only(config))
+
+    def scram_credentials(self, user: str) -> dict[str, str]:
+        return _scram_only(self._state["users"].get(user, {}))
+
+    async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
+        def change(state: dict[str, Any]) -> None:
+            for user, mechanisms in changes.items():
+                config = state["users"].setdefault(user, {})
+                for mechanism, credential in mechanisms.items():
+                    if credential is None:
+                        config.pop(mechanism, None)
+                    else:
+                        config[mechanism] = credential
+                if not config:
+                    del state["users"][user]
+
+        await self._update(change)
+
+
+def _scram_only(config: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in config.items() if k.startswith("SCRAM-")}
 
 
 def _set_partition(state: dict[str, Any], topic: str, partition: int, replicas: list[int]) -> None:

@@ -1,9 +1,10 @@
 """The ZooKeeper coordinator's in-memory view of cluster metadata, kept fresh by watches.
 
 What it holds: live brokers (``/brokers/ids``), the controller (``/controller``), each topic's
-id and replica assignment (``/brokers/topics/<t>``), its config (``/config/topics/<t>``) and each
-partition's state (``.../partitions/<p>/state``). kazoo's ``ChildrenWatch`` and ``DataWatch``
-re-arm themselves after a reconnect, so the view catches up after a new session too.
+id and replica assignment (``/brokers/topics/<t>``), its config (``/config/topics/<t>``), each
+partition's state (``.../partitions/<p>/state``) and each user's config (``/config/users/<u>``,
+where the SCRAM credentials are). kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves
+after a reconnect, so the view catches up after a new session too.
 
 Threads: watch callbacks run in kazoo's callback thread and the coordinator's writes in worker
 threads; both go through the ``set_*`` methods, which replace a whole dict under one lock
@@ -47,6 +48,7 @@ class MetadataView:
         self._assignments: dict[str, Assignment] = {}
         self._configs: dict[str, dict[str, str]] = {}
         self._states: dict[TopicPartition, PartitionState] = {}
+        self._users: dict[str, dict[str, str]] = {}  # user -> its config (SCRAM credentials)
         self._watched: set[str] = set()  # znodes with a DataWatch (one each, for good)
 
     def watch(self) -> None:
@@ -54,6 +56,7 @@ class MetadataView:
         ChildrenWatch(self._client, znodes.BROKER_IDS, self._on_brokers)
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topics)
         DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
+        ChildrenWatch(self._client, znodes.USER_CONFIGS, self._on_users)
 
     # reads (any thread) -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -80,7 +83,18 @@ class MetadataView:
             return None
         return dataclasses.replace(state, replicas=tuple(assignment[1].get(tp.partition, ())))
 
+    def users(self) -> list[str]:
+        return sorted(self._users)
+
+    def user_config(self, user: str) -> dict[str, str]:
+        return dict(self._users.get(user, {}))
+
     # writes (kazoo's callback thread, or a worker thread after a ZooKeeper write) --------------
+    def set_user_config(self, user: str, config: dict[str, str] | None) -> None:
+        """Set (None or empty: drop) a user's config."""
+        with self._lock:
+            self._users = _replaced(self._users, user, config or None)
+
     def set_broker(self, info: BrokerInfo) -> None:
         with self._lock:
             self._brokers = _replaced(self._brokers, info.node_id, info)
@@ -137,6 +151,23 @@ class MetadataView:
         for name in new:
             DataWatch(self._client, znodes.topic(name), self._topic_watcher(name))
             DataWatch(self._client, znodes.topic_config(name), self._config_watcher(name))
+
+    def _on_users(self, children: list[str]) -> None:
+        with self._lock:
+            paths = {f"{znodes.USER_CONFIGS}/{c}": znodes.desanitize(c) for c in children}
+            new = {path: user for path, user in paths.items() if path not in self._watched}
+            self._watched.update(new)
+        for path, user in new.items():
+            DataWatch(self._client, path, self._user_watcher(user))
+
+    def _user_watcher(self, user: str) -> DataCallback:
+        def watch(data: bytes | None, _stat: Any) -> None:
+            try:
+                self.set_user_config(user, znodes.decode_user_config(data) if data else None)
+            except (ValueError, KeyError, TypeError, AttributeError) as e:  # not Kafka's JSON
+                log.warning("ignoring the config of user %r: %r", user, e)
+
+        return watch
 
     def _topic_watcher(self, name: str) -> DataCallback:
         def watch(data: bytes | None, _stat: Any) -> None:

@@ -16,6 +16,9 @@ path                                        data                                
 ``/brokers/topics/<t>/partitions/<p>/state`` ``{"version":1,"leader":N,"leader_epoch":E,  persistent
                                             "isr":[..],"controller_epoch":C}``
 ``/config/topics/<t>``                      ``{"version":1,"config":{name: value}}``     persistent
+``/config/users/<sanitized user>``          ``{"version":1,"config":{"SCRAM-SHA-256":    persistent
+                                            "salt=..,stored_key=..,server_key=..,
+                                            iterations=N"}}``
 ``/latest_producer_id_block``               ``{"version":1,"broker":N,                   persistent
                                             "block_start":"S","block_end":"E"}``
 =========================================== ============================================ =========
@@ -23,6 +26,12 @@ path                                        data                                
 Topic ids and the cluster id are 16 random bytes in URL-safe base64 without padding (Kafka's
 ``Uuid.toString``); :class:`~tiered_mq.coordination.base.TopicMetadata` carries topic ids as 32
 hex digits, converted here. ``block_end`` is inclusive, as in Kafka.
+
+A user's znode name is the user name sanitized as Kafka's ``Sanitizer`` does: UTF-8,
+percent-encoded except ASCII letters, digits and ``.-_`` (a space is ``%20``, ``*`` is ``%2A``).
+Its config may hold other keys (Kafka keeps client quotas there); they are kept as they are.
+The credential string is broker/scram_credentials.py's. Kafka's change notifications
+(``/config/changes``) are not written: brokers here watch the user znodes themselves.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.parse
 import uuid
 from typing import Any, Final
 
@@ -41,9 +51,10 @@ CONTROLLER_EPOCH: Final = "/controller_epoch"
 BROKER_IDS: Final = "/brokers/ids"
 TOPICS: Final = "/brokers/topics"
 TOPIC_CONFIGS: Final = "/config/topics"
+USER_CONFIGS: Final = "/config/users"
 PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
 # created at start (empty) so that watches and children lists never meet a missing parent
-PERSISTENT_PARENTS: Final = (BROKER_IDS, TOPICS, TOPIC_CONFIGS, "/cluster")
+PERSISTENT_PARENTS: Final = (BROKER_IDS, TOPICS, TOPIC_CONFIGS, USER_CONFIGS, "/cluster")
 
 
 def broker(node_id: int) -> str:
@@ -68,6 +79,22 @@ def partition_state(name: str, index: int) -> str:
 
 def topic_config(name: str) -> str:
     return f"{TOPIC_CONFIGS}/{name}"
+
+
+def user_config(user: str) -> str:
+    return f"{USER_CONFIGS}/{sanitize(user)}"
+
+
+def sanitize(name: str) -> str:
+    """A user name as a znode name (module docstring)."""
+    return "".join(
+        chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) in ".-_") else f"%{b:02X}"
+        for b in name.encode()
+    )
+
+
+def desanitize(text: str) -> str:
+    return urllib.parse.unquote_plus(text)
 
 
 # ids ----------------------------------------------------------------------------------------
@@ -172,6 +199,14 @@ def encode_topic_config(configs: dict[str, str]) -> bytes:
 
 
 def decode_topic_config(data: bytes) -> dict[str, str]:
+    return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
+
+
+def encode_user_config(config: dict[str, str]) -> bytes:
+    return _dump({"version": 1, "config": dict(config)})
+
+
+def decode_user_config(data: bytes) -> dict[str, str]:
     return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
 
 

@@ -13,7 +13,9 @@ Atomicity: a topic is created (assignment, partition states, config) and deleted
 ZooKeeper multi-op transaction, and partitions are added in one transaction that checks the
 assignment's version, so a crash or a concurrent admin never leaves half a topic. Producer id
 blocks are claimed with a conditional set on ``/latest_producer_id_block`` (retried on a
-concurrent claim), so no id is handed out twice by any broker.
+concurrent claim), so no id is handed out twice by any broker. SCRAM credentials of several
+users change in one transaction that checks each user znode's version (read-modify-write of
+its config, retried on a concurrent change).
 
 Sessions: the broker registration ``/brokers/ids/<id>`` and ``/controller`` are ephemeral. The
 first broker to create ``/controller`` is the controller, and bumps ``/controller_epoch``; when
@@ -58,6 +60,8 @@ from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_ALTER_ATTEMPTS = 20
+_CONCURRENT = (BadVersionError, NodeExistsError, NoNodeError)  # a multi-op lost a race
 
 
 class ZooKeeperCoordinator:
@@ -385,6 +389,63 @@ class ZooKeeperCoordinator:
                     continue
 
         return await self._call(claim)
+
+    # SCRAM credentials ----------------------------------------------------------------------
+    def scram_users(self) -> list[str]:
+        return [u for u in self._view.users() if self.scram_credentials(u)]
+
+    def scram_credentials(self, user: str) -> dict[str, str]:
+        config = self._view.user_config(user)
+        return {k: v for k, v in config.items() if k.startswith("SCRAM-")}
+
+    async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
+        """One multi-op over the users' znodes (``/config/users/<user>``), each conditional on
+        the version read; a concurrent change makes it read again and retry. A config left empty
+        deletes its znode; other keys of a config (client quotas) are kept."""
+
+        def write() -> dict[str, dict[str, str]]:
+            for _ in range(_ALTER_ATTEMPTS):
+                txn = self._client.transaction()
+                written: dict[str, dict[str, str]] = {}
+                for user, mechanisms in changes.items():
+                    written[user] = self._stage_user_config(txn, user, mechanisms)
+                if not txn.operations:  # nothing to change (e.g. deleting what is not there)
+                    return written
+                results = txn.commit()
+                failed = [r for r in results if isinstance(r, Exception)]
+                if not failed:
+                    return written
+                if not any(isinstance(r, _CONCURRENT) for r in failed):
+                    raise next(r for r in failed if type(r).__name__ != "RolledBackError")
+                log.info("user configs changed concurrently; trying again")
+            raise RequestTimedOutError("user configs keep changing concurrently; try again")
+
+        for user, config in (await self._call(write)).items():
+            self._view.set_user_config(user, config)
+
+    def _stage_user_config(
+        self, txn: Any, user: str, mechanisms: dict[str, str | None]
+    ) -> dict[str, str]:
+        """Add to ``txn`` the change of ``user``'s znode (conditional on the version read now);
+        returns the config it writes."""
+        path = znodes.user_config(user)
+        try:
+            data, stat = self._client.get(path)
+            config, version = znodes.decode_user_config(data), stat.version
+        except NoNodeError:
+            config, version = {}, -1
+        for mechanism, credential in mechanisms.items():
+            if credential is None:
+                config.pop(mechanism, None)
+            else:
+                config[mechanism] = credential
+        if version >= 0 and config:
+            txn.set_data(path, znodes.encode_user_config(config), version)
+        elif version >= 0:
+            txn.delete(path, version)
+        elif config:
+            txn.create(path, znodes.encode_user_config(config))
+        return config
 
     # helpers --------------------------------------------------------------------------------
     def _replicas_for(self, replicas: list[list[int]], index: int) -> list[int]:

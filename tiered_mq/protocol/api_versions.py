@@ -54,8 +54,16 @@ class ApiKey(IntEnum):
     ALTER_CONFIGS = 33
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
+    DESCRIBE_LOG_DIRS = 35
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
+    DESCRIBE_CLUSTER = 60
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 SUPPORTED: Final[dict[int, tuple[int, int]]] = {
@@ -92,6 +100,14 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.CREATE_PARTITIONS: (0, 1),
     ApiKey.DELETE_GROUPS: (0, 1),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4),
+    ApiKey.OFFSET_DELETE: (0, 0),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.DESCRIBE_CLUSTER: (0, 2),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.LIST_TRANSACTIONS: (0, 2),
 }
 
 # Versions the broker decodes but answers with UNSUPPORTED_VERSION (see the module docstring).

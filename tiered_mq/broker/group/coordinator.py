@@ -26,6 +26,13 @@ the offsets as a transactional batch before answering and holds them pending
 partition. Pending offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them
 (Kafka's UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending
 offsets is never expired to Dead.
+
+OffsetDelete (:meth:`delete_offsets`, Kafka's handleDeleteOffsets): an Empty group may lose
+any offset; a ``consumer`` group with members only those of topics no member subscribes to
+(the others answer GROUP_SUBSCRIBED_TO_TOPIC, see consumer_protocol.py); any other group with
+members answers NON_EMPTY_GROUP. A partition without a committed offset succeeds. The answer
+is sent after the tombstones are appended; an Empty group left without offsets then becomes
+Dead and is forgotten, as when its offsets expire.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any, TypeVar
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.config import GroupConfig
+from tiered_mq.broker.group.consumer_protocol import PROTOCOL_TYPE, subscribed_topics
 from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetadata
 from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
@@ -353,12 +361,56 @@ class GroupCoordinator:
             return group.state_timestamp_ms if group.state is S.EMPTY else None
 
         await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since)
-        # Empty groups without offsets are forgotten (Dead), their metadata tombstoned.
-        for group_id, group in list(self.groups.items()):
-            if group.state is S.EMPTY and not self.offsets.has_offsets(group_id):
-                group.transition_to(S.DEAD, self.scheduler.now_ms())
-                del self.groups[group_id]
-                await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+        for group in list(self.groups.values()):
+            await self._maybe_forget_group(group)
+
+    async def _maybe_forget_group(self, group: GroupMetadata) -> None:
+        """An Empty group without offsets becomes Dead and is forgotten, its metadata
+        tombstoned (Kafka's cleanupGroupMetadata)."""
+        group_id = group.group_id
+        if self.groups.get(group_id) is not group or group.state is not S.EMPTY:
+            return
+        if self.offsets.has_offsets(group_id):
+            return
+        group.transition_to(S.DEAD, self.scheduler.now_ms())
+        del self.groups[group_id]
+        await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+
+    async def delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[int, dict[TopicPartition, int]]:
+        """OffsetDelete: the group's error (no partition errors then) and each partition's;
+        returns once the tombstones are on the log."""
+        if not self.loaded:
+            return errors.CoordinatorLoadInProgressError.errno, {}
+        if not group_id:
+            return errors.InvalidGroupIdError.errno, {}
+        group = self.groups.get(group_id)
+        if group is None or group.state is S.DEAD:
+            return errors.GroupIdNotFoundError.errno, {}
+        result: dict[TopicPartition, int] = {}
+        if group.state is not S.EMPTY:
+            if group.protocol_type != PROTOCOL_TYPE:
+                return errors.NonEmptyGroupError.errno, {}
+            subscribed = subscribed_topics(group) or set()
+            in_use = errors.GroupSubscribedToTopicError.errno
+            result = {tp: in_use for tp in partitions if tp.topic in subscribed}
+        deletable = [tp for tp in partitions if tp not in result]
+        if not deletable:
+            return NONE, result
+        try:
+            deleted = await self.offsets.delete_offsets(
+                group_id, deletable, self.scheduler.now_ms()
+            )
+        except Exception:
+            log.exception("group %s: writing offset tombstones failed", group_id)
+            return errors.CoordinatorNotAvailableError.errno, {}
+        log.info("group %s: deleted the offsets of %d partitions", group_id, len(deleted))
+        try:
+            await self._maybe_forget_group(group)
+        except Exception:  # its metadata record stays: reloaded Empty, it expires again
+            log.exception("group %s: tombstoning the emptied group failed", group_id)
+        return NONE, result | dict.fromkeys(deletable, NONE)
 
     # -- admin -----------------------------------------------------------------------------
 

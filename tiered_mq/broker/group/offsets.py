@@ -26,6 +26,14 @@ Retention (Kafka's KIP-211): offsets of a group expire only while the group has 
 ``offsets.retention.minutes`` after the later of their commit and the moment the group became
 empty; a commit with an explicit retention (OffsetCommit v2-4) expires at commit + retention.
 Expired offsets are deleted by appending tombstones.
+
+Deletion (OffsetDelete, expiration; DeleteGroups adds the group's own tombstone): one batch of
+tombstones (offset key, null value) on the group's partition, and only then does the cache drop
+the offsets. :meth:`delete_offsets` keeps an offset that a commit appended after the tombstones
+has put in the cache meanwhile (the log's order decides, as on reload). A tombstone is durable
+once appended, so an acknowledged deletion does not come back after a restart; a crash before
+the append leaves the offsets in place. Pending transactional offsets are not touched: their
+transaction's marker settles them, now and on reload alike.
 """
 
 from __future__ import annotations
@@ -180,6 +188,22 @@ class OffsetManager:
         return await self._rm.append_internal(self.partition_for(group_id), batch)
 
     @staticmethod
+    def _tombstones(group_id: str, partitions: Iterable[TopicPartition]) -> list[RecordPair]:
+        return [
+            (fmt.encode_offset_key(fmt.OffsetKey(group_id, tp.topic, tp.partition)), None)
+            for tp in partitions
+        ]
+
+    def _drop_before(
+        self, group_id: str, partitions: Iterable[TopicPartition], position: int
+    ) -> None:
+        """Drop cached offsets appended before ``position`` (a later commit stays)."""
+        positions = self._positions.get(group_id, {})
+        for tp in partitions:
+            if positions.get(tp, position) < position:
+                self._delete(group_id, tp)
+
+    @staticmethod
     def _commit_records(
         group_id: str, offsets: Mapping[TopicPartition, fmt.OffsetValue]
     ) -> list[RecordPair]:
@@ -230,13 +254,21 @@ class OffsetManager:
         key = fmt.encode_group_key(fmt.GroupKey(group_id))
         await self._append(group_id, [(key, fmt.encode_group_value(value))], now_ms)
 
+    async def delete_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition], now_ms: int
+    ) -> list[TopicPartition]:
+        """Tombstone the committed offsets of ``partitions`` in one batch, then drop them from
+        the cache; returns the partitions that had one (a failed append raises, nothing
+        changes)."""
+        committed = self._offsets.get(group_id, {})
+        deleted = [tp for tp in dict.fromkeys(partitions) if tp in committed]
+        position = await self._append(group_id, self._tombstones(group_id, deleted), now_ms)
+        self._drop_before(group_id, deleted, position)
+        return deleted
+
     async def delete_group(self, group_id: str, now_ms: int) -> None:
         """Tombstone every offset and the group metadata of ``group_id``."""
-        committed = self._offsets.get(group_id, {})
-        records: list[RecordPair] = [
-            (fmt.encode_offset_key(fmt.OffsetKey(group_id, tp.topic, tp.partition)), None)
-            for tp in committed
-        ]
+        records = self._tombstones(group_id, self._offsets.get(group_id, {}))
         records.append((fmt.encode_group_key(fmt.GroupKey(group_id)), None))
         await self._append(group_id, records, now_ms)
         self._offsets.pop(group_id, None)
@@ -269,13 +301,7 @@ class OffsetManager:
             ]
             if not expired:
                 continue
-            records: list[RecordPair] = [
-                (fmt.encode_offset_key(fmt.OffsetKey(group_id, tp.topic, tp.partition)), None)
-                for tp in expired
-            ]
-            await self._append(group_id, records, now_ms)
-            for tp in expired:
-                self._delete(group_id, tp)
+            await self.delete_offsets(group_id, expired, now_ms)
             if group_id not in self._offsets:
                 emptied.append(group_id)
             log.info("group %s: expired offsets of %d partitions", group_id, len(expired))

@@ -19,7 +19,8 @@ them pending, and this coordinator re-sends the markers of every Prepare* transa
 (settling them) or aborts the still-ongoing ones at their timeout (dropping them). Each
 transactional id is served under its own lock (TxnOffsetCommit's append included), so one id's
 requests never interleave and no offsets land after the marker that ends their transaction.
-Coordinator epoch: always 0 (a single coordinator).
+Coordinator epoch: always 0 (a single coordinator). DescribeTransactions and ListTransactions
+read the cache through ``describe_txn`` and ``list_txns`` (no I/O, no lock: one event loop).
 """
 
 from __future__ import annotations
@@ -54,6 +55,19 @@ class ProducerIdSource(Protocol):
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def state_name(state: TxnState) -> str:
+    """The state as Kafka spells it on the wire: ``PREPARE_COMMIT`` -> ``"PrepareCommit"``."""
+    return "".join(word.capitalize() for word in state.name.split("_"))
+
+
+def state_from_name(name: str) -> TxnState | None:
+    """The inverse of :func:`state_name` (None for a name Kafka does not know)."""
+    return _STATES_BY_NAME.get(name)
+
+
+_STATES_BY_NAME = {state_name(s): s for s in TxnState}
 
 
 class TransactionCoordinator:
@@ -293,6 +307,21 @@ class TransactionCoordinator:
         sm.check_producer(meta, producer_id, epoch)
         if meta.state is not TxnState.ONGOING or tp not in meta.partitions:
             raise errors.InvalidTxnStateError(f"{txn_id}: {tp} is not in the transaction")
+
+    # -- admin reads (DescribeTransactions, ListTransactions) -------------------------------
+
+    def describe_txn(self, txn_id: str) -> TxnMetadata | None:
+        """The current metadata of ``txn_id``; None when unknown or Dead (Kafka answers
+        TRANSACTIONAL_ID_NOT_FOUND). Raises COORDINATOR_LOAD_IN_PROGRESS until loaded."""
+        self._check_loaded()
+        meta = self.txns.get(txn_id)
+        return None if meta is None or meta.state is TxnState.DEAD else meta
+
+    def list_txns(self) -> list[TxnMetadata]:
+        """The metadata of every known transactional id but Dead ones (being removed), by id.
+        Raises COORDINATOR_LOAD_IN_PROGRESS until loaded."""
+        self._check_loaded()
+        return [m for _, m in sorted(self.txns.items()) if m.state is not TxnState.DEAD]
 
     # -- timeouts -------------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""``tiered-mq users``: SCRAM users, as ``kafka-configs.sh --entity-type users`` manages them.
+
+``set`` creates or replaces a user's SCRAM-SHA-256 or SCRAM-SHA-512 credential (the password is
+read from a prompt or ``--password-stdin``; librdkafka salts and hashes it, the broker stores
+only the derived keys); ``delete`` removes one; ``list`` shows every user's mechanisms and
+iterations. On a SASL listener, pass the admin's login with ``-X`` (``sasl.mechanism``,
+``sasl.username``, ...); altering users needs ALTER on the cluster when ACLs are on.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tiered_mq.cli._common import (
+    bootstrap_option,
+    format_table,
+    parse_kv,
+    property_option,
+    reports_errors,
+)
+from tiered_mq.client.admin import Admin
+from tiered_mq.client.config import AdminConfig
+
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+timeout_option = click.option(
+    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
+)
+mechanism_option = click.option(
+    "-m",
+    "--mechanism",
+    type=click.Choice(MECHANISMS, case_sensitive=False),
+    default=MECHANISMS[0],
+    show_default=True,
+)
+
+
+def _admin(bootstrap: str, timeout: float, properties: tuple[str, ...]) -> Admin:
+    extra = parse_kv(properties, "--property")
+    return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout, extra=extra))
+
+
+@click.group("users")
+def command() -> None:
+    """Manage SCRAM users (SASL/SCRAM-SHA-256 and -512 logins)."""
+
+
+@command.command("set")
+@click.argument("user")
+@mechanism_option
+@click.option("--iterations", default=8192, show_default=True, type=click.IntRange(4096, 16384))
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+@bootstrap_option
+@property_option
+@timeout_option
+@reports_errors
+def set_(
+    user: str,
+    mechanism: str,
+    iterations: int,
+    password_stdin: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
+) -> None:
+    """Create USER, or replace its credential for the mechanism."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if not password:
+        raise click.BadParameter("the password is empty", param_hint="password")
+    mechanism = mechanism.upper()
+    _admin(bootstrap, timeout, properties).set_scram_credential(
+        user, password, mechanism, iterations
+    )
+    click.echo(f"Set {mechanism} credential of {user} ({iterations} iterations).")
+
+
+@command.command("delete")
+@click.argument("user")
+@mechanism_option
+@bootstrap_option
+@property_option
+@timeout_option
+@reports_errors
+def delete(
+    user: str, mechanism: str, bootstrap: str, properties: tuple[str, ...], timeout: float
+) -> None:
+    """Delete USER's credential for the mechanism."""
+    mechanism = mechanism.upper()
+    _admin(bootstrap, timeout, properties).delete_scram_credential(user, mechanism)
+    click.echo(f"Deleted {mechanism} credential of {user}.")
+
+
+@command.command("list")
+@bootstrap_option
+@property_option
+@timeout_option
+@reports_errors
+def list_(bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
+    """List SCRAM users with their mechanisms and iterations."""
+    users = _admin(bootstrap, timeout, properties).scram_users()
+    if not users:
+        click.echo("No SCRAM users.")
+        return
+    rows = [(u.user, u.mechanism, u.iterations) for u in users]
+    click.echo(format_table(["USER", "MECHANISM", "ITERATIONS"], rows))
