@@ -107,6 +107,10 @@ UnstableOffsetCommitError = _code(88, "UNSTABLE_OFFSET_COMMIT", True)
 ResourceNotFoundError = _code(91, "RESOURCE_NOT_FOUND")
 DuplicateResourceError = _code(92, "DUPLICATE_RESOURCE")
 UnacceptableCredentialError = _code(93, "UNACCEPTABLE_CREDENTIAL")
+TransactionalIdNotFoundError = _code(105, "TRANSACTIONAL_ID_NOT_FOUND")
+MismatchedEndpointTypeError = _code(114, "MISMATCHED_ENDPOINT_TYPE")
+UnsupportedEndpointTypeError = _code(115, "UNSUPPORTED_ENDPOINT_TYPE")
+InvalidRegularExpressionError = _code(128, "INVALID_REGULAR_EXPRESSION")
 
 
 def _all_codes() -> dict[int, type[KafkaError]]:

@@ -16,7 +16,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -121,6 +128,27 @@ def test_granted_user_produces_and_consumes_in_its_group(broker: BrokerProcess) 
     finally:
         consumer.close()
     assert sorted(m.value() or b"" for m in got) == sorted(values)
+
+
+def test_authorized_operations_follow_the_grants(broker: BrokerProcess) -> None:
+    """describe_topics / describe_consumer_groups / describe_cluster with
+    include_authorized_operations (Metadata v8+, DescribeGroups v3+; KIP-430): what alice may
+    do, with DESCRIBE implied by READ and WRITE; the super user may do everything."""
+    alice = AdminClient(_conf(broker, "alice"))
+    ask = {"include_authorized_operations": True, "request_timeout": 20}
+    topic = alice.describe_topics(TopicCollection(["orders"]), **ask)["orders"].result()
+    want = {AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE}
+    assert set(topic.authorized_operations) == want
+    group = alice.describe_consumer_groups(["billing"], **ask)["billing"].result()
+    assert set(group.authorized_operations) == {AclOperation.READ, AclOperation.DESCRIBE}
+    assert not alice.describe_cluster(**ask).result().authorized_operations
+    admin = AdminClient(_conf(broker, "admin"))
+    cluster = admin.describe_cluster(**ask).result()
+    assert {AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CREATE} <= set(
+        cluster.authorized_operations
+    )
+    secret = admin.describe_topics(TopicCollection(["secret"]), **ask)["secret"].result()
+    assert len(secret.authorized_operations) == 8  # every topic operation
 
 
 def test_user_without_acls_is_refused_and_sees_no_topics(broker: BrokerProcess) -> None:

@@ -17,39 +17,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq import errors
+from tiered_mq.broker.acl.operations import NOT_REQUESTED, cluster_operations
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 
-# Kafka's EndpointType ids and the errors of KIP-919
+# Kafka's EndpointType ids (KIP-919)
 BROKER, CONTROLLER = 1, 2
-MISMATCHED_ENDPOINT_TYPE = 114
-UNSUPPORTED_ENDPOINT_TYPE = 115
 _ENDPOINT_NAMES = {BROKER: "BROKER", CONTROLLER: "CONTROLLER"}
-
-# The operations an ACL on the cluster can grant (Kafka's AclEntry.supportedOperations).
-CLUSTER_OPERATIONS = (
-    AclOperation.CREATE,
-    AclOperation.ALTER,
-    AclOperation.DESCRIBE,
-    AclOperation.CLUSTER_ACTION,
-    AclOperation.DESCRIBE_CONFIGS,
-    AclOperation.ALTER_CONFIGS,
-    AclOperation.IDEMPOTENT_WRITE,
-)
-
-
-def cluster_authorized_operations(ctx: RequestContext) -> int:
-    """Bit n set for each AclOperation n the principal may do on the cluster."""
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        return 0
-    bits = 0
-    for op in CLUSTER_OPERATIONS:
-        if ctx.authorize(op, ResourceType.CLUSTER, CLUSTER_NAME):
-            bits |= 1 << op
-    return bits
 
 
 def _endpoint_error(endpoint_type: int) -> dict[str, Any] | None:
@@ -57,12 +34,12 @@ def _endpoint_error(endpoint_type: int) -> dict[str, Any] | None:
         return None
     if endpoint_type == CONTROLLER:
         return {
-            "error_code": MISMATCHED_ENDPOINT_TYPE,
+            "error_code": errors.MismatchedEndpointTypeError.errno,
             "error_message": "The request was sent to an endpoint of type BROKER, "
             "but we wanted an endpoint of type CONTROLLER",
         }
     return {
-        "error_code": UNSUPPORTED_ENDPOINT_TYPE,
+        "error_code": errors.UnsupportedEndpointTypeError.errno,
         "error_message": f"Unsupported endpoint type {endpoint_type}",
     }
 
@@ -81,9 +58,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     controller = broker.coordinator.controller_id()
     if controller not in {b["broker_id"] for b in brokers}:
         controller = -1
-    operations = -(2**31)
+    operations = NOT_REQUESTED
     if request.get("include_cluster_authorized_operations"):
-        operations = cluster_authorized_operations(ctx)
+        operations = cluster_operations(ctx.authorize)
     return {
         "throttle_time_ms": 0,
         "error_code": 0,

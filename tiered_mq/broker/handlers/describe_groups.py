@@ -1,7 +1,8 @@
 """DescribeGroups (15), v0-4: state, protocol and members of each group.
 
 Member metadata and assignment bytes are filled only while the group is Stable (Kafka's rule);
-an unknown group is described as Dead with no error.
+an unknown group is described as Dead with no error. v3+ answers the group's authorized
+operations when asked (acl/operations.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
+from tiered_mq.broker.acl.operations import authorized_operations
 from tiered_mq.broker.context import RequestContext
 
 API_KEY = 15
@@ -26,5 +28,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             code = errors.GroupAuthorizationFailedError.errno
             described.append({"error_code": code, "group_id": group_id, "members": []})
         else:
-            described.append(coordinator.describe_group(group_id))
+            entry = coordinator.describe_group(group_id)
+            if request.get("include_authorized_operations"):
+                ops = authorized_operations(ctx.authorize, ResourceType.GROUP, group_id)
+                entry = {**entry, "authorized_operations": ops}
+            described.append(entry)
     return {"throttle_time_ms": 0, "groups": described}

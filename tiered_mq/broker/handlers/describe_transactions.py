@@ -25,7 +25,6 @@ from tiered_mq.broker.txn.coordinator import state_name
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
-TRANSACTIONAL_ID_NOT_FOUND = 105
 
 
 def _describe(ctx: RequestContext, txn_id: str) -> dict[str, Any]:
@@ -35,7 +34,7 @@ def _describe(ctx: RequestContext, txn_id: str) -> dict[str, Any]:
         raise errors.InvalidRequestError("empty transactional id")
     meta = coordinator(ctx).describe_txn(txn_id)
     if meta is None:
-        return {"transactional_id": txn_id, "error_code": TRANSACTIONAL_ID_NOT_FOUND}
+        return {"transactional_id": txn_id, "error_code": errors.TransactionalIdNotFoundError.errno}
     by_topic: dict[str, list[int]] = defaultdict(list)
     for tp in meta.partitions:
         by_topic[tp.topic].append(tp.partition)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
@@ -34,7 +35,6 @@ from tiered_mq.broker.txn.state import TxnMetadata, TxnState
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
-INVALID_REGULAR_EXPRESSION = 128
 
 
 def matches(
@@ -76,7 +76,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         try:
             pattern = re.compile(request["transactional_id_pattern"])
         except re.error:
-            response["error_code"] = INVALID_REGULAR_EXPRESSION
+            response["error_code"] = errors.InvalidRegularExpressionError.errno
             return response
     producer_ids = set(request["producer_id_filters"])
     duration_ms = request.get("duration_filter", -1)

@@ -7,7 +7,8 @@ answers LEADER_NOT_AVAILABLE-free metadata at once (the partitions open before w
 Invalid names answer INVALID_TOPIC_EXCEPTION. Leader epoch comes from the partition state (0
 until replication assigns epochs). With an authorizer, topics the principal may not DESCRIBE
 are left out of "every topic" and answer TOPIC_AUTHORIZATION_FAILED when named; auto-creation
-needs CREATE on the cluster or the topic.
+needs CREATE on the cluster or the topic. v8+ answers the topics' (and, v8-10, the cluster's)
+authorized operations when asked (acl/operations.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq.broker.acl.operations import (
+    NOT_REQUESTED,
+    authorized_operations,
+    cluster_operations,
+)
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.broker.topic_names import is_internal, validate_topic_name
@@ -112,14 +118,23 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 topics.append({"error_code": code, "name": name, "partitions": []})
             else:
                 topics.append(_topic_entry(ctx, name))
+    if request.get("include_topic_authorized_operations"):
+        for entry in topics:
+            if entry["error_code"] == 0:
+                ops = authorized_operations(ctx.authorize, ResourceType.TOPIC, entry["name"])
+                entry["topic_authorized_operations"] = ops
     brokers = []
     for b in broker.coordinator.brokers():  # this broker: the client's listener's address
         host, port = ctx.endpoint if b.node_id == broker.config.node_id else (b.host, b.port)
         brokers.append({"node_id": b.node_id, "host": host, "port": port, "rack": b.rack})
+    include_cluster = request.get("include_cluster_authorized_operations")
     return {
         "throttle_time_ms": 0,
         "brokers": brokers,
         "cluster_id": broker.cluster_id,
         "controller_id": broker.coordinator.controller_id(),
         "topics": topics,
+        "cluster_authorized_operations": (
+            cluster_operations(ctx.authorize) if include_cluster else NOT_REQUESTED
+        ),
     }
