@@ -16,6 +16,7 @@ InvalidPartitionsError.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -113,3 +114,18 @@ class Coordinator(Protocol):
         """Apply ``user -> mechanism -> credential string`` (None deletes that mechanism; a
         missing one is no error) to every user at once, durably: all or nothing."""
         ...
+
+
+def scram_entries(config: Mapping[str, str]) -> dict[str, str]:
+    """The SCRAM credentials in a user's config (Kafka keeps other keys there: client quotas)."""
+    return {k: v for k, v in config.items() if k.startswith("SCRAM-")}
+
+
+def apply_scram_changes(config: dict[str, str], mechanisms: Mapping[str, str | None]) -> None:
+    """Apply one user's ``mechanism -> credential string`` changes to its config in place
+    (None deletes the mechanism; deleting a missing one is no error)."""
+    for mechanism, credential in mechanisms.items():
+        if credential is None:
+            config.pop(mechanism, None)
+        else:
+            config[mechanism] = credential

@@ -32,7 +32,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.coordination.base import (
+    BrokerInfo,
+    PartitionState,
+    TopicMetadata,
+    apply_scram_changes,
+    scram_entries,
+)
 from tiered_mq.errors import (
     InvalidPartitionsError,
     TopicAlreadyExistsError,
@@ -228,28 +234,20 @@ class EmbeddedCoordinator:
 
     # SCRAM credentials ----------------------------------------------------------------------
     def scram_users(self) -> list[str]:
-        return sorted(u for u, config in self._state["users"].items() if _scram_only(config))
+        return sorted(u for u, config in self._state["users"].items() if scram_entries(config))
 
     def scram_credentials(self, user: str) -> dict[str, str]:
-        return _scram_only(self._state["users"].get(user, {}))
+        return scram_entries(self._state["users"].get(user, {}))
 
     async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
         def change(state: dict[str, Any]) -> None:
             for user, mechanisms in changes.items():
                 config = state["users"].setdefault(user, {})
-                for mechanism, credential in mechanisms.items():
-                    if credential is None:
-                        config.pop(mechanism, None)
-                    else:
-                        config[mechanism] = credential
+                apply_scram_changes(config, mechanisms)
                 if not config:
                     del state["users"][user]
 
         await self._update(change)
-
-
-def _scram_only(config: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in config.items() if k.startswith("SCRAM-")}
 
 
 def _set_partition(state: dict[str, Any], topic: str, partition: int, replicas: list[int]) -> None:

@@ -47,7 +47,13 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 
 from tiered_mq.coordination import znodes
-from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata
+from tiered_mq.coordination.base import (
+    BrokerInfo,
+    PartitionState,
+    TopicMetadata,
+    apply_scram_changes,
+    scram_entries,
+)
 from tiered_mq.coordination.zk_view import MetadataView
 from tiered_mq.errors import (
     InvalidPartitionsError,
@@ -395,8 +401,7 @@ class ZooKeeperCoordinator:
         return [u for u in self._view.users() if self.scram_credentials(u)]
 
     def scram_credentials(self, user: str) -> dict[str, str]:
-        config = self._view.user_config(user)
-        return {k: v for k, v in config.items() if k.startswith("SCRAM-")}
+        return scram_entries(self._view.user_config(user))
 
     async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
         """One multi-op over the users' znodes (``/config/users/<user>``), each conditional on
@@ -434,11 +439,7 @@ class ZooKeeperCoordinator:
             config, version = znodes.decode_user_config(data), stat.version
         except NoNodeError:
             config, version = {}, -1
-        for mechanism, credential in mechanisms.items():
-            if credential is None:
-                config.pop(mechanism, None)
-            else:
-                config[mechanism] = credential
+        apply_scram_changes(config, mechanisms)
         if version >= 0 and config:
             txn.set_data(path, znodes.encode_user_config(config), version)
         elif version >= 0:

@@ -82,3 +82,14 @@ def require(
 
 def require_topic(ctx: RequestContext, operation: AclOperation, topic: str) -> None:
     require(ctx, operation, ResourceType.TOPIC, topic, TopicAuthorizationFailedError)
+
+
+def live_brokers(ctx: RequestContext) -> list[tuple[int, str, int, str | None]]:
+    """(node id, host, port, rack) of every registered broker, as Metadata and DescribeCluster
+    list them: this broker at the advertised address of the listener the client came in on."""
+    broker = ctx.broker
+    brokers = []
+    for b in broker.coordinator.brokers():
+        host, port = ctx.endpoint if b.node_id == broker.config.node_id else (b.host, b.port)
+        brokers.append((b.node_id, host, port, b.rack))
+    return brokers

@@ -20,6 +20,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.operations import NOT_REQUESTED, cluster_operations
 from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import live_brokers
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
@@ -49,12 +50,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     if error is not None:
         return {"throttle_time_ms": 0, **error}
     broker = ctx.broker
-    brokers = []
-    for b in broker.coordinator.brokers():  # this broker: the client's listener's address
-        host, port = ctx.endpoint if b.node_id == broker.config.node_id else (b.host, b.port)
-        brokers.append(
-            {"broker_id": b.node_id, "host": host, "port": port, "rack": b.rack, "is_fenced": False}
-        )
+    brokers = [
+        {"broker_id": node_id, "host": host, "port": port, "rack": rack, "is_fenced": False}
+        for node_id, host, port, rack in live_brokers(ctx)
+    ]
     controller = broker.coordinator.controller_id()
     if controller not in {b["broker_id"] for b in brokers}:
         controller = -1

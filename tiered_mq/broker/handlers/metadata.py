@@ -22,7 +22,7 @@ from tiered_mq.broker.acl.operations import (
     cluster_operations,
 )
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
+from tiered_mq.broker.handlers._common import error_code, live_brokers
 from tiered_mq.broker.topic_names import is_internal, validate_topic_name
 from tiered_mq.errors import (
     InvalidTopicError,
@@ -123,10 +123,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if entry["error_code"] == 0:
                 ops = authorized_operations(ctx.authorize, ResourceType.TOPIC, entry["name"])
                 entry["topic_authorized_operations"] = ops
-    brokers = []
-    for b in broker.coordinator.brokers():  # this broker: the client's listener's address
-        host, port = ctx.endpoint if b.node_id == broker.config.node_id else (b.host, b.port)
-        brokers.append({"node_id": b.node_id, "host": host, "port": port, "rack": b.rack})
+    brokers = [
+        {"node_id": node_id, "host": host, "port": port, "rack": rack}
+        for node_id, host, port, rack in live_brokers(ctx)
+    ]
     include_cluster = request.get("include_cluster_authorized_operations")
     return {
         "throttle_time_ms": 0,

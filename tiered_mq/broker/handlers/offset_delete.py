@@ -23,9 +23,10 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
+from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
-API_KEY = 47
+API_KEY = ApiKey.OFFSET_DELETE
 
 
 def _answer(error_code: int, codes: dict[TopicPartition, int]) -> dict[str, Any]:
