@@ -1,13 +1,24 @@
 """``tiered-mq users`` against a real broker with a SASL listener: a user created from the
-CLI logs in with SCRAM at once, is listed with its mechanisms, and is refused once deleted."""
+CLI logs in with SCRAM at once, is listed with its mechanisms, and is refused once deleted.
+With ACLs on, ``list`` by a user without DESCRIBE on the cluster exits 1 with a clear error
+(never the abort librdkafka 2.16 hits on Kafka's top-level refusal)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
 
 import pytest
 from click.testing import CliRunner, Result
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.client_helpers import confluent_round_trip
@@ -20,6 +31,7 @@ JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
     f'user_{ADMIN}="{ADMIN_PASSWORD}";'
 )
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +39,28 @@ def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProc
     data = tmp_path_factory.mktemp("cli-users") / "data"
     args = ["--config", f"sasl.jaas.config={JAAS}"]
     with BrokerProcess(data, sasl_plain=(ADMIN, ADMIN_PASSWORD), extra_args=args) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """ACLs on, the admin a super user; frank has no ACL, auditor may DESCRIBE the cluster."""
+    data = tmp_path_factory.mktemp("cli-users-acls") / "data"
+    args = [
+        *("--config", f"sasl.jaas.config={JAAS}"),
+        *("--config", f"authorizer.class.name={AUTHORIZER}"),
+        *("--config", f"super.users=User:{ADMIN}"),
+    ]  # fmt: skip
+    with BrokerProcess(data, sasl_plain=(ADMIN, ADMIN_PASSWORD), extra_args=args) as broker:
+        for user in ("frank", "auditor"):
+            made = users(broker, "set", user, "--password-stdin", input=f"{user}-secret\n")
+            assert made.exit_code == 0, made.output
+        admin = AdminClient(client_conf(broker, "PLAIN", ADMIN_PASSWORD, user=ADMIN))
+        describe = AclBinding(
+            ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, "User:auditor",
+            "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW,
+        )  # fmt: skip
+        admin.create_acls([describe], request_timeout=20)[describe].result(20)
         yield broker
 
 
@@ -39,18 +73,23 @@ def login(mechanism: str, user: str, password: str) -> list[str]:
     ]  # fmt: skip
 
 
-def users(broker: BrokerProcess, *args: str, input: str | None = None) -> Result:
-    admin = login("PLAIN", ADMIN, ADMIN_PASSWORD)
-    argv = ["users", *args, "-b", broker.bootstrap, "--timeout", "10", *admin]
+def users(
+    broker: BrokerProcess, *args: str, input: str | None = None, who: Sequence[str] = ()
+) -> Result:
+    """``tiered-mq users ARGS``, logged in as ``who`` (``login(...)``; the admin by default)."""
+    who = who or login("PLAIN", ADMIN, ADMIN_PASSWORD)
+    argv = ["users", *args, "-b", broker.bootstrap, "--timeout", "10", *who]
     return CliRunner().invoke(main, argv, input=input)
 
 
-def client_conf(broker: BrokerProcess, mechanism: str, password: str) -> dict[str, str]:
+def client_conf(
+    broker: BrokerProcess, mechanism: str, password: str, user: str = "carol"
+) -> dict[str, str]:
     return {
         "bootstrap.servers": broker.bootstrap,
         "security.protocol": "SASL_PLAINTEXT",
         "sasl.mechanism": mechanism,
-        "sasl.username": "carol",
+        "sasl.username": user,
         "sasl.password": password,
     }
 
@@ -101,3 +140,30 @@ def test_errors_are_reported(sasl_broker: BrokerProcess) -> None:
     assert low.exit_code == 2  # refused before asking the broker
     empty = users(sasl_broker, "set", "dave", "--password-stdin", input="\n")
     assert empty.exit_code == 2 and "empty" in empty.output
+
+
+def test_list_needs_describe_on_the_cluster(acl_broker: BrokerProcess) -> None:
+    # In a subprocess: Kafka refuses "describe all users" at the top level, and librdkafka
+    # 2.16 then aborts the process; the CLI must check first and exit cleanly.
+    frank = login("SCRAM-SHA-256", "frank", "frank-secret")
+    argv = ["users", "list", "-b", acl_broker.bootstrap, "--timeout", "10", *frank]
+    refused = subprocess.run(
+        [sys.executable, "-m", "tiered_mq", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1, (refused.returncode, refused.stderr)
+    error = (
+        "Error: CLUSTER_AUTHORIZATION_FAILED: "
+        "not authorized: listing SCRAM users needs DESCRIBE on the cluster"
+    )
+    assert error in refused.stderr.splitlines(), refused.stderr
+    assert refused.stdout == ""
+
+    auditor = login("SCRAM-SHA-256", "auditor", "auditor-secret")
+    for who in (auditor, ()):  # DESCRIBE granted by an ACL; the super user
+        listed = users(acl_broker, "list", who=who)
+        assert listed.exit_code == 0, listed.output
+        rows = [line.split() for line in listed.output.splitlines()]
+        assert rows[1:] == [
+            ["auditor", "SCRAM-SHA-256", "8192"],
+            ["frank", "SCRAM-SHA-256", "8192"],
+        ]

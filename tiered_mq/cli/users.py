@@ -4,7 +4,8 @@
 read from a prompt or ``--password-stdin``; librdkafka salts and hashes it, the broker stores
 only the derived keys); ``delete`` removes one; ``list`` shows every user's mechanisms and
 iterations. On a SASL listener, pass the admin's login with ``-X`` (``sasl.mechanism``,
-``sasl.username``, ...); altering users needs ALTER on the cluster when ACLs are on.
+``sasl.username``, ...); when ACLs are on, altering users needs ALTER on the cluster and
+listing them DESCRIBE (``list`` checks it first and exits 1 with CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ watermark, or the last stable offset for read_committed readers).
 
 SCRAM users (``set_scram_credential``, ``delete_scram_credential``, ``scram_users``) go through
 AlterUserScramCredentials / DescribeUserScramCredentials: librdkafka salts and hashes the
-password on the client, so the broker never sees it.
+password on the client, so the broker never sees it. ``scram_users`` first checks the caller's
+authorized operations on the cluster (DescribeCluster, KIP-430): without DESCRIBE, Kafka refuses
+"describe all users" with a top-level error, on which librdkafka 2.16 corrupts its heap and
+aborts the process, so that request is never sent.
 
 ``alter_topic_config`` uses IncrementalAlterConfigs; a broker that does not support it gets
 the classic AlterConfigs with the full set of dynamic configs recomputed from DescribeConfigs
@@ -28,6 +31,7 @@ from confluent_kafka import admin as _ck_admin
 
 from tiered_mq.client.config import AdminConfig
 from tiered_mq.client.errors import ClientError
+from tiered_mq.errors import ClusterAuthorizationFailedError
 from tiered_mq.topic_partition import TopicPartition
 
 # confluent-kafka's stubs do not re-export the admin types; use them untyped.
@@ -369,7 +373,15 @@ class Admin:
         _result(futures[user], f"delete {mechanism} credential of {user}", self._timeout)
 
     def scram_users(self) -> list[ScramCredential]:
-        """Every user's SCRAM credentials, by user then mechanism."""
+        """Every user's SCRAM credentials, by user then mechanism.
+
+        Needs DESCRIBE on the cluster: without it this raises CLUSTER_AUTHORIZATION_FAILED
+        before asking for the users (see the module's docstring).
+        """
+        if not self._may_describe_cluster():
+            refused = ClusterAuthorizationFailedError
+            message = "not authorized: listing SCRAM users needs DESCRIBE on the cluster"
+            raise ClientError(refused.message, message, refused.errno)
         future = self._admin.describe_user_scram_credentials(request_timeout=self._timeout)
         users = _result(future, "describe SCRAM users", self._timeout)
         return sorted(
@@ -377,6 +389,24 @@ class Admin:
             for user, desc in users.items()
             for info in desc.scram_credential_infos
         )
+
+    def _may_describe_cluster(self) -> bool:
+        """Whether DescribeCluster lists DESCRIBE (or ALL) among the caller's operations.
+
+        confluent-kafka reports no operations (0, as Kafka answers without DESCRIBE) as None.
+        A broker without DescribeCluster (Kafka 2.7) cannot tell: assume yes, as before.
+        """
+        future = self._admin.describe_cluster(
+            include_authorized_operations=True, request_timeout=self._timeout
+        )
+        try:
+            cluster = _result(future, "describe cluster", self._timeout)
+        except ClientError as err:
+            if err.name not in _UNSUPPORTED:
+                raise
+            return True
+        allowing = {ck_admin.AclOperation.DESCRIBE, ck_admin.AclOperation.ALL}
+        return not allowing.isdisjoint(cluster.authorized_operations or ())
 
 
 def _scram_mechanism(name: str) -> Any:
