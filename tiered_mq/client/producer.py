@@ -34,6 +34,9 @@ DeliveryCallback = Callable[[ClientError | None, str, int, int], None]
 
 HeaderList = Sequence[tuple[str, bytes | str | None]]
 
+POLL_EVERY = 1000
+"""Sends between two polls that serve delivery callbacks."""
+
 
 class Producer:
     def __init__(self, config: ProducerConfig | None = None, **overrides: Any) -> None:
@@ -43,6 +46,7 @@ class Producer:
         self._transactions_ready = False
         self.delivered = 0
         self.failed = 0
+        self._unpolled = 0  # sends since delivery callbacks were last served
 
     # -- context manager ---------------------------------------------------------------
     def __enter__(self) -> Producer:
@@ -71,12 +75,13 @@ class Producer:
         timestamp_ms: int | None = None,
         on_delivery: DeliveryCallback | None = None,
     ) -> None:
-        """Queues one record; waits (serving callbacks) while the local queue is full."""
-        kwargs: dict[str, Any] = {
-            "value": value,
-            "key": key,
-            "on_delivery": self._callback(on_delivery),
-        }
+        """Queues one record; waits (serving callbacks) while the local queue is full.
+
+        Delivery callbacks are served every ``POLL_EVERY`` sends (and by ``poll``/``flush``),
+        not after each one: a librdkafka poll per record would cost more than the send.
+        """
+        callback = self._on_delivery if on_delivery is None else self._callback(on_delivery)
+        kwargs: dict[str, Any] = {"value": value, "key": key, "on_delivery": callback}
         if partition is not None:
             kwargs["partition"] = partition
         if headers:
@@ -91,19 +96,28 @@ class Producer:
                 self._producer.poll(0.05)
             except confluent_kafka.KafkaException as exc:
                 raise ClientError.wrap(exc, f"produce to {topic}") from exc
-        self._producer.poll(0)
+        self._unpolled += 1
+        if self._unpolled >= POLL_EVERY:
+            self._unpolled = 0
+            self._producer.poll(0)
 
-    def _callback(self, user: DeliveryCallback | None) -> Callable[[Any, Any], None]:
+    def _count(self, err: Any, msg: Any) -> ClientError | None:
+        """Counts one delivery report; the failure, if it is one, is kept for ``flush``."""
+        if err is None:
+            self.delivered += 1
+            return None
+        error = ClientError.from_kafka_error(err)
+        self.failed += 1
+        self._failures.append((msg.topic(), msg.partition(), error))
+        return error
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        """The delivery callback of sends without one of their own."""
+        self._count(err, msg)
+
+    def _callback(self, user: DeliveryCallback) -> Callable[[Any, Any], None]:
         def on_delivery(err: Any, msg: Any) -> None:
-            error = None
-            if err is not None:
-                error = ClientError.from_kafka_error(err)
-                self.failed += 1
-                self._failures.append((msg.topic(), msg.partition(), error))
-            else:
-                self.delivered += 1
-            if user is not None:
-                user(error, msg.topic(), msg.partition(), msg.offset())
+            user(self._count(err, msg), msg.topic(), msg.partition(), msg.offset())
 
         return on_delivery
 

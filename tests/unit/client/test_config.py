@@ -84,3 +84,11 @@ def test_groupless_consumer_never_auto_commits() -> None:
 def test_unknown_semantics_rejected() -> None:
     with pytest.raises(ValueError):
         ConsumerConfig(semantics="twice")  # type: ignore[arg-type]
+
+
+def test_consumer_backs_off_20_ms_not_librdkafkas_second_when_its_queue_is_full() -> None:
+    assert ConsumerConfig().to_librdkafka()["fetch.queue.backoff.ms"] == 20
+    conf = ConsumerConfig(fetch_queue_backoff_ms=1000).to_librdkafka()
+    assert conf["fetch.queue.backoff.ms"] == 1000
+    conf = ConsumerConfig(extra={"fetch.queue.backoff.ms": 5}).to_librdkafka()
+    assert conf["fetch.queue.backoff.ms"] == 5
