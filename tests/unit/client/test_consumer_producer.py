@@ -120,6 +120,20 @@ def test_producer_counts_and_raises_failures_on_flush() -> None:
 
 
 @pytest.mark.usefixtures("fake_rd")
+def test_a_long_run_of_sends_serves_delivery_reports_without_an_explicit_poll() -> None:
+    p = Producer(ProducerConfig())
+    rd = p._producer
+    assert isinstance(rd, FakeRdProducer)
+    rd.failing = {"bad"}
+    for _ in range(producer_mod.POLL_EVERY):
+        p.send("bad", b"x")
+    assert p.failed == producer_mod.POLL_EVERY  # reports did not pile up until flush
+    assert not rd.pending
+    with pytest.raises(DeliveryError):
+        p.flush()
+
+
+@pytest.mark.usefixtures("fake_rd")
 def test_transactions_need_exactly_once() -> None:
     with pytest.raises(ClientError, match="exactly-once"), Producer().transaction():
         pass
