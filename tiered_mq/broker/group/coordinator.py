@@ -1,38 +1,38 @@
 """GroupCoordinator: the broker's entry point for consumer groups and committed offsets.
 
-It joins the two halves of the group subsystem:
+It holds the parts of the group subsystem and answers every request through them:
 
 - :class:`~tiered_mq.broker.group.membership.Membership`: JoinGroup / SyncGroup / Heartbeat /
   LeaveGroup and the group state machine (drawn in :mod:`tiered_mq.broker.group.group`);
 - :class:`~tiered_mq.broker.group.offsets.OffsetManager`: committed offsets, cached in memory
-  and stored in ``__consumer_offsets`` (formats in :mod:`tiered_mq.broker.group.log_format`).
+  and stored in ``__consumer_offsets`` (formats in :mod:`tiered_mq.broker.group.log_format`);
+- :class:`~tiered_mq.broker.group.commits.OffsetCommits`: OffsetCommit and TxnOffsetCommit,
+  checked against the group's membership;
+- :class:`~tiered_mq.broker.group.admin.GroupAdmin`: ListGroups, DescribeGroups, DeleteGroups,
+  OffsetDelete and offset expiration.
+
+All of them share one dict of groups (``Membership.groups``, :attr:`GroupCoordinator.groups`)
+and one ``OffsetManager``.
 
 Lifecycle: ``start()`` creates ``__consumer_offsets`` if needed, replays every partition into
 the cache, restores the groups it finds (a group with members comes back Stable and its
 members must heartbeat within their session timeout, as in Kafka), and starts the offset
-expiration task; until it returns, requests are answered COORDINATOR_LOAD_IN_PROGRESS.
-``close()`` cancels every timer and task. This broker is the coordinator of every group (one
-coordinator per cluster until the internal topic's partitions get leaders elsewhere).
+expiration task; until it returns, requests are answered COORDINATOR_LOAD_IN_PROGRESS here,
+before any of the parts is called. ``close()`` cancels every timer and task. This broker is the
+coordinator of every group (one coordinator per cluster until the internal topic's partitions
+get leaders elsewhere).
 
-Offset commits follow Kafka's rules: generation -1 on a group without members is a "simple"
-commit (consumers using assign()); otherwise the member and generation must be current, and
-CompletingRebalance answers REBALANCE_IN_PROGRESS. The answer is sent after the append.
+Group metadata (``_store_group``) is appended after every rebalance and skipped for a group
+that is Dead or no longer held, so a deleted group's tombstone stays the last record of its
+key. Crash behaviour: nothing is kept outside ``__consumer_offsets``; a restart replays it, so
+acknowledged commits and deletions survive, while timers and parked requests are lost and the
+restored members must heartbeat within their session timeout or be removed.
 
-Transactional offsets (TxnOffsetCommit): :meth:`txn_offset_commit` checks the committing
-consumer's membership when the request names one (v3+, KIP-447; v0-2 carry none), then appends
-the offsets as a transactional batch before answering and holds them pending
-(``OffsetManager.pending``, see txn_offsets.py); the transaction coordinator calls
-:meth:`complete_txn` once its COMMIT/ABORT marker is in the group's ``__consumer_offsets``
-partition. Pending offsets are invisible to OffsetFetch; :meth:`unstable_partitions` names them
-(Kafka's UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending
-offsets is never expired to Dead.
-
-OffsetDelete (:meth:`delete_offsets`, Kafka's handleDeleteOffsets): an Empty group may lose
-any offset; a ``consumer`` group with members only those of topics no member subscribes to
-(the others answer GROUP_SUBSCRIBED_TO_TOPIC, see consumer_protocol.py); any other group with
-members answers NON_EMPTY_GROUP. A partition without a committed offset succeeds. The answer
-is sent after the tombstones are appended; an Empty group left without offsets then becomes
-Dead and is forgotten, as when its offsets expire.
+Transactional offsets: the transaction coordinator calls :meth:`complete_txn` once its
+COMMIT/ABORT marker is in the group's ``__consumer_offsets`` partition. Pending offsets are
+invisible to OffsetFetch; :meth:`unstable_partitions` names them (Kafka's
+UNSTABLE_OFFSET_COMMIT for fetches with ``require_stable``). A group with pending offsets is
+never expired to Dead.
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ from typing import Any, TypeVar
 
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as fmt
+from tiered_mq.broker.group.admin import GroupAdmin
+from tiered_mq.broker.group.commits import OffsetCommits
 from tiered_mq.broker.group.config import GroupConfig
-from tiered_mq.broker.group.consumer_protocol import PROTOCOL_TYPE, subscribed_topics
 from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetadata
-from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
+from tiered_mq.broker.group.membership import NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
-from tiered_mq.errors import KafkaError
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,8 @@ class GroupCoordinator:
         self.scheduler: Scheduler = scheduler or LoopScheduler()
         self.offsets = OffsetManager(replica_manager, self.config)
         self.membership = Membership(self.config, self.scheduler, self._store_group)
+        self.commits = OffsetCommits(self.config, self.scheduler, self.offsets, self.membership)
+        self.admin = GroupAdmin(self.scheduler, self.offsets, self.membership.groups)
         self.loaded = False
         self._expiration_task: asyncio.Task[None] | None = None
 
@@ -223,34 +225,6 @@ class GroupCoordinator:
 
     # -- offsets ---------------------------------------------------------------------------
 
-    def _commit_error(
-        self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
-    ) -> tuple[int, GroupMetadata | None]:
-        if not self.loaded:
-            return errors.CoordinatorLoadInProgressError.errno, None
-        if not group_id:
-            return errors.InvalidGroupIdError.errno, None
-        group = self.groups.get(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return errors.IllegalGenerationError.errno, None
-            return NONE, None  # a simple commit creates the group
-        if group.state is S.DEAD:
-            return errors.CoordinatorNotAvailableError.errno, group
-        if generation_id < 0 and group.state is S.EMPTY:
-            return NONE, group
-        if instance_id is not None and group.static_members.get(instance_id, member_id) != (
-            member_id
-        ):
-            return FENCED_INSTANCE_ID, group
-        if group.state is S.COMPLETING_REBALANCE:
-            return errors.RebalanceInProgressError.errno, group
-        if member_id not in group.members:
-            return errors.UnknownMemberIdError.errno, group
-        if generation_id != group.generation_id:
-            return errors.IllegalGenerationError.errno, group
-        return NONE, group
-
     async def commit_offsets(
         self,
         group_id: str,
@@ -261,32 +235,11 @@ class GroupCoordinator:
         offsets: dict[TopicPartition, tuple[int, int, str | None]],
     ) -> dict[TopicPartition, int]:
         """Commit ``{tp: (offset, leader_epoch, metadata)}``; returns each partition's error."""
-        error, group = self._commit_error(group_id, generation_id, member_id, group_instance_id)
-        if error:
-            return dict.fromkeys(offsets, error)
-        now = self.scheduler.now_ms()
-        expire = now + retention_time_ms if retention_time_ms >= 0 else -1
-        result: dict[TopicPartition, int] = {}
-        accepted: dict[TopicPartition, fmt.OffsetValue] = {}
-        for tp, (offset, leader_epoch, metadata) in offsets.items():
-            if metadata is not None and len(metadata) > self.config.offset_metadata_max_bytes:
-                result[tp] = errors.OffsetMetadataTooLargeError.errno
-            else:
-                accepted[tp] = fmt.OffsetValue(offset, leader_epoch, metadata or "", now, expire)
-                result[tp] = NONE
-        if group is None:
-            group = self.groups.setdefault(group_id, GroupMetadata(group_id))
-        member = group.members.get(member_id)
-        if member is not None:  # a commit counts as a heartbeat, as in Kafka
-            self.membership.schedule_session_timeout(group, member)
-        if accepted:
-            try:
-                await self.offsets.commit(group_id, accepted, now)
-            except Exception:
-                log.exception("group %s: offset commit append failed", group_id)
-                failed = errors.CoordinatorNotAvailableError.errno
-                return {tp: failed if tp in accepted else code for tp, code in result.items()}
-        return result
+        if not self.loaded:
+            return dict.fromkeys(offsets, errors.CoordinatorLoadInProgressError.errno)
+        return await self.commits.commit(
+            group_id, offsets, retention_time_ms, generation_id, member_id, group_instance_id
+        )
 
     async def txn_offset_commit(
         self,
@@ -303,25 +256,9 @@ class GroupCoordinator:
         Raises the Kafka error the client must see (the caller checked the transaction)."""
         if not self.loaded:
             raise errors.CoordinatorLoadInProgressError("group coordinator loading")
-        if not group_id:
-            raise errors.InvalidGroupIdError("empty group id")
-        group = self.groups.setdefault(group_id, GroupMetadata(group_id))
-        if group.state is S.DEAD:
-            raise errors.CoordinatorNotAvailableError(f"group {group_id} is dead")
-        error = _txn_member_error(group, generation_id, member_id, instance_id)
-        if error:
-            raise errors.for_code(error)(f"group {group_id}: member {member_id!r}")
-        if not offsets:
-            return
-        try:
-            await self.offsets.commit_txn(
-                group_id, producer_id, producer_epoch, offsets, self.scheduler.now_ms()
-            )
-        except KafkaError:
-            raise
-        except Exception as exc:
-            log.exception("group %s: transactional offset commit append failed", group_id)
-            raise errors.CoordinatorNotAvailableError(str(exc)) from exc
+        await self.commits.commit_txn(
+            group_id, producer_id, producer_epoch, offsets, generation_id, member_id, instance_id
+        )
 
     def complete_txn(self, producer_id: int, commit: bool, partition: int) -> None:
         """The COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets``
@@ -353,28 +290,7 @@ class GroupCoordinator:
 
     async def expire_offsets(self) -> None:
         """Delete expired offsets; Empty groups left without offsets become Dead."""
-
-        def empty_since(group_id: str) -> int | None:
-            group = self.groups.get(group_id)
-            if group is None:
-                return -1
-            return group.state_timestamp_ms if group.state is S.EMPTY else None
-
-        await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since)
-        for group in list(self.groups.values()):
-            await self._maybe_forget_group(group)
-
-    async def _maybe_forget_group(self, group: GroupMetadata) -> None:
-        """An Empty group without offsets becomes Dead and is forgotten, its metadata
-        tombstoned (Kafka's cleanupGroupMetadata)."""
-        group_id = group.group_id
-        if self.groups.get(group_id) is not group or group.state is not S.EMPTY:
-            return
-        if self.offsets.has_offsets(group_id):
-            return
-        group.transition_to(S.DEAD, self.scheduler.now_ms())
-        del self.groups[group_id]
-        await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+        await self.admin.expire_offsets()
 
     async def delete_offsets(
         self, group_id: str, partitions: list[TopicPartition]
@@ -383,121 +299,26 @@ class GroupCoordinator:
         returns once the tombstones are on the log."""
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno, {}
-        if not group_id:
-            return errors.InvalidGroupIdError.errno, {}
-        group = self.groups.get(group_id)
-        if group is None or group.state is S.DEAD:
-            return errors.GroupIdNotFoundError.errno, {}
-        result: dict[TopicPartition, int] = {}
-        if group.state is not S.EMPTY:
-            if group.protocol_type != PROTOCOL_TYPE:
-                return errors.NonEmptyGroupError.errno, {}
-            subscribed = subscribed_topics(group) or set()
-            in_use = errors.GroupSubscribedToTopicError.errno
-            result = {tp: in_use for tp in partitions if tp.topic in subscribed}
-        deletable = [tp for tp in partitions if tp not in result]
-        if not deletable:
-            return NONE, result
-        try:
-            deleted = await self.offsets.delete_offsets(
-                group_id, deletable, self.scheduler.now_ms()
-            )
-        except Exception:
-            log.exception("group %s: writing offset tombstones failed", group_id)
-            return errors.CoordinatorNotAvailableError.errno, {}
-        log.info("group %s: deleted the offsets of %d partitions", group_id, len(deleted))
-        try:
-            await self._maybe_forget_group(group)
-        except Exception:  # its metadata record stays: reloaded Empty, it expires again
-            log.exception("group %s: tombstoning the emptied group failed", group_id)
-        return NONE, result | dict.fromkeys(deletable, NONE)
+        return await self.admin.delete_offsets(group_id, partitions)
 
     # -- admin -----------------------------------------------------------------------------
 
     def list_groups(self) -> tuple[int, list[GroupMetadata]]:
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno, []
-        return NONE, [g for g in self.groups.values() if g.state is not S.DEAD]
+        return NONE, self.admin.list_groups()
 
     def describe_group(self, group_id: str) -> dict[str, Any]:
         """One DescribeGroups entry (Kafka: an unknown group is described as Dead, no error)."""
         if not self.loaded:
             error = errors.CoordinatorLoadInProgressError.errno
             return {"error_code": error, "group_id": group_id, "group_state": "", "members": []}
-        group = self.groups.get(group_id)
-        if group is None:
-            return {
-                "error_code": NONE,
-                "group_id": group_id,
-                "group_state": "Dead",
-                "protocol_type": "",
-                "protocol_data": "",
-                "members": [],
-            }
-        protocol = group.protocol_name if group.state is S.STABLE else None
-        members = [
-            {
-                "member_id": m.member_id,
-                "group_instance_id": m.group_instance_id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "member_metadata": m.metadata_for(protocol) if protocol else b"",
-                "member_assignment": m.assignment if protocol else b"",
-            }
-            for m in group.members.values()
-        ]
-        return {
-            "error_code": NONE,
-            "group_id": group_id,
-            "group_state": group.state.value,
-            "protocol_type": group.protocol_type or "",
-            "protocol_data": group.protocol_name or "",
-            "members": members,
-        }
+        return self.admin.describe_group(group_id)
 
     async def delete_groups(self, group_ids: list[str]) -> dict[str, int]:
+        if not self.loaded:
+            return dict.fromkeys(group_ids, errors.CoordinatorLoadInProgressError.errno)
         results: dict[str, int] = {}
         for group_id in group_ids:
-            results[group_id] = await self._delete_group(group_id)
+            results[group_id] = await self.admin.delete_group(group_id)
         return results
-
-    async def _delete_group(self, group_id: str) -> int:
-        if not self.loaded:
-            return errors.CoordinatorLoadInProgressError.errno
-        if not group_id:
-            return errors.InvalidGroupIdError.errno
-        group = self.groups.get(group_id)
-        if group is None or group.state is S.DEAD:
-            return errors.GroupIdNotFoundError.errno
-        if group.state is not S.EMPTY:
-            return errors.NonEmptyGroupError.errno
-        group.transition_to(S.DEAD, self.scheduler.now_ms())
-        del self.groups[group_id]
-        try:
-            await self.offsets.delete_group(group_id, self.scheduler.now_ms())
-        except Exception:
-            log.exception("group %s: writing tombstones failed", group_id)
-            return errors.CoordinatorNotAvailableError.errno
-        return NONE
-
-
-def _txn_member_error(
-    group: GroupMetadata, generation_id: int, member_id: str, instance_id: str | None
-) -> int:
-    """Kafka's membership check of a TxnOffsetCommit (GroupCoordinator.validateOffsetCommit
-    for a transactional commit): none when the request names no member (v0-2, or a producer
-    given only a group id); else the member (and its static instance) must be current and the
-    generation the group's, so a zombie of an old generation cannot commit."""
-    if generation_id < 0 and not member_id and instance_id is None:
-        return NONE
-    if instance_id is not None:
-        current = group.static_members.get(instance_id)
-        if current is None:
-            return errors.UnknownMemberIdError.errno
-        if current != member_id:
-            return FENCED_INSTANCE_ID
-    elif member_id not in group.members:
-        return errors.UnknownMemberIdError.errno
-    if generation_id != group.generation_id:
-        return errors.IllegalGenerationError.errno
-    return NONE

@@ -1,0 +1,173 @@
+"""Offset commits: OffsetCommit and TxnOffsetCommit, checked against the group's membership.
+
+Offset commits (:meth:`OffsetCommits.commit`) follow Kafka's rules: generation -1 on a group
+without members is a "simple" commit (consumers using assign()) and creates the group if it is
+unknown; otherwise the member and generation must be current, and CompletingRebalance answers
+REBALANCE_IN_PROGRESS. A commit by a current member counts as its heartbeat. Metadata longer
+than ``offset.metadata.max.bytes`` fails that partition alone. The answer is sent after the
+append; a failed append answers COORDINATOR_NOT_AVAILABLE for the partitions it carried.
+
+Transactional offsets (TxnOffsetCommit, :meth:`OffsetCommits.commit_txn`): the committing
+consumer's membership is checked when the request names one (v3+, KIP-447; v0-2 carry none),
+then the offsets are appended as a transactional batch before answering and held pending
+(``OffsetManager.pending``, see txn_offsets.py) until the transaction coordinator reports the
+COMMIT/ABORT marker. Errors are raised as the Kafka error the client must see.
+
+The coordinator answers COORDINATOR_LOAD_IN_PROGRESS itself until it has loaded, so nothing
+here runs before the groups are restored. Everything runs on the event loop; the only await is
+the append to ``__consumer_offsets``, and the cache changes only after it returns (offsets.py),
+so an offset acknowledged as committed survives a crash and one whose append failed or was cut
+short by a crash was never acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from tiered_mq import errors
+from tiered_mq.broker.group import log_format as fmt
+from tiered_mq.broker.group.config import GroupConfig
+from tiered_mq.broker.group.group import GroupMetadata, GroupState
+from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
+from tiered_mq.broker.group.offsets import OffsetManager
+from tiered_mq.broker.group.seams import Scheduler
+from tiered_mq.errors import KafkaError
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger("tiered_mq.broker.group.coordinator")  # where these logs always were
+S = GroupState
+
+
+class OffsetCommits:
+    """OffsetCommit and TxnOffsetCommit of a loaded coordinator (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: GroupConfig,
+        scheduler: Scheduler,
+        offsets: OffsetManager,
+        membership: Membership,
+    ) -> None:
+        self.config = config
+        self.scheduler = scheduler
+        self.offsets = offsets
+        self.membership = membership
+
+    def _commit_error(
+        self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
+    ) -> tuple[int, GroupMetadata | None]:
+        if not group_id:
+            return errors.InvalidGroupIdError.errno, None
+        group = self.membership.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return errors.IllegalGenerationError.errno, None
+            return NONE, None  # a simple commit creates the group
+        if group.state is S.DEAD:
+            return errors.CoordinatorNotAvailableError.errno, group
+        if generation_id < 0 and group.state is S.EMPTY:
+            return NONE, group
+        if instance_id is not None and group.static_members.get(instance_id, member_id) != (
+            member_id
+        ):
+            return FENCED_INSTANCE_ID, group
+        if group.state is S.COMPLETING_REBALANCE:
+            return errors.RebalanceInProgressError.errno, group
+        if member_id not in group.members:
+            return errors.UnknownMemberIdError.errno, group
+        if generation_id != group.generation_id:
+            return errors.IllegalGenerationError.errno, group
+        return NONE, group
+
+    async def commit(
+        self,
+        group_id: str,
+        offsets: dict[TopicPartition, tuple[int, int, str | None]],
+        retention_time_ms: int,
+        generation_id: int,
+        member_id: str,
+        instance_id: str | None,
+    ) -> dict[TopicPartition, int]:
+        """Commit ``{tp: (offset, leader_epoch, metadata)}`` for the member named last;
+        returns each partition's error."""
+        error, group = self._commit_error(group_id, generation_id, member_id, instance_id)
+        if error:
+            return dict.fromkeys(offsets, error)
+        now = self.scheduler.now_ms()
+        expire = now + retention_time_ms if retention_time_ms >= 0 else -1
+        result: dict[TopicPartition, int] = {}
+        accepted: dict[TopicPartition, fmt.OffsetValue] = {}
+        for tp, (offset, leader_epoch, metadata) in offsets.items():
+            if metadata is not None and len(metadata) > self.config.offset_metadata_max_bytes:
+                result[tp] = errors.OffsetMetadataTooLargeError.errno
+            else:
+                accepted[tp] = fmt.OffsetValue(offset, leader_epoch, metadata or "", now, expire)
+                result[tp] = NONE
+        if group is None:
+            group = self.membership.groups.setdefault(group_id, GroupMetadata(group_id))
+        member = group.members.get(member_id)
+        if member is not None:  # a commit counts as a heartbeat, as in Kafka
+            self.membership.schedule_session_timeout(group, member)
+        if accepted:
+            try:
+                await self.offsets.commit(group_id, accepted, now)
+            except Exception:
+                log.exception("group %s: offset commit append failed", group_id)
+                failed = errors.CoordinatorNotAvailableError.errno
+                return {tp: failed if tp in accepted else code for tp, code in result.items()}
+        return result
+
+    async def commit_txn(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: dict[TopicPartition, fmt.OffsetValue],
+        generation_id: int,
+        member_id: str,
+        instance_id: str | None,
+    ) -> None:
+        """Append ``offsets`` as a transactional batch and hold them until the txn ends.
+
+        Raises the Kafka error the client must see (the caller checked the transaction)."""
+        if not group_id:
+            raise errors.InvalidGroupIdError("empty group id")
+        group = self.membership.groups.setdefault(group_id, GroupMetadata(group_id))
+        if group.state is S.DEAD:
+            raise errors.CoordinatorNotAvailableError(f"group {group_id} is dead")
+        error = _txn_member_error(group, generation_id, member_id, instance_id)
+        if error:
+            raise errors.for_code(error)(f"group {group_id}: member {member_id!r}")
+        if not offsets:
+            return
+        try:
+            await self.offsets.commit_txn(
+                group_id, producer_id, producer_epoch, offsets, self.scheduler.now_ms()
+            )
+        except KafkaError:
+            raise
+        except Exception as exc:
+            log.exception("group %s: transactional offset commit append failed", group_id)
+            raise errors.CoordinatorNotAvailableError(str(exc)) from exc
+
+
+def _txn_member_error(
+    group: GroupMetadata, generation_id: int, member_id: str, instance_id: str | None
+) -> int:
+    """Kafka's membership check of a TxnOffsetCommit (GroupCoordinator.validateOffsetCommit
+    for a transactional commit): none when the request names no member (v0-2, or a producer
+    given only a group id); else the member (and its static instance) must be current and the
+    generation the group's, so a zombie of an old generation cannot commit."""
+    if generation_id < 0 and not member_id and instance_id is None:
+        return NONE
+    if instance_id is not None:
+        current = group.static_members.get(instance_id)
+        if current is None:
+            return errors.UnknownMemberIdError.errno
+        if current != member_id:
+            return FENCED_INSTANCE_ID
+    elif member_id not in group.members:
+        return errors.UnknownMemberIdError.errno
+    if generation_id != group.generation_id:
+        return errors.IllegalGenerationError.errno
+    return NONE
