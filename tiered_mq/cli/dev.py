@@ -91,7 +91,12 @@ async def _run(broker: Broker) -> None:
     type=click.Path(file_okay=False, path_type=Path),
 )
 @click.option("--cold-url", default=None, help="Object store URL [default: file://<data-dir>/cold]")
-@click.option("--s3-endpoint", default=None, help="S3 endpoint URL for s3:// cold URLs.")
+@click.option(
+    "--s3-endpoint",
+    default=None,
+    envvar="TIERED_MQ_S3_ENDPOINT",
+    help="S3 endpoint URL for s3:// cold URLs (as the tier commands).",
+)
 @click.option("--s3-region", default=None, help="S3 region (remote.log.s3.region).")
 @click.option(
     "--s3-path-style/--no-s3-path-style",
