@@ -1,20 +1,23 @@
-"""What every client sub-command shares: the bootstrap option, ``k=v`` parsing, error
-reporting and plain-text tables.
+"""What every client sub-command shares: the bootstrap, ``-X`` and ``--timeout`` options,
+the admin client they configure, ``k=v`` parsing, error reporting and plain-text tables.
 
 Broker and client errors reach the user as ``Error: NAME: message`` on stderr with exit
-status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback.
+status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback. When the
+broker could not be reached (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``, ``_TIMED_OUT``), a hint line
+follows: the usual cause is a listener that needs TLS or SASL settings given with ``-X``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import click
 from confluent_kafka import KafkaException
 
-from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP
+from tiered_mq.client.admin import Admin
+from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP, AdminConfig
 from tiered_mq.client.errors import ClientError
 
 P = ParamSpec("P")
@@ -41,6 +44,22 @@ property_option = click.option(
     help="Extra librdkafka client property (repeatable).",
 )
 
+timeout_option = click.option(
+    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
+)
+
+
+def admin_options(func: Callable[P, R]) -> Callable[P, R]:
+    """``-b``, ``-X`` and ``--timeout`` (parameters ``bootstrap``, ``properties``, ``timeout``)
+    of the commands that talk to the broker through ``admin_client``."""
+    return bootstrap_option(property_option(timeout_option(func)))
+
+
+def admin_client(bootstrap: str, timeout: float, properties: Iterable[str]) -> Admin:
+    """The SDK's admin client for ``admin_options``' values (``-X`` as librdkafka properties)."""
+    extra = parse_kv(properties, "--property")
+    return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout, extra=extra))
+
 
 def parse_kv(values: Iterable[str], what: str = "config") -> dict[str, str]:
     """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}``; no ``=`` or no key: usage error."""
@@ -54,17 +73,39 @@ def parse_kv(values: Iterable[str], what: str = "config") -> dict[str, str]:
     return result
 
 
+UNREACHABLE_ERRORS: Mapping[str, str] = {
+    "_TRANSPORT": "could not talk to",
+    "_ALL_BROKERS_DOWN": "could not talk to",
+    "_TIMED_OUT": "no answer from",  # what admin requests get from a TLS or SASL listener
+}
+"""librdkafka errors that mean "no conversation with the broker", with the hint's wording."""
+
+
+def error_message(err: ClientError, bootstrap: str | None) -> str:
+    """``NAME: message``, plus a hint line when the broker could not be reached."""
+    lead = UNREACHABLE_ERRORS.get(err.name)
+    if lead is None or not bootstrap:
+        return str(err)
+    return (
+        f"{err}\nhint: {lead} the broker at {bootstrap}: is it running, and does its listener"
+        " need TLS or SASL (-X security.protocol=...)?"
+    )
+
+
 def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turns ``ClientError`` (and librdkafka's config errors) into a clean exit status 1."""
+    """Turns ``ClientError`` (and librdkafka's config errors) into a clean exit status 1; the
+    command's ``bootstrap`` parameter, if any, names the broker in the unreachable hint."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        bootstrap = kwargs.get("bootstrap")
+        address = bootstrap if isinstance(bootstrap, str) else None
         try:
             return func(*args, **kwargs)
         except ClientError as err:
-            raise click.ClickException(str(err)) from err
+            raise click.ClickException(error_message(err, address)) from err
         except KafkaException as err:  # e.g. an unknown librdkafka property
-            raise click.ClickException(str(ClientError.wrap(err))) from err
+            raise click.ClickException(error_message(ClientError.wrap(err), address)) from err
         except ValueError as err:  # a config value the SDK's dataclasses refuse
             raise click.ClickException(str(err)) from err
 

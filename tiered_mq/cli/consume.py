@@ -96,7 +96,7 @@ def start_offsets(
 )
 @click.option("--print-key", is_flag=True, help="Print the key before the value.")
 @click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
-@click.option("--separator", default="\t", show_default=repr("\t"), help="Field separator.")
+@click.option("--separator", default="\t", show_default="tab", help="Field separator.")
 @property_option
 @reports_errors
 def command(

@@ -2,21 +2,18 @@
 
 ``describe`` prints one row per partition the group has committed offsets for or is
 assigned: committed offset, log end offset (the high watermark a consumer can reach) and
-lag = log end offset - committed offset (``-`` when nothing is committed yet); then the
-members with their assignments.
+lag = log end offset - committed offset (``-`` when nothing is committed yet, as
+``kafka-consumer-groups.sh`` shows it); the total lag adds up the partitions with a committed
+offset only (``-`` when there are none); then the members with their assignments. On a TLS or
+SASL listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ...).
 """
 
 from __future__ import annotations
 
 import click
 
-from tiered_mq.cli._common import bootstrap_option, format_table, reports_errors
-from tiered_mq.client.admin import Admin, GroupDescription
-from tiered_mq.client.config import AdminConfig
-
-timeout_option = click.option(
-    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
-)
+from tiered_mq.cli._common import admin_client, admin_options, format_table, reports_errors
+from tiered_mq.client.admin import GroupDescription
 
 
 @click.group("groups")
@@ -25,13 +22,11 @@ def command() -> None:
 
 
 @command.command("list")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
-def list_(bootstrap: str, timeout: float) -> None:
+def list_(bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """List consumer groups."""
-    admin = Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout))
-    groups = admin.list_groups()
+    groups = admin_client(bootstrap, timeout, properties).list_groups()
     if not groups:
         click.echo("No consumer groups.")
         return
@@ -43,13 +38,22 @@ def list_(bootstrap: str, timeout: float) -> None:
     )
 
 
+def total_lag(desc: GroupDescription) -> str:
+    """The lag summed over the partitions with a committed offset (the others have none)."""
+    lags = [p.lag for p in desc.offsets if p.lag is not None]
+    if not lags:
+        return "Total lag: - (no committed offsets)"
+    uncommitted = len(desc.offsets) - len(lags)
+    note = f" ({uncommitted} partition(s) without a committed offset)" if uncommitted else ""
+    return f"Total lag: {sum(lags)}{note}"
+
+
 def render_group(desc: GroupDescription) -> str:
     clients = {m.member_id: m for m in desc.members}
     out = [
         f"Group: {desc.group_id}  State: {desc.state}  Coordinator: {desc.coordinator}"
         f"  Assignor: {desc.protocol or '-'}  Members: {len(desc.members)}"
     ]
-    total = sum(p.lag for p in desc.offsets if p.lag is not None)
     if desc.offsets:
         out.append(
             format_table(
@@ -68,7 +72,7 @@ def render_group(desc: GroupDescription) -> str:
                 ],
             )
         )
-        out.append(f"Total lag: {total}")
+        out.append(total_lag(desc))
     else:
         out.append("No committed offsets and no assignment.")
     if desc.members:
@@ -87,10 +91,9 @@ def render_group(desc: GroupDescription) -> str:
 
 @command.command("describe")
 @click.argument("group")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
-def describe(group: str, bootstrap: str, timeout: float) -> None:
+def describe(group: str, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """Committed offsets, log end offsets, lag and members of GROUP."""
-    admin = Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout))
+    admin = admin_client(bootstrap, timeout, properties)
     click.echo(render_group(admin.describe_group(group)))

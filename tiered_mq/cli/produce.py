@@ -136,8 +136,9 @@ def command(
         if path is not None:
             stream.close()
     elapsed = max(time.monotonic() - started, 1e-9)
+    records = "record" if count == 1 else "records"
     click.echo(
-        f"Produced {count} records ({nbytes} bytes) to {topic} in {elapsed:.2f}s"
+        f"Produced {count} {records} ({nbytes} bytes) to {topic} in {elapsed:.2f}s"
         f" ({count / elapsed:,.0f} records/s)",
         err=True,
     )

@@ -4,7 +4,9 @@
     tiered-mq tier scrub URL [--delete]               orphaned objects (listed; deleted on request)
     tiered-mq tier status URL [--data-dir DIR]        per partition: bucket range and copy lag
 
-URL is the tiered storage URL of the brokers (``s3://bucket/prefix``, ``file:///path``).
+URL is the tiered storage URL of the brokers (``s3://bucket/prefix``, ``file:///path``); a
+local directory path without a scheme (``/tmp/x/cold``, ``./cold``) means ``file://`` that
+directory, which must exist.
 S3 options: ``--s3-endpoint`` (MinIO, SeaweedFS), ``--s3-region``, ``--s3-access-key``,
 ``--s3-secret-key``, ``--s3-path-style``, also from TIERED_MQ_S3_ENDPOINT, ... and otherwise
 the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...).
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import click
 
@@ -55,7 +58,20 @@ def _s3_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def store_url(url: str) -> str:
+    """``url`` as given, or a local directory path (no scheme) as ``file://<absolute path>``."""
+    if urlparse(url).scheme:
+        return url
+    path = Path(url).expanduser().resolve()
+    if not path.is_dir():
+        raise click.BadParameter(f"{url}: no such directory", param_hint="URL")
+    if "?" in str(path) or "#" in str(path):
+        raise click.BadParameter(f"{url}: '?' and '#' cannot be in a file URL", param_hint="URL")
+    return f"file://{path}"
+
+
 def _open(url: str, opts: dict[str, Any]) -> tuple[SyncObjectStore, str]:
+    url = store_url(url)
     try:
         parsed = parse_store_url(url)
     except ValueError as e:
@@ -100,6 +116,14 @@ def _manifests(
     return found
 
 
+def _config_lines(configs: Mapping[str, str]) -> list[str]:
+    """A topic's configs, one a line with the values aligned (none: no lines)."""
+    if not configs:
+        return []
+    width = max(len(k) for k in configs)
+    return ["  configs:", *(f"    {k:<{width}}  {v}" for k, v in sorted(configs.items()))]
+
+
 def _run(fn: Callable[[], None]) -> None:
     try:
         fn()
@@ -132,12 +156,12 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
         for name, manifests in sorted(topics.items()):
             try:
                 tm = parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, name))[0])
-                header = f"topic {name}: {tm.partition_count} partition(s)"
-                if tm.configs:
-                    header += " " + ", ".join(f"{k}={v}" for k, v in sorted(tm.configs.items()))
             except (ObjectNotFoundError, ManifestFormatError):
-                header = f"topic {name}: (no topic.json)"
-            click.echo(header)
+                click.echo(f"topic {name}: (no topic.json)")
+            else:
+                click.echo(f"topic {name}: {tm.partition_count} partition(s)")
+                for line in _config_lines(tm.configs):
+                    click.echo(line)
             for m in manifests:
                 click.echo(
                     f"  partition {m.partition}: leader epoch {m.leader_epoch}, log start "

@@ -2,25 +2,22 @@
 
 ``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
 latest = log end offset) and the topic configs that are not defaults (``--all-configs``
-for every one).
+for every one). On a TLS or SASL listener, pass the client settings with ``-X``
+(``security.protocol``, ``sasl.*``, ``ssl.*``).
 """
 
 from __future__ import annotations
 
 import click
 
-from tiered_mq.cli._common import bootstrap_option, format_table, parse_kv, reports_errors
-from tiered_mq.client.admin import Admin, TopicDescription
-from tiered_mq.client.config import AdminConfig
-
-
-def _admin(bootstrap: str, timeout: float) -> Admin:
-    return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout))
-
-
-timeout_option = click.option(
-    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
+from tiered_mq.cli._common import (
+    admin_client,
+    admin_options,
+    format_table,
+    parse_kv,
+    reports_errors,
 )
+from tiered_mq.client.admin import TopicDescription
 
 
 @click.group("topics")
@@ -35,8 +32,7 @@ def command() -> None:
     "-r", "--replication-factor", default=1, show_default=True, type=click.IntRange(min=1)
 )
 @click.option("-c", "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Topic config.")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
 def create(
     name: str,
@@ -44,11 +40,13 @@ def create(
     replication_factor: int,
     configs: tuple[str, ...],
     bootstrap: str,
+    properties: tuple[str, ...],
     timeout: float,
 ) -> None:
     """Create topic NAME."""
     config = parse_kv(configs, "--config")
-    _admin(bootstrap, timeout).create_topic(name, partitions, replication_factor, config)
+    admin = admin_client(bootstrap, timeout, properties)
+    admin.create_topic(name, partitions, replication_factor, config)
     click.echo(
         f"Created topic {name} ({partitions} partitions, replication factor {replication_factor})."
     )
@@ -56,12 +54,11 @@ def create(
 
 @command.command("list")
 @click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
-def list_(internal: bool, bootstrap: str, timeout: float) -> None:
+def list_(internal: bool, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """List topic names, one a line."""
-    for name in _admin(bootstrap, timeout).list_topics(include_internal=internal):
+    for name in admin_client(bootstrap, timeout, properties).list_topics(include_internal=internal):
         click.echo(name)
 
 
@@ -103,23 +100,23 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
 @command.command("describe")
 @click.argument("name")
 @click.option("--all-configs", is_flag=True, help="Show default configs too.")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
-def describe(name: str, all_configs: bool, bootstrap: str, timeout: float) -> None:
+def describe(
+    name: str, all_configs: bool, bootstrap: str, properties: tuple[str, ...], timeout: float
+) -> None:
     """Partitions, leaders, offsets and configs of topic NAME."""
-    desc = _admin(bootstrap, timeout).describe_topic(name)
+    desc = admin_client(bootstrap, timeout, properties).describe_topic(name)
     click.echo(render_description(desc, all_configs))
 
 
 @command.command("delete")
 @click.argument("name")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
-def delete(name: str, bootstrap: str, timeout: float) -> None:
+def delete(name: str, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """Delete topic NAME (and, on tiered-mq, its objects in the bucket)."""
-    _admin(bootstrap, timeout).delete_topic(name)
+    admin_client(bootstrap, timeout, properties).delete_topic(name)
     click.echo(f"Deleted topic {name}.")
 
 
@@ -127,11 +124,15 @@ def delete(name: str, bootstrap: str, timeout: float) -> None:
 @click.argument("name")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config to set.")
 @click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Config to revert.")
-@bootstrap_option
-@timeout_option
+@admin_options
 @reports_errors
 def alter_config(
-    name: str, sets: tuple[str, ...], deletes: tuple[str, ...], bootstrap: str, timeout: float
+    name: str,
+    sets: tuple[str, ...],
+    deletes: tuple[str, ...],
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
 ) -> None:
     """Set or revert configs of topic NAME, leaving the others as they are."""
     if not sets and not deletes:
@@ -140,6 +141,6 @@ def alter_config(
     overlap = sorted(set(to_set) & set(deletes))
     if overlap:
         raise click.UsageError(f"both set and deleted: {', '.join(overlap)}")
-    _admin(bootstrap, timeout).alter_topic_config(name, to_set, list(deletes))
+    admin_client(bootstrap, timeout, properties).alter_topic_config(name, to_set, list(deletes))
     changes = [f"{k}={v}" for k, v in to_set.items()] + [f"-{k}" for k in deletes]
     click.echo(f"Altered configs of {name}: {' '.join(changes)}")

@@ -14,21 +14,10 @@ import sys
 
 import click
 
-from tiered_mq.cli._common import (
-    bootstrap_option,
-    format_table,
-    parse_kv,
-    property_option,
-    reports_errors,
-)
-from tiered_mq.client.admin import Admin
-from tiered_mq.client.config import AdminConfig
+from tiered_mq.cli._common import admin_client, admin_options, format_table, reports_errors
 
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
-timeout_option = click.option(
-    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
-)
 mechanism_option = click.option(
     "-m",
     "--mechanism",
@@ -36,11 +25,6 @@ mechanism_option = click.option(
     default=MECHANISMS[0],
     show_default=True,
 )
-
-
-def _admin(bootstrap: str, timeout: float, properties: tuple[str, ...]) -> Admin:
-    extra = parse_kv(properties, "--property")
-    return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout, extra=extra))
 
 
 @click.group("users")
@@ -53,9 +37,7 @@ def command() -> None:
 @mechanism_option
 @click.option("--iterations", default=8192, show_default=True, type=click.IntRange(4096, 16384))
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
-@bootstrap_option
-@property_option
-@timeout_option
+@admin_options
 @reports_errors
 def set_(
     user: str,
@@ -74,7 +56,7 @@ def set_(
     if not password:
         raise click.BadParameter("the password is empty", param_hint="password")
     mechanism = mechanism.upper()
-    _admin(bootstrap, timeout, properties).set_scram_credential(
+    admin_client(bootstrap, timeout, properties).set_scram_credential(
         user, password, mechanism, iterations
     )
     click.echo(f"Set {mechanism} credential of {user} ({iterations} iterations).")
@@ -83,27 +65,23 @@ def set_(
 @command.command("delete")
 @click.argument("user")
 @mechanism_option
-@bootstrap_option
-@property_option
-@timeout_option
+@admin_options
 @reports_errors
 def delete(
     user: str, mechanism: str, bootstrap: str, properties: tuple[str, ...], timeout: float
 ) -> None:
     """Delete USER's credential for the mechanism."""
     mechanism = mechanism.upper()
-    _admin(bootstrap, timeout, properties).delete_scram_credential(user, mechanism)
+    admin_client(bootstrap, timeout, properties).delete_scram_credential(user, mechanism)
     click.echo(f"Deleted {mechanism} credential of {user}.")
 
 
 @command.command("list")
-@bootstrap_option
-@property_option
-@timeout_option
+@admin_options
 @reports_errors
 def list_(bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """List SCRAM users with their mechanisms and iterations."""
-    users = _admin(bootstrap, timeout, properties).scram_users()
+    users = admin_client(bootstrap, timeout, properties).scram_users()
     if not users:
         click.echo("No SCRAM users.")
         return

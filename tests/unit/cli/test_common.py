@@ -55,6 +55,47 @@ def test_reports_errors_exit_status_and_message() -> None:
     assert r.exit_code == 1 and "compression must be" in r.output
 
 
+@pytest.mark.parametrize(
+    ("name", "lead"),
+    [
+        ("_TRANSPORT", "could not talk to"),
+        ("_ALL_BROKERS_DOWN", "could not talk to"),
+        ("_TIMED_OUT", "no answer from"),
+    ],
+)
+def test_unreachable_broker_gets_a_hint(name: str, lead: str) -> None:
+    @click.command()
+    @click.option("-b", "bootstrap", default="h:9093")
+    @reports_errors
+    def cmd(bootstrap: str) -> None:
+        raise ClientError(name, "list topics: Failed to get metadata", -195)
+
+    r = CliRunner().invoke(cmd, [])
+    assert r.exit_code == 1
+    assert r.output.splitlines() == [
+        f"Error: {name}: list topics: Failed to get metadata",
+        f"hint: {lead} the broker at h:9093: is it running, and does its listener need TLS"
+        " or SASL (-X security.protocol=...)?",
+    ]
+
+
+def test_hint_also_for_librdkafka_exceptions_and_not_for_other_errors() -> None:
+    @click.command()
+    @click.argument("code", type=int)
+    @click.option("-b", "bootstrap", default="h:1")
+    @reports_errors
+    def cmd(code: int, bootstrap: str) -> None:
+        raise confluent_kafka.KafkaException(confluent_kafka.KafkaError(code, "oops"))
+
+    down = CliRunner().invoke(cmd, ["--", str(confluent_kafka.KafkaError._ALL_BROKERS_DOWN)])
+    assert down.exit_code == 1
+    assert (
+        "Error: _ALL_BROKERS_DOWN: oops\nhint: could not talk to the broker at h:1" in down.output
+    )
+    auth = CliRunner().invoke(cmd, [str(confluent_kafka.KafkaError.SASL_AUTHENTICATION_FAILED)])
+    assert auth.exit_code == 1 and "hint" not in auth.output
+
+
 def test_commands_registered() -> None:
     r = CliRunner().invoke(main, ["--help"])
     assert r.exit_code == 0

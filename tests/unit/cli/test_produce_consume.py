@@ -70,6 +70,13 @@ def test_produce_stdin_with_keys_headers_and_options() -> None:
 
 
 @pytest.mark.usefixtures("fake_producer")
+def test_produce_summary_singular() -> None:
+    r = CliRunner().invoke(main, ["produce", "t"], input="only\n")
+    assert r.exit_code == 0, r.output
+    assert "Produced 1 record (4 bytes) to t" in r.output
+
+
+@pytest.mark.usefixtures("fake_producer")
 def test_produce_file_and_missing_separator(tmp_path: Path) -> None:
     f = tmp_path / "in.txt"
     f.write_bytes(b"k1=v1\nk2=v2\nbroken\nk4=v4\n")
@@ -186,3 +193,10 @@ def test_consume_offset_timestamp_partition() -> None:
     assert r.exit_code == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in r.output
     r = runner.invoke(main, ["consume", "t", "-o", "1", "--from-beginning"])
     assert r.exit_code == 2
+
+
+def test_consume_help_shows_the_separator_default_readably() -> None:
+    r = CliRunner().invoke(main, ["consume", "--help"])
+    assert r.exit_code == 0
+    line = " ".join(r.output.split("--separator", 1)[1].split()[:5])
+    assert line == "TEXT Field separator. [default: (tab)]"

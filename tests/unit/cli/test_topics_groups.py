@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tiered_mq.cli import groups as groups_cli
-from tiered_mq.cli import main
-from tiered_mq.cli import topics as topics_cli
+from tiered_mq.cli import _common, main
+from tiered_mq.cli.groups import total_lag
 from tiered_mq.client.admin import (
     ConfigValue,
     GroupDescription,
@@ -79,8 +78,7 @@ class FakeAdmin:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     FakeAdmin.instances.clear()
-    monkeypatch.setattr(topics_cli, "Admin", FakeAdmin)
-    monkeypatch.setattr(groups_cli, "Admin", FakeAdmin)
+    monkeypatch.setattr(_common, "Admin", FakeAdmin)
     monkeypatch.delenv("TIERED_MQ_BOOTSTRAP", raising=False)
     return CliRunner()
 
@@ -175,3 +173,46 @@ def test_groups_list_and_describe(runner: CliRunner) -> None:
     assert lines[3].split() == ["t", "1", "-", "7", "-", "-", "-"]
     assert "Total lag: 10" in r.output
     assert "m-1" in r.output and "t-0" in r.output
+    assert "Total lag: 10 (1 partition(s) without a committed offset)" in r.output
+
+
+SASL = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-256"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["topics", "create", "t"],
+        ["topics", "list"],
+        ["topics", "describe", "t"],
+        ["topics", "delete", "t"],
+        ["topics", "alter-config", "t", "--set", "a=1"],
+        ["groups", "list"],
+        ["groups", "describe", "g1"],
+    ],
+)
+def test_every_subcommand_passes_properties(runner: CliRunner, argv: list[str]) -> None:
+    r = runner.invoke(main, [*argv, *SASL, "--property", "sasl.username=u=x"])
+    assert r.exit_code == 0, r.output
+    conf = FakeAdmin.instances[0].config.to_librdkafka()
+    assert conf["security.protocol"] == "SASL_PLAINTEXT"
+    assert conf["sasl.mechanism"] == "SCRAM-SHA-256"
+    assert conf["sasl.username"] == "u=x"
+    bad = runner.invoke(main, [*argv, "-X", "no-equals-sign"])
+    assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.output
+
+
+def _group(*lags: tuple[int | None, int]) -> GroupDescription:
+    offsets = tuple(
+        PartitionLag("t", i, c, end, None if c is None else end - c)
+        for i, (c, end) in enumerate(lags)
+    )
+    return GroupDescription("g", "EMPTY", "", None, (), offsets)
+
+
+def test_total_lag_counts_committed_partitions_only() -> None:
+    assert total_lag(_group((None, 5), (None, 0))) == "Total lag: - (no committed offsets)"
+    assert total_lag(_group((3, 5), (None, 9))) == (
+        "Total lag: 2 (1 partition(s) without a committed offset)"
+    )
+    assert total_lag(_group((3, 5), (9, 9))) == "Total lag: 2"

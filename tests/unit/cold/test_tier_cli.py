@@ -43,7 +43,7 @@ async def test_inspect_status_scrub(tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(command, ["inspect", url])
     assert out.exit_code == 0, out.output
-    assert "topic orders: 1 partition(s) retention.ms=-1" in out.output
+    assert "topic orders: 1 partition(s)\n  configs:\n    retention.ms  -1\n" in out.output
     assert "partition 0: leader epoch 3, log start 0, offsets 0..39, 2 segment(s)" in out.output
     assert "COPY_FINISHED" in out.output
     assert "2023-11-14T22:13:20.000Z" in out.output  # first timestamp of segment 0
