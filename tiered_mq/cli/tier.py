@@ -163,9 +163,11 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
                 for line in _config_lines(tm.configs):
                     click.echo(line)
             for m in manifests:
+                start = m.remote_log_start_offset()
+                offsets = "no readable segment" if start is None else f"{start}..{m.end_offset()}"
                 click.echo(
                     f"  partition {m.partition}: leader epoch {m.leader_epoch}, log start "
-                    f"{m.log_start_offset}, offsets {m.remote_log_start_offset()}..{m.end_offset()}"
+                    f"{m.log_start_offset}, offsets {offsets}"
                     f", {len(m.readable_segments())} segment(s), {m.size_bytes()} bytes"
                 )
                 for s in m.segments:

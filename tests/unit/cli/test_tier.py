@@ -69,3 +69,10 @@ def test_inspect_lists_configs_one_a_line(bucket: Path) -> None:
         "    remote.storage.enable  true",
         "    retention.ms           -1",
     ]
+
+
+def test_inspect_says_a_partition_without_segments_has_none(bucket: Path) -> None:
+    r = CliRunner().invoke(main, ["tier", "inspect", str(bucket)])
+    assert "partition 0: leader epoch" in r.output
+    assert "offsets no readable segment, 0 segment(s)" in r.output
+    assert "None" not in r.output
