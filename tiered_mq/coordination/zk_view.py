@@ -16,6 +16,7 @@ called on the event loop.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -122,7 +123,8 @@ class MetadataView:
             new = {p: path for p, path in paths.items() if path not in self._watched}
             self._watched.update(new.values())
         for p, path in new.items():
-            DataWatch(self._client, path, self._state_watcher(TopicPartition(name, p)))
+            set_state = functools.partial(self.set_state, TopicPartition(name, p))
+            DataWatch(self._client, path, _watcher(path, znodes.decode_partition_state, set_state))
 
     # watch callbacks (kazoo's callback thread) ------------------------------------------------
     def _on_brokers(self, children: list[str]) -> None:
@@ -149,8 +151,13 @@ class MetadataView:
             new = [t for t in children if znodes.topic(t) not in self._watched]
             self._watched.update(znodes.topic(t) for t in new)
         for name in new:
-            DataWatch(self._client, znodes.topic(name), self._topic_watcher(name))
-            DataWatch(self._client, znodes.topic_config(name), self._config_watcher(name))
+            topic, config = znodes.topic(name), znodes.topic_config(name)
+            set_assignment = functools.partial(self.set_assignment, name)
+            set_configs = functools.partial(self.set_configs, name)
+            DataWatch(self._client, topic, _watcher(topic, znodes.decode_topic, set_assignment))
+            DataWatch(
+                self._client, config, _watcher(config, znodes.decode_entity_config, set_configs)
+            )
 
     def _on_users(self, children: list[str]) -> None:
         with self._lock:
@@ -158,34 +165,25 @@ class MetadataView:
             new = {path: user for path, user in paths.items() if path not in self._watched}
             self._watched.update(new)
         for path, user in new.items():
-            DataWatch(self._client, path, self._user_watcher(user))
+            set_config = functools.partial(self.set_user_config, user)
+            DataWatch(self._client, path, _watcher(path, znodes.decode_entity_config, set_config))
 
-    def _user_watcher(self, user: str) -> DataCallback:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            try:
-                self.set_user_config(user, znodes.decode_user_config(data) if data else None)
-            except (ValueError, KeyError, TypeError, AttributeError) as e:  # not Kafka's JSON
-                log.warning("ignoring the config of user %r: %r", user, e)
 
-        return watch
+def _watcher(
+    path: str, decode: Callable[[bytes], V], apply: Callable[[V | None], None]
+) -> DataCallback:
+    """The DataWatch callback of ``path``: ``apply`` its decoded data (None once the znode is
+    gone). Data that is not Kafka's JSON is logged and ignored."""
 
-    def _topic_watcher(self, name: str) -> DataCallback:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            self.set_assignment(name, znodes.decode_topic(data) if data else None)
+    def watch(data: bytes | None, _stat: Any) -> None:
+        try:
+            value = decode(data) if data else None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            log.warning("ignoring the data of %s: %r", path, e)
+            return
+        apply(value)
 
-        return watch
-
-    def _config_watcher(self, name: str) -> DataCallback:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            self.set_configs(name, znodes.decode_topic_config(data) if data else None)
-
-        return watch
-
-    def _state_watcher(self, tp: TopicPartition) -> DataCallback:
-        def watch(data: bytes | None, _stat: Any) -> None:
-            self.set_state(tp, znodes.decode_partition_state(data) if data else None)
-
-        return watch
+    return watch
 
 
 def _replaced(d: dict[K, V], key: K, value: V | None) -> dict[K, V]:

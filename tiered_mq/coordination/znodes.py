@@ -194,19 +194,13 @@ def decode_partition_state(data: bytes) -> PartitionState:
     return PartitionState(int(obj["leader"]), int(obj["leader_epoch"]), tuple(obj["isr"]), ())
 
 
-def encode_topic_config(configs: dict[str, str]) -> bytes:
-    return _dump({"version": 1, "config": dict(configs)})
-
-
-def decode_topic_config(data: bytes) -> dict[str, str]:
-    return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
-
-
-def encode_user_config(config: dict[str, str]) -> bytes:
+def encode_entity_config(config: dict[str, str]) -> bytes:
+    """A topic's or a user's config znode (``/config/topics/<t>``, ``/config/users/<u>``):
+    Kafka writes both entity types in one format."""
     return _dump({"version": 1, "config": dict(config)})
 
 
-def decode_user_config(data: bytes) -> dict[str, str]:
+def decode_entity_config(data: bytes) -> dict[str, str]:
     return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
 
 

@@ -43,6 +43,7 @@ from kazoo.exceptions import (
     KazooException,
     NodeExistsError,
     NoNodeError,
+    RolledBackError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -222,9 +223,9 @@ class ZooKeeperCoordinator:
                 txn.create(znodes.partition(name, p))
                 txn.create(znodes.partition_state(name, p), self._initial_state(nodes))
             if self._client.exists(znodes.topic_config(name)) is None:
-                txn.create(znodes.topic_config(name), znodes.encode_topic_config(configs))
+                txn.create(znodes.topic_config(name), znodes.encode_entity_config(configs))
             else:  # left by a crashed delete of an older topic of that name
-                txn.set_data(znodes.topic_config(name), znodes.encode_topic_config(configs))
+                txn.set_data(znodes.topic_config(name), znodes.encode_entity_config(configs))
             _commit(txn, f"topic '{name}'")
             self._view.set_configs(name, dict(configs))
             for p, nodes in assignment.items():
@@ -283,7 +284,7 @@ class ZooKeeperCoordinator:
         def write() -> None:
             if self._client.exists(znodes.topic(name)) is None:
                 raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-            self._set_or_create(znodes.topic_config(name), znodes.encode_topic_config(configs))
+            self._set_or_create(znodes.topic_config(name), znodes.encode_entity_config(configs))
 
         await self._call(write)
         self._view.set_configs(name, dict(configs))
@@ -333,19 +334,30 @@ class ZooKeeperCoordinator:
         log.info("broker %d is the controller (epoch %d)", self._node_id, self._controller_epoch)
 
     def _bump_controller_epoch(self) -> int:
+        def bump(data: bytes | None) -> tuple[bytes, int]:
+            epoch = int(data) + 1 if data is not None else 1
+            return str(epoch).encode(), epoch
+
+        return self._compare_and_set(znodes.CONTROLLER_EPOCH, bump)
+
+    def _compare_and_set(self, path: str, update: Callable[[bytes | None], tuple[bytes, T]]) -> T:
+        """Replace ``path``'s data (None: the znode is missing) with ``update``'s, conditional
+        on the version read; a concurrent writer makes it read again. Returns ``update``'s
+        second value for the data that was written."""
         while True:
             try:
-                data, stat = self._client.get(znodes.CONTROLLER_EPOCH)
+                data, stat = self._client.get(path)
             except NoNodeError:
+                new, result = update(None)
                 try:
-                    self._client.create(znodes.CONTROLLER_EPOCH, b"1")
-                    return 1
+                    self._client.create(path, new)
+                    return result
                 except NodeExistsError:
                     continue
-            epoch = int(data) + 1
+            new, result = update(data)
             try:
-                self._client.set(znodes.CONTROLLER_EPOCH, str(epoch).encode(), stat.version)
-                return epoch
+                self._client.set(path, new, stat.version)
+                return result
             except BadVersionError:
                 continue
 
@@ -374,27 +386,12 @@ class ZooKeeperCoordinator:
         """Claim ``[start, start + size)`` after the last block any broker claimed (a
         conditional set: a concurrent claim makes this one retry)."""
 
-        def claim() -> tuple[int, int]:
-            path = znodes.PRODUCER_ID_BLOCK
-            while True:
-                try:
-                    data, stat = self._client.get(path)
-                except NoNodeError:
-                    first = znodes.encode_producer_id_block(self._node_id, 0, size)
-                    try:
-                        self._client.create(path, first)
-                        return 0, size
-                    except NodeExistsError:
-                        continue
-                start = znodes.decode_producer_id_block_end(data)
-                block = znodes.encode_producer_id_block(self._node_id, start, start + size)
-                try:
-                    self._client.set(path, block, stat.version)
-                    return start, start + size
-                except BadVersionError:
-                    continue
+        def claim(data: bytes | None) -> tuple[bytes, tuple[int, int]]:
+            start = znodes.decode_producer_id_block_end(data)
+            block = znodes.encode_producer_id_block(self._node_id, start, start + size)
+            return block, (start, start + size)
 
-        return await self._call(claim)
+        return await self._call(lambda: self._compare_and_set(znodes.PRODUCER_ID_BLOCK, claim))
 
     # SCRAM credentials ----------------------------------------------------------------------
     def scram_users(self) -> list[str]:
@@ -416,12 +413,11 @@ class ZooKeeperCoordinator:
                     written[user] = self._stage_user_config(txn, user, mechanisms)
                 if not txn.operations:  # nothing to change (e.g. deleting what is not there)
                     return written
-                results = txn.commit()
-                failed = [r for r in results if isinstance(r, Exception)]
-                if not failed:
+                failure = _first_failure(txn.commit())
+                if failure is None:
                     return written
-                if not any(isinstance(r, _CONCURRENT) for r in failed):
-                    raise next(r for r in failed if type(r).__name__ != "RolledBackError")
+                if not isinstance(failure, _CONCURRENT):
+                    raise failure
                 log.info("user configs changed concurrently; trying again")
             raise RequestTimedOutError("user configs keep changing concurrently; try again")
 
@@ -436,16 +432,16 @@ class ZooKeeperCoordinator:
         path = znodes.user_config(user)
         try:
             data, stat = self._client.get(path)
-            config, version = znodes.decode_user_config(data), stat.version
+            config, version = znodes.decode_entity_config(data), stat.version
         except NoNodeError:
             config, version = {}, -1
         apply_scram_changes(config, mechanisms)
         if version >= 0 and config:
-            txn.set_data(path, znodes.encode_user_config(config), version)
+            txn.set_data(path, znodes.encode_entity_config(config), version)
         elif version >= 0:
             txn.delete(path, version)
         elif config:
-            txn.create(path, znodes.encode_user_config(config))
+            txn.create(path, znodes.encode_entity_config(config))
         return config
 
     # helpers --------------------------------------------------------------------------------
@@ -474,17 +470,22 @@ def _subtree(client: KazooClient, path: str) -> list[str]:
     return out
 
 
+def _first_failure(results: list[Any]) -> Exception | None:
+    """The operation that failed a committed multi-op (the others answer RolledBackError);
+    None when it was applied."""
+    failures = [r for r in results if isinstance(r, Exception)]
+    if not failures:
+        return None
+    return next((r for r in failures if not isinstance(r, RolledBackError)), failures[0])
+
+
 def _commit(txn: Any, what: str) -> None:
     """Commit a multi-op; NodeExists on its first op is TOPIC_ALREADY_EXISTS, any other failure
     is raised as it is (nothing of the transaction was applied)."""
     results = txn.commit()
-    errors = [r for r in results if isinstance(r, Exception)]
-    if not errors:
+    first = _first_failure(results)
+    if first is None:
         return
-    first = next(
-        (r for r in results if isinstance(r, Exception) and type(r).__name__ != "RolledBackError"),
-        errors[0],
-    )
     if isinstance(first, NodeExistsError) and results[0] is first:
         raise TopicAlreadyExistsError(f"{what} already exists")
     if isinstance(first, BadVersionError | NoNodeError):
