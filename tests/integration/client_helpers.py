@@ -1,6 +1,6 @@
 """Client-side steps the integration tests repeat: draining a confluent-kafka consumer, whole
-round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat, and a broker
-certificate for a TLS listener."""
+round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat, a SASL login's
+librdkafka settings, and a broker certificate for a TLS listener."""
 
 from __future__ import annotations
 
@@ -15,6 +15,20 @@ from typing import Any
 import trustme
 from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def sasl_conf(
+    bootstrap: str, mechanism: str, user: str, password: str, **more: Any
+) -> dict[str, Any]:
+    """librdkafka settings of a SASL_PLAINTEXT login (``more``: other properties)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+        **more,
+    }
 
 
 def take(consumer: Consumer, n: int, timeout: float = 30) -> list[Message]:

@@ -46,7 +46,7 @@ from kafka.admin import ResourceType as KpResourceType
 from kafka.errors import ClusterAuthorizationFailedError
 
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.client_helpers import take
+from tests.integration.client_helpers import sasl_conf, take
 
 pytestmark = pytest.mark.integration
 
@@ -59,14 +59,7 @@ ALLOW = AclPermissionType.ALLOW
 
 
 def _conf(broker: BrokerProcess, user: str, **more: Any) -> dict[str, Any]:
-    return {
-        "bootstrap.servers": broker.bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "SCRAM-SHA-256",
-        "sasl.username": user,
-        "sasl.password": PASSWORDS[user],
-        **more,
-    }
+    return sasl_conf(broker.bootstrap, "SCRAM-SHA-256", user, PASSWORDS[user], **more)
 
 
 def _grant(user: str, kind: ResourceType, name: str, op: AclOperation, **kw: Any) -> AclBinding:

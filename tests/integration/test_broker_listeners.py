@@ -17,7 +17,7 @@ from tests.integration.broker_process import (
     free_port,
     request,
 )
-from tests.integration.client_helpers import confluent_round_trip
+from tests.integration.client_helpers import confluent_round_trip, sasl_conf
 
 pytestmark = pytest.mark.integration
 
@@ -39,14 +39,7 @@ def two_listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Br
 
 
 def _external(port: int, **more: Any) -> dict[str, Any]:
-    return {
-        "bootstrap.servers": f"localhost:{port}",
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.username": "app",
-        "sasl.password": "app-secret",
-        **more,
-    }
+    return sasl_conf(f"localhost:{port}", "SCRAM-SHA-512", "app", "app-secret", **more)
 
 
 def test_each_listener_answers_with_its_own_address(

@@ -28,7 +28,7 @@ from kafka import admin as kafka_admin
 from kafka.errors import ClusterAuthorizationFailedError
 
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.client_helpers import confluent_round_trip
+from tests.integration.client_helpers import confluent_round_trip, sasl_conf
 from tests.integration.conftest import BrokerFactory
 from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
     ZooKeeperServer,
@@ -53,13 +53,7 @@ def _sasl_broker(broker_factory: BrokerFactory, *more: str) -> BrokerProcess:
 
 
 def _conf(broker: BrokerProcess, user: str, password: str, mechanism: str) -> dict[str, Any]:
-    return {
-        "bootstrap.servers": broker.bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": mechanism,
-        "sasl.username": user,
-        "sasl.password": password,
-    }
+    return sasl_conf(broker.bootstrap, mechanism, user, password)
 
 
 def _admin(broker: BrokerProcess, user: str = ADMIN, password: str = ADMIN_PASSWORD) -> AdminClient:

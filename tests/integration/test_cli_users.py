@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -21,7 +22,7 @@ from confluent_kafka.admin import (
 )
 
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.client_helpers import confluent_round_trip
+from tests.integration.client_helpers import confluent_round_trip, sasl_conf
 from tiered_mq.cli import main
 
 pytestmark = pytest.mark.integration
@@ -84,14 +85,8 @@ def users(
 
 def client_conf(
     broker: BrokerProcess, mechanism: str, password: str, user: str = "carol"
-) -> dict[str, str]:
-    return {
-        "bootstrap.servers": broker.bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanism": mechanism,
-        "sasl.username": user,
-        "sasl.password": password,
-    }
+) -> dict[str, Any]:
+    return sasl_conf(broker.bootstrap, mechanism, user, password)
 
 
 def can_log_in(broker: BrokerProcess, mechanism: str, password: str) -> bool:

@@ -29,7 +29,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -73,14 +73,11 @@ CredentialLookup = Callable[[str], ScramCredential | None]  # user -> credential
 
 class ScramExchange:
     """One SCRAM authentication: ``first(client_first)`` then ``final(client_final)``.
-    ``credentials`` maps user names to credentials, or looks one up (called once, at
-    client-first)."""
+    ``lookup`` finds a user's credential (called once, at client-first)."""
 
-    def __init__(
-        self, mechanism: str, credentials: Mapping[str, ScramCredential] | CredentialLookup
-    ) -> None:
+    def __init__(self, mechanism: str, lookup: CredentialLookup) -> None:
         self._hash = _HASHES[mechanism]
-        self._lookup = credentials.get if isinstance(credentials, Mapping) else credentials
+        self._lookup = lookup
         self.user: str | None = None  # set once the proof checked
         self._state: tuple[str, str, str, ScramCredential, str] | None = None
 

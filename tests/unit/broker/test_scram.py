@@ -19,7 +19,7 @@ USERS = {"alice": "alice-secret", "a,b=c": "odd-name"}
 
 def exchange(mechanism: str) -> ScramExchange:
     creds = {u: ScramCredential.derive(mechanism, p) for u, p in USERS.items()}
-    return ScramExchange(mechanism, creds)
+    return ScramExchange(mechanism, creds.get)
 
 
 def client_final(mechanism: str, password: str, bare: str, server_first: str, nonce: str) -> str:

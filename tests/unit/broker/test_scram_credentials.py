@@ -47,7 +47,7 @@ def test_rfc7677_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     """The keys derived from the SaltedPassword verify the RFC's proof and give its server
     signature: the exchange reproduces the RFC's messages byte for byte."""
     monkeypatch.setattr(scram.secrets, "token_urlsafe", lambda _n: SERVER_NONCE)
-    exchange = ScramExchange("SCRAM-SHA-256", {"user": rfc_credential()})
+    exchange = ScramExchange("SCRAM-SHA-256", {"user": rfc_credential()}.get)
     assert exchange.first(CLIENT_FIRST) == SERVER_FIRST
     assert exchange.final(CLIENT_FINAL) == SERVER_FINAL
     assert exchange.user == "user"

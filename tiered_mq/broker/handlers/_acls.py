@@ -22,8 +22,8 @@ from tiered_mq.broker.acl.binding import (
     ResourceType,
 )
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_message, require
-from tiered_mq.errors import ClusterAuthorizationFailedError, KafkaError, SecurityDisabledError
+from tiered_mq.broker.handlers._common import require
+from tiered_mq.errors import ClusterAuthorizationFailedError, SecurityDisabledError
 
 E = TypeVar("E", bound=IntEnum)
 
@@ -60,13 +60,6 @@ def binding_filter(wire: dict[str, Any]) -> AclBindingFilter:
         _enum(AclOperation, wire["operation"]),
         _enum(AclPermissionType, wire["permission_type"]),
     )
-
-
-def outcome(error: KafkaError | None) -> dict[str, Any]:
-    """``error_code`` and ``error_message`` of one result (success when ``error`` is None)."""
-    if error is None:
-        return {"error_code": 0, "error_message": None}
-    return {"error_code": error.errno, "error_message": error_message(error)}
 
 
 def pattern_fields(pattern: ResourcePattern) -> dict[str, Any]:

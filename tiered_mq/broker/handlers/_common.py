@@ -43,6 +43,13 @@ def error_message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def outcome(error: BaseException | None) -> dict[str, Any]:
+    """``error_code`` and ``error_message`` of one result (success when ``error`` is None)."""
+    if error is None:
+        return {"error_code": 0, "error_message": None}
+    return {"error_code": error_code(error), "error_message": error_message(error)}
+
+
 async def alter_topic_configs(
     request: dict[str, Any], alter: Callable[[str, list[dict[str, Any]]], Awaitable[None]]
 ) -> dict[str, Any]:

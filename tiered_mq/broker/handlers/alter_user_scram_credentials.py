@@ -26,7 +26,7 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import outcome
 from tiered_mq.broker.scram import ScramCredential
 from tiered_mq.broker.scram_credentials import (
     MAX_ITERATIONS,
@@ -78,9 +78,7 @@ def _upsertion(upsertion: dict[str, Any]) -> tuple[str, str]:
 
 
 def _result(user: str, error: Exception | None = None) -> dict[str, Any]:
-    if error is None:
-        return {"user": user, "error_code": 0, "error_message": None}
-    return {"user": user, "error_code": error_code(error), "error_message": error_message(error)}
+    return {"user": user, **outcome(error)}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._acls import authorizer_for, binding, outcome
+from tiered_mq.broker.handlers._acls import authorizer_for, binding
+from tiered_mq.broker.handlers._common import outcome
 from tiered_mq.errors import KafkaError
 
 API_KEY = 30

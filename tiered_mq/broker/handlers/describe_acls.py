@@ -13,9 +13,9 @@ from tiered_mq.broker.handlers._acls import (
     acl_fields,
     authorizer_for,
     binding_filter,
-    outcome,
     pattern_fields,
 )
+from tiered_mq.broker.handlers._common import outcome
 from tiered_mq.errors import KafkaError
 
 API_KEY = 29

@@ -18,7 +18,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
+from tiered_mq.broker.handlers._common import outcome, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -48,12 +48,7 @@ def _partition(ctx: RequestContext, tp: TopicPartition) -> dict[str, Any]:
 
 
 def _error(index: int, exc: Exception) -> dict[str, Any]:
-    return {
-        "partition_index": index,
-        "error_code": error_code(exc),
-        "error_message": error_message(exc),
-        "active_producers": [],
-    }
+    return {"partition_index": index, **outcome(exc), "active_producers": []}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:

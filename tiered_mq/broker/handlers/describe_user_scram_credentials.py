@@ -21,7 +21,7 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message
+from tiered_mq.broker.handlers._common import outcome
 from tiered_mq.broker.scram_credentials import ScramMechanism, credential_from_string
 from tiered_mq.errors import (
     ClusterAuthorizationFailedError,
@@ -50,31 +50,26 @@ def _credential_infos(ctx: RequestContext, user: str) -> list[dict[str, int]]:
 
 
 def _result(ctx: RequestContext, user: str, times_named: int) -> dict[str, Any]:
-    result: dict[str, Any] = {"user": user, "error_code": 0, "error_message": None}
     try:
         if times_named > 1:
             raise DuplicateResourceError(
                 "Cannot describe SCRAM credentials for the same user twice in a single "
                 f"request: {user}"
             )
-        result["credential_infos"] = _credential_infos(ctx, user)
+        return {"user": user, **outcome(None), "credential_infos": _credential_infos(ctx, user)}
     except Exception as e:  # KafkaError, or a stored credential that does not parse
-        result["error_code"], result["error_message"] = error_code(e), error_message(e)
-        result["credential_infos"] = []
-    return result
+        return {"user": user, **outcome(e), "credential_infos": []}
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "error_message": None}
+    answer: dict[str, Any] = {"throttle_time_ms": 0, **outcome(None)}
     named = [u["name"] for u in request["users"] or []]
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         refused = ClusterAuthorizationFailedError(f"{ctx.principal} may not DESCRIBE the cluster")
-        code, message = refused.errno, error_message(refused)
         if not named:
-            return {**answer, "error_code": code, "error_message": message}
+            return {**answer, **outcome(refused)}
         results = [
-            {"user": u, "error_code": code, "error_message": message, "credential_infos": []}
-            for u in dict.fromkeys(named)
+            {"user": u, **outcome(refused), "credential_infos": []} for u in dict.fromkeys(named)
         ]
         return {**answer, "results": results}
     users = Counter(named or ctx.broker.coordinator.scram_users())
