@@ -104,10 +104,8 @@ class GroupAdmin:
             return errors.GroupIdNotFoundError.errno
         if group.state is not S.EMPTY:
             return errors.NonEmptyGroupError.errno
-        group.transition_to(S.DEAD, self.scheduler.now_ms())
-        del self.groups[group_id]
         try:
-            await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+            await self._forget(group)
         except Exception:
             log.exception("group %s: writing tombstones failed", group_id)
             return errors.CoordinatorNotAvailableError.errno
@@ -168,6 +166,10 @@ class GroupAdmin:
             return
         if self.offsets.has_offsets(group_id):
             return
+        await self._forget(group)
+
+    async def _forget(self, group: GroupMetadata) -> None:
+        """Dead and out of ``groups`` at once, then its offsets and metadata tombstoned."""
         group.transition_to(S.DEAD, self.scheduler.now_ms())
-        del self.groups[group_id]
-        await self.offsets.delete_group(group_id, self.scheduler.now_ms())
+        del self.groups[group.group_id]
+        await self.offsets.delete_group(group.group_id, self.scheduler.now_ms())
