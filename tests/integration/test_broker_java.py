@@ -35,6 +35,7 @@ from tests.integration.broker_process import BrokerProcess, stored_batches
 from tests.integration.client_helpers import broker_certificate, take
 from tests.integration.conftest import BrokerFactory
 from tests.integration.test_broker_clients import consume_all, new_topic
+from tests.integration.test_transactions_admin import read_committed, stuck_transaction
 
 pytestmark = pytest.mark.integration
 
@@ -318,6 +319,23 @@ def test_java_transactions_by_isolation_level(java: Java, shared_broker: BrokerP
         data = [h for h, _ in batches if not h.is_control]
         assert all(h.is_transactional for h in data)
         assert [k[2:4] if k else None for k in markers] == [b"\0\1", b"\0\0", b"\0\1"]
+
+
+def test_java_admin_aborts_a_stuck_transaction(java: Java, shared_broker: BrokerProcess) -> None:
+    """``Admin.abortTransaction`` (WriteTxnMarkers v1, as ``kafka-transactions.sh abort``) with
+    the producer id, epoch and coordinator epoch DescribeProducers reports: a transaction left
+    open stops holding read_committed readers back, and its records stay unreadable."""
+    topic = new_topic(shared_broker)
+    stuck = stuck_transaction(shared_broker.bootstrap, topic)
+    assert read_committed(shared_broker.bootstrap, topic, 3) == []
+    aborted, again = java.admin(
+        shared_broker, f"abort-open-transaction {topic}:0", f"abort-open-transaction {topic}:0"
+    )
+    assert aborted["ok"] > 0, aborted
+    assert again["ok"] == -1, again  # nothing is open any more
+    expected = [b"after-%d" % i for i in range(4)]
+    assert read_committed(shared_broker.bootstrap, topic, 20, expect=4) == expected
+    stuck.abort_transaction(20)
 
 
 def test_java_consume_transform_produce(java: Java, shared_broker: BrokerProcess) -> None:

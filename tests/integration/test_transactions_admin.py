@@ -1,6 +1,7 @@
-"""Transaction admin APIs (DescribeProducers, DescribeTransactions, ListTransactions) with real
-clients: confluent-kafka producers write (idempotent, a committed transaction, an open one) and
-kafka-python 3's ``KafkaAdminClient`` inspects them as ``kafka-transactions.sh`` would."""
+"""Transaction admin APIs (DescribeProducers, DescribeTransactions, ListTransactions,
+WriteTxnMarkers) with real clients: confluent-kafka producers write (idempotent, a committed
+transaction, an open one) and kafka-python 3's ``KafkaAdminClient`` inspects them, and aborts a
+stuck one, as ``kafka-transactions.sh`` would."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as ConfluentTP
 from confluent_kafka.admin import AdminClient, NewTopic
-from kafka.admin import KafkaAdminClient
+from kafka.admin import AbortTransactionSpec, KafkaAdminClient
 from kafka.admin._transactions import TransactionListing, TransactionState
-from kafka.errors import TransactionalIdNotFoundError, UnknownTopicOrPartitionError
+from kafka.errors import (
+    InvalidProducerEpochError,
+    TransactionalIdNotFoundError,
+    UnknownTopicOrPartitionError,
+)
 from kafka.structs import TopicPartition
 
 from tests.integration.broker_process import BrokerProcess
@@ -56,17 +61,23 @@ def _txn_producer(bootstrap: str, txn_id: str) -> Producer:
     return p
 
 
-def _offsets_by_value(bootstrap: str, topic: str, expect: int) -> dict[bytes, int]:
-    """value -> offset of every record of partition 0, read_uncommitted (open ones included)."""
+def _partition_0_reader(bootstrap: str, topic: str, isolation: str) -> Consumer:
+    """A consumer assigned partition 0 of ``topic`` from offset 0."""
     c = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": f"g-{uuid.uuid4().hex[:6]}",
-            "isolation.level": "read_uncommitted",
+            "isolation.level": isolation,
             "enable.auto.commit": False,
         }
     )
     c.assign([ConfluentTP(topic, 0, 0)])
+    return c
+
+
+def _offsets_by_value(bootstrap: str, topic: str, expect: int) -> dict[bytes, int]:
+    """value -> offset of every record of partition 0, read_uncommitted (open ones included)."""
+    c = _partition_0_reader(bootstrap, topic, "read_uncommitted")
     found: dict[bytes, int] = {}
     deadline = time.monotonic() + TIMEOUT
     try:
@@ -83,6 +94,37 @@ def _offsets_by_value(bootstrap: str, topic: str, expect: int) -> dict[bytes, in
         c.close()
     assert len(found) == expect
     return found
+
+
+def stuck_transaction(bootstrap: str, topic: str) -> Producer:
+    """A transactional producer holding 3 records (``stuck-i``) of partition 0 in a transaction
+    it does not end, then 4 plain records (``after-i``) behind it."""
+    stuck = _txn_producer(bootstrap, f"stuck-{uuid.uuid4().hex[:6]}")
+    stuck.begin_transaction()
+    for i in range(3):
+        stuck.produce(topic, b"stuck-%d" % i, partition=0)
+    stuck.flush(TIMEOUT)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    for i in range(4):
+        plain.produce(topic, b"after-%d" % i, partition=0)
+    plain.flush(TIMEOUT)
+    return stuck
+
+
+def read_committed(bootstrap: str, topic: str, seconds: float, expect: int = 0) -> list[bytes]:
+    """Values of partition 0 a read_committed consumer gets from offset 0 in ``seconds`` (or
+    until it has ``expect`` of them)."""
+    c = _partition_0_reader(bootstrap, topic, "read_committed")
+    values: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline and (expect == 0 or len(values) < expect):
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                values.append(m.value() or b"")
+    finally:
+        c.close()
+    return values
 
 
 def _listed(admin: KafkaAdminClient, **filters: Any) -> dict[str, TransactionListing]:
@@ -172,3 +214,35 @@ def test_open_committed_and_idempotent_producers(
     assert producers[o.producer_id].last_sequence == OPEN_RECORDS - 1
     for p in (idempotent, done, opened):
         p.close()
+
+
+def test_an_admin_aborts_a_stuck_transaction(
+    broker: BrokerProcess, admin: KafkaAdminClient
+) -> None:
+    topic = _topic(broker.bootstrap)
+    tp = TopicPartition(topic, 0)
+    stuck = stuck_transaction(broker.bootstrap, topic)
+    # the open transaction holds the last stable offset at 0: read_committed sees nothing
+    assert read_committed(broker.bootstrap, topic, 3) == []
+    (open_one,) = [
+        p
+        for p in admin.describe_producers([tp])[tp].active_producers
+        if p.current_transaction_start_offset >= 0
+    ]
+    assert open_one.current_transaction_start_offset == 0 and open_one.coordinator_epoch == -1
+    pid, epoch = open_one.producer_id, open_one.producer_epoch
+    if epoch > 0:  # an older epoch than the partition knows is refused (none below 0 to try)
+        with pytest.raises(InvalidProducerEpochError):
+            admin.abort_transaction(AbortTransactionSpec(tp, pid, epoch - 1))
+    admin.abort_transaction(AbortTransactionSpec(tp, pid, epoch, open_one.coordinator_epoch))
+    # the ABORT marker is in: the plain records are readable, the aborted ones never are
+    expected = [b"after-%d" % i for i in range(4)]
+    assert read_committed(broker.bootstrap, topic, TIMEOUT, expect=4) == expected
+    after = {p.producer_id: p for p in admin.describe_producers([tp])[tp].active_producers}
+    assert after[pid].current_transaction_start_offset == -1
+    # the producer's own coordinator can still end it: its ABORT marker lands as a no-op
+    stuck.abort_transaction(TIMEOUT)
+    assert read_committed(broker.bootstrap, topic, TIMEOUT, expect=4) == expected
+    # DescribeProducers now reports the coordinator epoch of that last marker (ours: 0)
+    ended = {p.producer_id: p for p in admin.describe_producers([tp])[tp].active_producers}
+    assert ended[pid].coordinator_epoch == 0

@@ -34,6 +34,7 @@ from tiered_mq.errors import (
     CorruptRecordError,
     InvalidProducerEpochError,
     MessageTooLargeError,
+    TransactionCoordinatorFencedError,
     UnsupportedCompressionTypeError,
 )
 from tiered_mq.hot.local_log import LocalLog
@@ -158,14 +159,21 @@ class Partition:
     ) -> int:
         """Append a COMMIT or ABORT control batch for ``producer_id``; return its offset.
 
-        Raises InvalidProducerEpochError when the partition knows a newer epoch (a zombie
-        coordinator); an ABORT closing an ongoing transaction is indexed in ``.txnindex``."""
+        Raises InvalidProducerEpochError when the partition knows a newer producer epoch, and
+        TransactionCoordinatorFencedError when its last marker came from a newer coordinator
+        epoch (a zombie coordinator); an ABORT closing an ongoing transaction is indexed in
+        ``.txnindex``."""
         async with self.lock:
             ps = self.producer_state
             entry = ps.producers.get(producer_id)
             if entry is not None and producer_epoch < entry.epoch:
                 raise InvalidProducerEpochError(
                     f"{self.tp}: marker epoch {producer_epoch} < producer epoch {entry.epoch}"
+                )
+            if entry is not None and coordinator_epoch < entry.coordinator_epoch:
+                raise TransactionCoordinatorFencedError(
+                    f"{self.tp}: marker of producer {producer_id} from coordinator epoch "
+                    f"{coordinator_epoch} < {entry.coordinator_epoch} (a zombie coordinator)"
                 )
             buf = bytearray(
                 encode_control_batch(
@@ -175,7 +183,7 @@ class Partition:
             batches = iter_batches(buf, validate=True)
             info = self.log.append_as_leader(buf, self.leader_epoch, batches)  # type: ignore[arg-type]
             offset = int(info.first_offset)
-            completed = ps.update(batches[0][1], offset)
+            completed = ps.update(batches[0][1], offset, coordinator_epoch)
             if completed is not None and not commit:
                 segment_base = self.log.active_segment.base_offset
                 self.txns.record_abort(completed, stable_offset_after(ps, offset), segment_base)

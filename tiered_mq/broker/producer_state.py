@@ -31,7 +31,7 @@ Snapshot file ``{offset:020d}.snapshot`` in the partition dir holds the state of
       last_offset           i64
       offset_delta          i32  last_offset - first offset of the producer's last batch
       timestamp             i64  max timestamp of that batch
-      coordinator_epoch     i32  (-1: not tracked)
+      coordinator_epoch     i32  of the producer's last marker (-1: none)
       current_txn_first_offset i64 first offset of the producer's ongoing transaction (-1: none)
 
 Transactions: a transactional data batch opens the producer's ongoing transaction at its base
@@ -40,9 +40,10 @@ is open; a control batch (COMMIT/ABORT marker) closes it and :meth:`update` retu
 completed :class:`CompletedTxn`. An epoch bump keeps the open transaction (the coordinator's
 markers after fencing carry the new epoch).
 
-DescribeProducers reads :meth:`ProducerStateManager.active_producers`. The coordinator epoch of
-markers is not tracked (snapshots store -1), so it is reported as -1; the last timestamp is the
-max timestamp of the producer's last data batch (Kafka also moves it to a marker's timestamp).
+DescribeProducers reads :meth:`ProducerStateManager.active_producers`: the coordinator epoch is
+the one of the producer's last marker (-1 before its first; kept across epoch bumps, as Kafka
+does); the last timestamp is the max timestamp of the producer's last data batch (Kafka also
+moves it to a marker's timestamp).
 
 A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
 is truncated is ignored (and the next older one tried): the log is replayed from further back.
@@ -99,7 +100,7 @@ class ActiveProducer:
     producer_epoch: int
     last_sequence: int
     last_timestamp: int  # max timestamp of the producer's last batch
-    coordinator_epoch: int  # not tracked here: always -1
+    coordinator_epoch: int  # of the producer's last marker
     current_txn_start_offset: int
 
 
@@ -109,6 +110,7 @@ class ProducerEntry:
     epoch: int
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
     current_txn_first_offset: int = -1
+    coordinator_epoch: int = -1  # of the last COMMIT/ABORT marker
 
     @property
     def last_seq(self) -> int:
@@ -219,8 +221,11 @@ class ProducerStateManager:
             pending[pid] = (h.producer_epoch, h.last_sequence)
         return None
 
-    def update(self, header: BatchHeader, first_offset: int) -> CompletedTxn | None:
-        """Record an appended (or recovered) batch whose base offset is ``first_offset``.
+    def update(
+        self, header: BatchHeader, first_offset: int, coordinator_epoch: int = -1
+    ) -> CompletedTxn | None:
+        """Record an appended (or recovered) batch whose base offset is ``first_offset``;
+        ``coordinator_epoch`` is the marker's, for a control batch.
 
         Returns the transaction a control batch completed (None for other batches, or for a
         marker of a producer without an ongoing transaction here)."""
@@ -230,11 +235,17 @@ class ProducerStateManager:
         if pid == NO_PRODUCER_ID:
             return None
         entry = self.producers.get(pid)
-        if entry is None or header.producer_epoch != entry.epoch:
-            txn_first = entry.current_txn_first_offset if entry is not None else -1
-            entry = ProducerEntry(pid, header.producer_epoch, current_txn_first_offset=txn_first)
-            self.producers[pid] = entry
+        if entry is None:
+            entry = self.producers[pid] = ProducerEntry(pid, header.producer_epoch)
+        elif header.producer_epoch != entry.epoch:  # a new epoch: forget the old batches
+            entry = self.producers[pid] = ProducerEntry(
+                pid,
+                header.producer_epoch,
+                current_txn_first_offset=entry.current_txn_first_offset,
+                coordinator_epoch=entry.coordinator_epoch,
+            )
         if header.is_control:
+            entry.coordinator_epoch = coordinator_epoch
             completed = None
             if entry.current_txn_first_offset >= 0:
                 completed = CompletedTxn(pid, entry.current_txn_first_offset, first_offset)
@@ -267,7 +278,7 @@ class ProducerStateManager:
                     e.epoch,
                     last.last_seq if last is not None else NO_SEQUENCE,
                     last.timestamp if last is not None else -1,
-                    -1,
+                    e.coordinator_epoch,
                     e.current_txn_first_offset,
                 )
             )
@@ -297,7 +308,7 @@ class ProducerStateManager:
                 b.last_offset,
                 b.last_offset - b.first_offset,
                 b.timestamp,
-                -1,
+                e.coordinator_epoch,
                 e.current_txn_first_offset,
             )
             count += 1
@@ -316,10 +327,12 @@ class ProducerStateManager:
             return None
         out: dict[int, ProducerEntry] = {}
         for i in range(count):
-            pid, epoch, last_seq, last_off, delta, ts, _, txn_first = _ENTRY.unpack_from(
+            pid, epoch, last_seq, last_off, delta, ts, coord_epoch, txn_first = _ENTRY.unpack_from(
                 data, _HEAD.size + i * _ENTRY.size
             )
-            entry = ProducerEntry(pid, epoch, current_txn_first_offset=txn_first)
+            entry = ProducerEntry(
+                pid, epoch, current_txn_first_offset=txn_first, coordinator_epoch=coord_epoch
+            )
             first_seq = (last_seq - delta) & _INT32_MAX
             entry.batches.append(BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts))
             out[pid] = entry

@@ -57,6 +57,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
@@ -69,6 +70,7 @@ import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -487,8 +489,25 @@ public final class JavaClient {
       case "list-transactions" -> admin.listTransactions().all().get().size();
       case "describe-producers" ->
           admin.describeProducers(List.of(topicPartition(a.get(0)))).all().get().size();
+      // kafka-transactions.sh abort: find the producer holding a transaction open, abort it
+      case "abort-open-transaction" -> abortOpenTransaction(admin, topicPartition(a.get(0)));
       default -> throw new IllegalArgumentException("unknown admin operation " + op);
     };
+  }
+
+  /** Abort (WriteTxnMarkers, KIP-664) the transaction open on {@code tp}; its producer id. */
+  static long abortOpenTransaction(Admin admin, TopicPartition tp) throws Exception {
+    for (ProducerState p : admin.describeProducers(List.of(tp)).partitionResult(tp).get()
+        .activeProducers()) {
+      if (p.currentTransactionStartOffset().isPresent()) {
+        short epoch = (short) p.producerEpoch();
+        int coordinatorEpoch = p.coordinatorEpoch().orElse(-1);
+        admin.abortTransaction(new AbortTransactionSpec(tp, p.producerId(), epoch, coordinatorEpoch))
+            .all().get();
+        return p.producerId();
+      }
+    }
+    return -1;
   }
 
   static Map<String, Object> describeCluster(DescribeClusterResult r) throws Exception {

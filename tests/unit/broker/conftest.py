@@ -54,6 +54,11 @@ class Client:
             pass
 
 
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+# ACLs on; a resource without any ACL stays open to everyone (Kafka's opt-in)
+ACLS_ON = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.found": "true"}
+
+
 async def start_broker(data_dir: Path, **overrides: str) -> Broker:
     # one offsets partition keeps start and close fast
     config = BrokerConfig(

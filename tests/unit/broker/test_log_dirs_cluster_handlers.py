@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, start_broker
 from tests.unit.broker.test_produce_fetch import batch, produce_body
 from tiered_mq.broker.acl.authorizer import ANONYMOUS
 from tiered_mq.broker.acl.binding import (
@@ -24,7 +24,6 @@ from tiered_mq.broker.broker import Broker
 PRODUCE, CREATE_TOPICS, METADATA, DESCRIBE_LOG_DIRS, DESCRIBE_CLUSTER = 0, 19, 3, 35, 60
 CLUSTER_AUTHORIZATION_FAILED = 31
 NOT_REQUESTED = -(2**31)
-STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 async def create(client: Client, name: str, partitions: int) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, start_broker
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, AclPermissionType, ResourceType
 from tiered_mq.topic_partition import TopicPartition
-
-STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 def delete_request(group: str, **topics: list[int]) -> dict[str, Any]:
@@ -105,10 +103,7 @@ async def test_unknown_topics_and_partitions_and_groups(tmp_path: Path) -> None:
 async def test_acls_delete_on_the_group_and_read_on_the_topic(tmp_path: Path) -> None:
     broker = await start_broker(
         tmp_path / "data",
-        **{
-            "authorizer.class.name": STANDARD_AUTHORIZER,
-            "allow.everyone.if.no.acl.found": "true",
-        },
+        **ACLS_ON,
     )
     client = await Client.connect(broker.port)
     try:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, start_broker
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.scram import ScramCredential
 from tiered_mq.broker.scram_credentials import credential_from_string
@@ -122,7 +122,7 @@ async def test_cluster_acls_decide(tmp_path: Path) -> None:
     broker = await start_broker(
         tmp_path / "data",
         **{
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "authorizer.class.name": STANDARD_AUTHORIZER,
             "super.users": "User:admin",
         },
     )

@@ -97,7 +97,9 @@ def test_api_versions_v3_response_uses_header_v0() -> None:
         (ApiKey.FETCH, 12, Support.UNSUPPORTED_VERSION),
         (ApiKey.API_VERSIONS, 4, Support.UNSUPPORTED_VERSION),
         (4, 0, Support.UNKNOWN_API),  # LeaderAndIsr: inter-broker, not served
-        (27, 0, Support.UNKNOWN_API),  # WriteTxnMarkers
+        (ApiKey.WRITE_TXN_MARKERS, 1, Support.SUPPORTED),  # KIP-664's admin abort
+        (ApiKey.WRITE_TXN_MARKERS, 2, Support.UNSUPPORTED_VERSION),  # KIP-890's v2
+        (5, 0, Support.UNKNOWN_API),  # StopReplica: inter-broker, not served
         (-1, 0, Support.UNKNOWN_API),
         (999, 0, Support.UNKNOWN_API),
     ],

@@ -11,13 +11,17 @@ from tiered_mq.errors import (
     InvalidRequestError,
     KafkaError,
     KafkaStorageError,
+    NotLeaderOrFollowerError,
     StorageError,
     TopicAuthorizationFailedError,
     UnknownServerError,
+    UnknownTopicOrPartitionError,
 )
+from tiered_mq.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from tiered_mq.broker.context import RequestContext
+    from tiered_mq.broker.partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +93,19 @@ def require(
 
 def require_topic(ctx: RequestContext, operation: AclOperation, topic: str) -> None:
     require(ctx, operation, ResourceType.TOPIC, topic, TopicAuthorizationFailedError)
+
+
+def hosted_partition(ctx: RequestContext, tp: TopicPartition) -> Partition:
+    """The partition ``tp`` of this broker: NOT_LEADER_OR_FOLLOWER for one the cluster knows
+    but this broker does not host, UNKNOWN_TOPIC_OR_PARTITION for one it does not know."""
+    rm = ctx.broker.replica_manager
+    partition = rm.partitions.get(tp)
+    if partition is None:
+        topic = rm.coordinator.get_topic(tp.topic)
+        if topic is not None and 0 <= tp.partition < topic.partitions:
+            raise NotLeaderOrFollowerError(f"{tp} has no replica on this broker")
+        raise UnknownTopicOrPartitionError(f"unknown partition {tp}")
+    return partition
 
 
 def live_brokers(ctx: RequestContext) -> list[tuple[int, str, int, str | None]]:

@@ -1,9 +1,10 @@
 """DescribeProducers (61), v0: the active producers of partitions this broker hosts.
 
 Per partition, from its producer state (broker/producer_state.py, a walk of the in-memory map,
-no log read): producer id and epoch, last sequence, max timestamp of the last batch,
-coordinator epoch (-1: not tracked) and the first offset of the producer's ongoing transaction
-(-1: none). As in Kafka, any replica answers (the client sends to the leader by default).
+no log read): producer id and epoch, last sequence, max timestamp of the last batch, the
+coordinator epoch of its last marker (-1: none yet) and the first offset of the producer's
+ongoing transaction (-1: none). As in Kafka, any replica answers (the client sends to the
+leader by default).
 
 Errors, per partition: TOPIC_AUTHORIZATION_FAILED without READ on the topic (checked first, so
 an unauthorized principal learns nothing about existence); UNKNOWN_TOPIC_OR_PARTITION for a
@@ -18,7 +19,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import outcome, require_topic
+from tiered_mq.broker.handlers._common import hosted_partition, outcome, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -26,13 +27,7 @@ API_KEY = ApiKey.DESCRIBE_PRODUCERS
 
 
 def _partition(ctx: RequestContext, tp: TopicPartition) -> dict[str, Any]:
-    rm = ctx.broker.replica_manager
-    partition = rm.partitions.get(tp)
-    if partition is None:
-        topic = rm.coordinator.get_topic(tp.topic)
-        if topic is not None and 0 <= tp.partition < topic.partitions:
-            raise errors.NotLeaderOrFollowerError(f"{tp} has no replica on this broker")
-        raise errors.UnknownTopicOrPartitionError(f"unknown partition {tp}")
+    partition = hosted_partition(ctx, tp)
     producers = [
         {
             "producer_id": p.producer_id,

@@ -19,7 +19,8 @@ them pending, and this coordinator re-sends the markers of every Prepare* transa
 (settling them) or aborts the still-ongoing ones at their timeout (dropping them). Each
 transactional id is served under its own lock (TxnOffsetCommit's append included), so one id's
 requests never interleave and no offsets land after the marker that ends their transaction.
-Coordinator epoch: always 0 (a single coordinator). DescribeTransactions and ListTransactions
+Coordinator epoch: always 0 (a single coordinator); markers go through txn/markers.py, as the
+WriteTxnMarkers API's do. DescribeTransactions and ListTransactions
 read the cache through ``describe_txn`` and ``list_txns`` (no I/O, no lock: one event loop).
 """
 
@@ -33,10 +34,10 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from tiered_mq import errors
-from tiered_mq.broker.group import config as group_config
 from tiered_mq.broker.group import log_format as group_fmt
 from tiered_mq.broker.txn import log_format as fmt
 from tiered_mq.broker.txn import state as sm
+from tiered_mq.broker.txn.markers import write_marker
 from tiered_mq.broker.txn.state import TxnMetadata, TxnState
 from tiered_mq.record.records import decode_batches, encode_batch
 from tiered_mq.topic_partition import TopicPartition
@@ -44,6 +45,8 @@ from tiered_mq.topic_partition import TopicPartition
 log = logging.getLogger(__name__)
 
 COORDINATOR_EPOCH = 0
+# a partition refusing a marker (it saw a newer producer or coordinator epoch): nothing to retry
+_REFUSED = (errors.InvalidProducerEpochError, errors.TransactionCoordinatorFencedError)
 LOAD_BUFFER_BYTES = 1 << 20
 DEFAULT_MAX_TIMEOUT_MS = 900_000
 DEFAULT_CLEANUP_INTERVAL_MS = 10_000
@@ -183,21 +186,21 @@ class TransactionCoordinator:
     # -- completing transactions ----------------------------------------------------------
 
     async def _write_markers(self, meta: TxnMetadata, commit: bool) -> None:
-        gc = self.group_coordinator
         for tp in sorted(meta.partitions):
             try:
-                partition = self.rm.get_partition(tp)
-                await partition.append_txn_marker(
-                    meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH
+                await write_marker(
+                    self.rm,
+                    self.group_coordinator,
+                    tp,
+                    meta.producer_id,
+                    meta.producer_epoch,
+                    commit,
+                    COORDINATOR_EPOCH,
                 )
             except errors.UnknownTopicOrPartitionError:
                 log.info("%s: partition %s is gone, no marker", meta.transactional_id, tp)
-                continue
-            except errors.InvalidProducerEpochError as exc:
-                log.warning("%s: marker refused: %s", meta.transactional_id, exc)
-                continue
-            if gc is not None and tp.topic == group_config.OFFSETS_TOPIC:
-                gc.complete_txn(meta.producer_id, commit, tp.partition)
+            except _REFUSED as e:
+                log.warning("%s: marker refused: %s", meta.transactional_id, e)
 
     async def _finish(self, prepared: TxnMetadata) -> TxnMetadata:
         """Prepare* (already logged) -> markers (offsets settled) -> Complete* (logged)."""

@@ -12,8 +12,9 @@ high watermark. This module keeps the partition's aborted transactions:
 Recovery (:meth:`PartitionTxns.load` then :func:`replay`): every segment's ``.txnindex`` is
 read, entries at or past the log end offset dropped (truncated log); the log tail past the
 newest producer snapshot is replayed batch header by batch header, and for each control batch
-(small: one record) the marker is read to tell ABORT from COMMIT; an ABORT missing from the
-index (lost in a crash before the snapshot) is appended again. Index files are not fsynced.
+(small: one record) the marker is read (ABORT or COMMIT, and its coordinator epoch); an ABORT
+missing from the index (lost in a crash before the snapshot) is appended again. Index files
+are not fsynced.
 """
 
 from __future__ import annotations
@@ -26,22 +27,23 @@ from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.transaction_index import AbortedTxn, TransactionIndex, collect_aborted
 from tiered_mq.record.batch import BatchHeader
-from tiered_mq.record.control import ControlType, decode_control_record
+from tiered_mq.record.control import ControlRecord, ControlType, decode_control_record
 from tiered_mq.record.records import decode_batches
 
 log = logging.getLogger(__name__)
 
 
-def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> ControlType:
-    """The type of the control batch at ``position`` (UNKNOWN when it cannot be decoded)."""
+def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> ControlRecord:
+    """The marker of the control batch at ``position`` (type UNKNOWN when it cannot be
+    decoded)."""
     data = os.pread(segment.file.fileno(), header.size, position)
     try:
         for _, records in decode_batches(data):
             for record in records:
-                return decode_control_record(record).type
+                return decode_control_record(record)
     except Exception as exc:  # a corrupt marker is logged, never fatal to recovery
         log.warning("%s: undecodable control batch at %d: %s", segment.dir, position, exc)
-    return ControlType.UNKNOWN
+    return ControlRecord(ControlType.UNKNOWN, -1)
 
 
 class PartitionTxns:
@@ -110,9 +112,11 @@ def replay(
         if found is None:
             continue
         for position, header in segment.iter_headers(found[0]):
-            completed = ps.update(header, header.base_offset)
-            if completed is not None and read_marker(segment, position, header) is (
-                ControlType.ABORT
-            ):
+            if not header.is_control:
+                ps.update(header, header.base_offset)
+                continue
+            marker = read_marker(segment, position, header)
+            completed = ps.update(header, header.base_offset, marker.coordinator_epoch)
+            if completed is not None and marker.type is ControlType.ABORT:
                 lso = stable_offset_after(ps, header.base_offset)
                 txns.record_abort(completed, lso, segment.base_offset)

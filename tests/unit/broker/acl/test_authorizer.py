@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.broker.conftest import STANDARD_AUTHORIZER
 from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.binding import (
     AclBinding,
@@ -156,7 +157,7 @@ def test_config_turns_it_on(tmp_path: Path) -> None:
     on = BrokerConfig(
         data_dir=tmp_path,
         overrides={
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "authorizer.class.name": STANDARD_AUTHORIZER,
             "super.users": "User:admin; User:ops",
         },
     )

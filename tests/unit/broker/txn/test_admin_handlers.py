@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
 from tests.unit.broker.txn.test_partition_txn import produce
 from tiered_mq.broker.acl.binding import (
@@ -172,10 +172,7 @@ async def test_acls_hide_what_the_principal_may_not_describe(tmp_path: Path) -> 
     broker = await start_broker(
         tmp_path / "d",
         **SMALL,
-        **{
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "allow.everyone.if.no.acl.found": "true",
-        },
+        **ACLS_ON,
     )
     client = await Client.connect(broker.port)
     try:

@@ -45,12 +45,15 @@ async def test_active_producers_follow_appends_and_markers(tmp_path: Path) -> No
     ]
     await produce(p, pid=9, seq=2, txn=True, n=1)  # same transaction: start unchanged
     assert p.producer_state.active_producers()[1].current_txn_start_offset == 7
-    await p.append_txn_marker(9, 0, commit=True, coordinator_epoch=0)
-    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 0, 2, 1000, -1, -1)
+    await p.append_txn_marker(9, 0, commit=True, coordinator_epoch=3)
+    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 0, 2, 1000, 3, -1)
     # a fencing marker with a bumped epoch: the new epoch has sent nothing yet
     await produce(p, pid=9, seq=3, txn=True, n=1)
-    await p.append_txn_marker(9, 1, commit=False, coordinator_epoch=0)
-    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 1, -1, -1, -1, -1)
+    await p.append_txn_marker(9, 1, commit=False, coordinator_epoch=4)
+    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 1, -1, -1, 4, -1)
+    # a data batch of the new epoch keeps the last marker's coordinator epoch (as Kafka)
+    await produce(p, pid=9, seq=0, n=1, epoch=2)
+    assert p.producer_state.active_producers()[1].coordinator_epoch == 4
     p.close()
 
 
@@ -63,6 +66,21 @@ async def test_active_producers_survive_a_reopen(tmp_path: Path) -> None:
     p = open_partition(tmp_path)
     assert p.producer_state.active_producers() == before
     assert before[1].current_txn_start_offset == 3
+    p.close()
+
+
+@pytest.mark.parametrize("from_snapshot", [True, False])
+async def test_marker_coordinator_epoch_survives_a_reopen(
+    tmp_path: Path, from_snapshot: bool
+) -> None:
+    p = open_partition(tmp_path)
+    await produce(p, pid=9, seq=0, txn=True, n=2)
+    await p.append_txn_marker(9, 0, commit=False, coordinator_epoch=7)
+    p.close()  # takes a producer snapshot
+    if not from_snapshot:  # as after a crash before any snapshot: replay reads the marker
+        delete_snapshots(tmp_path)
+    p = open_partition(tmp_path)
+    assert p.producer_state.active_producers() == [ActiveProducer(9, 0, 1, 1000, 7, -1)]
     p.close()
 
 
@@ -99,3 +117,8 @@ async def test_coordinator_describe_and_list(tmp_path: Path) -> None:
         tc.loaded = True
     finally:
         await broker.close()
+
+
+def delete_snapshots(dir: Path) -> None:
+    for snapshot in dir.rglob("*.snapshot"):
+        snapshot.unlink()

@@ -21,12 +21,14 @@ def open_partition(dir: Path, **props: str) -> Partition:
     return Partition.open(TP, dir, LogConfig.from_properties(props))
 
 
-async def produce(p: Partition, pid: int = -1, seq: int = -1, txn: bool = False, n: int = 2) -> int:
+async def produce(
+    p: Partition, pid: int = -1, seq: int = -1, txn: bool = False, n: int = 2, epoch: int = 0
+) -> int:
     buf = bytearray(
         encode_batch(
             [(b"k", b"v%d" % i, (), 1000) for i in range(n)],
             producer_id=pid,
-            producer_epoch=0 if pid >= 0 else -1,
+            producer_epoch=epoch if pid >= 0 else -1,
             base_sequence=seq,
             is_transactional=txn,
         )

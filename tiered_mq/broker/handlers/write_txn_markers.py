@@ -1,0 +1,73 @@
+"""WriteTxnMarkers (27), v0-1: write COMMIT/ABORT markers into partitions this broker leads.
+
+In Kafka the transaction coordinator sends it to partition leaders; here the coordinator
+writes its markers in-process (broker/txn/markers.py), so the senders are admin clients
+aborting a hanging transaction (KIP-664: ``kafka-transactions.sh abort``, Java's
+``Admin.abortTransaction``, kafka-python's ``abort_transaction``). They name the producer id and
+epoch and the coordinator epoch that DescribeProducers reported.
+
+Errors: CLUSTER_AUTHORIZATION_FAILED for every partition without CLUSTER_ACTION on the cluster
+(as in Kafka, this is an inter-broker permission); per partition UNKNOWN_TOPIC_OR_PARTITION /
+NOT_LEADER_OR_FOLLOWER, INVALID_PRODUCER_EPOCH (the partition saw a newer producer epoch) and
+TRANSACTION_COORDINATOR_FENCED (its last marker came from a newer coordinator epoch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiered_mq import errors
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.handlers._common import error_code, hosted_partition, require
+from tiered_mq.broker.txn.markers import write_marker
+from tiered_mq.protocol.api_versions import ApiKey
+from tiered_mq.topic_partition import TopicPartition
+
+API_KEY = ApiKey.WRITE_TXN_MARKERS
+
+
+async def _write(ctx: RequestContext, marker: dict[str, Any], tp: TopicPartition) -> int:
+    try:
+        hosted_partition(ctx, tp)
+        await write_marker(
+            ctx.broker.replica_manager,
+            ctx.broker.group_coordinator,
+            tp,
+            marker["producer_id"],
+            marker["producer_epoch"],
+            bool(marker["transaction_result"]),
+            marker["coordinator_epoch"],
+        )
+    except Exception as e:
+        return error_code(e)
+    return 0
+
+
+async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    denied: errors.KafkaError | None = None
+    try:
+        require(
+            ctx,
+            AclOperation.CLUSTER_ACTION,
+            ResourceType.CLUSTER,
+            CLUSTER_NAME,
+            errors.ClusterAuthorizationFailedError,
+        )
+    except errors.KafkaError as e:
+        denied = e
+    results = []
+    for marker in request["markers"]:
+        topics = []
+        for t in marker["topics"]:
+            partitions = []
+            for index in t["partition_indexes"]:
+                code = (
+                    error_code(denied)
+                    if denied is not None
+                    else await _write(ctx, marker, TopicPartition(t["name"], index))
+                )
+                partitions.append({"partition_index": index, "error_code": code})
+            topics.append({"name": t["name"], "partitions": partitions})
+        results.append({"producer_id": marker["producer_id"], "topics": topics})
+    return {"markers": results}
