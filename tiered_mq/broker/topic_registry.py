@@ -4,7 +4,9 @@ Every admin API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs, Met
 auto-creation) goes through here so that the checks are the same everywhere:
 
 - names: Kafka's legal characters, length <= 249, not '.'/'..', no '.'/'_' collision;
-- partitions: -1 means ``num.partitions``; otherwise >= 1;
+- partitions: -1 means ``num.partitions``; otherwise >= 1; at most
+  :data:`MAX_PARTITIONS_PER_REQUEST` made by one request (Kafka's POLICY_VIOLATION), so a huge
+  count is refused before anything is allocated for it;
 - replication factor: -1 means ``default.replication.factor``; at most the live brokers;
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key).
@@ -28,12 +30,24 @@ from tiered_mq.errors import (
     InvalidReplicationFactorError,
     InvalidTopicError,
     KafkaError,
+    PolicyViolationError,
     StorageError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
 
 log = logging.getLogger(__name__)
+
+MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's MAX_PARTITIONS_PER_BATCH
+
+
+def check_partitions_per_request(total: int) -> None:
+    """POLICY_VIOLATION when one request would make more than 10,000 partitions."""
+    if total > MAX_PARTITIONS_PER_REQUEST:
+        raise PolicyViolationError(
+            f"Excessively large number of partitions per request: {total} requested, "
+            f"limit {MAX_PARTITIONS_PER_REQUEST}."
+        )
 
 
 class TopicRegistry:
@@ -102,6 +116,7 @@ class TopicRegistry:
             partitions = self.config.get_int("num.partitions")
         if partitions <= 0:
             raise InvalidPartitionsError("number of partitions must be larger than 0")
+        check_partitions_per_request(partitions)
         replicas = self._replicas(partitions, replication_factor)
         self.validate_configs(configs)
         async with self._lock:
@@ -142,6 +157,7 @@ class TopicRegistry:
                 )
             if total == meta.partitions:
                 raise InvalidPartitionsError(f"topic already has {total} partitions")
+            check_partitions_per_request(total - meta.partitions)
             replicas = self._replicas(total - meta.partitions, -1)
             if validate_only:
                 return

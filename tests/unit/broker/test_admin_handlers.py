@@ -103,6 +103,43 @@ async def test_create_partitions_and_delete_topics(client: Client) -> None:
     assert meta["topics"][0]["error_code"] == 3
 
 
+async def test_a_huge_partition_count_is_refused_before_anything_is_built(
+    client: Client, broker: Broker
+) -> None:
+    """Kafka's limit of 10,000 new partitions per request (POLICY_VIOLATION): 2**31-1
+    partitions, even with validate_only, used to build an assignment per partition, blocking
+    the event loop while memory grew by gigabytes."""
+    policy_violation = 44
+    for validate_only in (True, False):
+        r = await client.call(
+            19, 4, {**topic_req("huge", 2**31 - 1), "validate_only": validate_only}
+        )
+        (t,) = r["topics"]
+        assert t["error_code"] == policy_violation
+        assert "Excessively large number of partitions" in t["error_message"]
+    # the limit is per request: two topics of 6,000 are refused together, each alone is fine
+    both = topic_req("a", 6000)["topics"] + topic_req("b", 6000)["topics"]
+    r = await client.call(19, 4, {"topics": both, "timeout_ms": 5000, "validate_only": True})
+    assert [t["error_code"] for t in r["topics"]] == [policy_violation] * 2
+    r = await client.call(19, 4, {**topic_req("a", 6000), "validate_only": True})
+    assert r["topics"][0]["error_code"] == 0
+    await create(client, "grow", 1)
+    for count in (2**31 - 1, 10_002):
+        r = await client.call(
+            37,
+            1,
+            {
+                "topics": [{"name": "grow", "count": count, "assignments": None}],
+                "timeout_ms": 1000,
+                "validate_only": True,
+            },
+        )
+        assert r["results"][0]["error_code"] == policy_violation
+    assert "huge" not in broker.coordinator.list_topics()  # nothing was made
+    meta = broker.coordinator.get_topic("grow")
+    assert meta is not None and meta.partitions == 1
+
+
 async def test_describe_and_alter_configs(client: Client) -> None:
     await create(client, "cfg", retention_ms="1000")
 

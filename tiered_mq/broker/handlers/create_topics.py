@@ -5,7 +5,9 @@ default; at most the live brokers), explicit ``assignments`` (accepted when they
 live brokers; their count sets the partitions) and configs validated through
 ``LogConfig.from_properties``. Errors carry a message naming the problem (INVALID_CONFIG names
 the key). ``validate_only`` checks everything and creates nothing. A topic named twice in one
-request answers INVALID_REQUEST for each occurrence, as Kafka does.
+request answers INVALID_REQUEST for each occurrence, as Kafka does. A request that would make
+more than 10,000 partitions in all is refused whole (POLICY_VIOLATION for every topic, Kafka's
+limit), before any assignment is built.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
+from tiered_mq.broker.topic_registry import check_partitions_per_request
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -45,14 +48,30 @@ async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -
     )
 
 
+def _requested(ctx: RequestContext, t: dict[str, Any]) -> int:
+    """How many partitions ``t`` asks for (0 for an invalid count: refused on its own)."""
+    if t.get("assignments"):
+        return len(t["assignments"])
+    if t["num_partitions"] == -1:
+        return ctx.broker.config.get_int("num.partitions")
+    return max(int(t["num_partitions"]), 0)
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     counts = Counter(t["name"] for t in request["topics"])
     validate_only = bool(request.get("validate_only", False))
+    too_many: Exception | None = None
+    try:
+        check_partitions_per_request(sum(_requested(ctx, t) for t in request["topics"]))
+    except Exception as e:
+        too_many = e
     results = []
     for t in request["topics"]:
         name = t["name"]
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         try:
+            if too_many is not None:
+                raise too_many
             if counts[name] > 1:
                 raise InvalidRequestError(f"topic '{name}' appears more than once in the request")
             if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
