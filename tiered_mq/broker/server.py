@@ -5,10 +5,14 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
 - Framing: int32 size, then ``size`` bytes. A size that is negative or above
   ``socket.request.max.bytes`` is refused before a byte of the body is buffered: the connection
   is logged and aborted. Small frames are parsed out of a reusable receive buffer; a frame that
-  does not fit what has arrived gets a buffer of its exact size that the socket fills directly.
+  does not fit what has arrived gets buffers that the socket fills directly: one of its exact
+  size up to ``FRAME_CHUNK``, else ``FRAME_CHUNK``-sized pieces joined at the end, so memory
+  follows the bytes received, not the size a client declares.
 - Order: frames go to a per-connection queue that one task drains, so requests are handled and
   answered strictly in order while the connection keeps reading (pipelining). Reading pauses when
-  more than ``MAX_QUEUED_BYTES`` of requests wait.
+  more than ``MAX_QUEUED_REQUESTS`` requests or ``MAX_QUEUED_BYTES`` of them wait (each counted
+  with its per-object overhead), and responses are written one at a time after the socket took
+  the previous one: a client that sends without reading stalls itself, not the broker.
 - SASL listeners (sasl.py): until the connection has authenticated, a request other than
   ApiVersions, SaslHandshake and SaslAuthenticate closes it, and so does a frame above
   ``sasl.server.max.receive.size`` (Kafka's 512 KiB); so does a failed authentication, after
@@ -59,6 +63,9 @@ log = logging.getLogger(__name__)
 
 RECV_BUFFER: Final = 256 * 1024
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+MAX_QUEUED_REQUESTS: Final = 1024
+FRAME_OVERHEAD: Final = 128  # what a queued frame costs beyond its bytes (object, deque slot)
+FRAME_CHUNK: Final = 4 * 1024 * 1024  # a bigger frame is received in pieces of this size
 TLS_WRITE_BUFFER: Final = 1024 * 1024  # bytes a TLS transport buffers before pause_writing
 # what a connection of a SASL listener may send before it has authenticated (sasl.py)
 _BEFORE_AUTH: Final = frozenset(
@@ -79,8 +86,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._recv = bytearray(RECV_BUFFER)
         self._start = 0
         self._end = 0
-        self._frame: bytearray | None = None
-        self._filled = 0
+        self._frame: bytearray | None = None  # the piece of a big frame being filled
+        self._filled = 0  # bytes of it filled
+        self._pieces: list[bytearray] = []  # the filled pieces before it
+        self._missing = 0  # bytes of the frame not yet received
         self._queue: deque[bytearray] = deque()
         self._queued_bytes = 0
         self._wakeup: asyncio.Future[None] | None = None
@@ -157,6 +166,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
     # reading ------------------------------------------------------------------------------------
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._frame is not None:
+            if self._filled == len(self._frame):  # a full piece: start the next
+                self._pieces.append(self._frame)
+                self._frame, self._filled = bytearray(min(self._missing, FRAME_CHUNK)), 0
             return memoryview(self._frame)[self._filled :]
         if self._start == self._end:
             self._start = self._end = 0
@@ -169,8 +181,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         if self._frame is not None:
             self._filled += nbytes
-            if self._filled == len(self._frame):
+            self._missing -= nbytes
+            if self._missing == 0:
                 frame, self._frame = self._frame, None
+                if self._pieces:
+                    frame = bytearray().join([*self._pieces, frame])
+                    self._pieces = []
                 self._enqueue(frame)
             return
         self._end += nbytes
@@ -186,9 +202,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._start = begin + size
                 self._enqueue(recv[begin : begin + size])
             else:
-                frame = bytearray(size)
+                frame = bytearray(min(size, FRAME_CHUNK))  # avail < size, avail <= RECV_BUFFER
                 frame[:avail] = recv[begin : self._end]
-                self._frame, self._filled = frame, avail
+                self._frame, self._filled, self._missing = frame, avail, size - avail
                 self._start = self._end = 0
                 return
 
@@ -210,8 +226,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._closed:
             return
         self._queue.append(frame)
-        self._queued_bytes += len(frame)
-        if self._queued_bytes > MAX_QUEUED_BYTES and not self._read_paused:
+        self._queued_bytes += len(frame) + FRAME_OVERHEAD
+        full = self._queued_bytes > MAX_QUEUED_BYTES or len(self._queue) > MAX_QUEUED_REQUESTS
+        if full and not self._read_paused:
             assert self.transport is not None
             self._read_paused = True
             self.transport.pause_reading()
@@ -232,8 +249,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     self._wakeup = None
                     continue
                 frame = self._queue.popleft()
-                self._queued_bytes -= len(frame)
-                if self._read_paused and self._queued_bytes < MAX_QUEUED_BYTES // 2:
+                self._queued_bytes -= len(frame) + FRAME_OVERHEAD
+                if (
+                    self._read_paused
+                    and self._queued_bytes < MAX_QUEUED_BYTES // 2
+                    and len(self._queue) < MAX_QUEUED_REQUESTS // 2
+                ):
                     self._read_paused = False
                     if self.transport is not None:
                         self.transport.resume_reading()
