@@ -113,6 +113,15 @@ MismatchedEndpointTypeError = _code(114, "MISMATCHED_ENDPOINT_TYPE")
 UnsupportedEndpointTypeError = _code(115, "UNSUPPORTED_ENDPOINT_TYPE")
 InvalidRegularExpressionError = _code(128, "INVALID_REGULAR_EXPRESSION")
 
+INVALID_RECORD_MIN_VERSION = 8  # Produce v8 brought INVALID_RECORD (KIP-467)
+
+
+def invalid_record(message: str, api_version: int) -> KafkaError:
+    """A record the broker refuses: INVALID_RECORD for produce v8+, CORRUPT_MESSAGE before."""
+    if api_version >= INVALID_RECORD_MIN_VERSION:
+        return InvalidRecordError(message)
+    return CorruptRecordError(message)
+
 
 def _all_codes() -> dict[int, type[KafkaError]]:
     table: dict[int, type[KafkaError]] = {}

@@ -7,11 +7,13 @@ import struct
 import time
 from pathlib import Path
 
+import crc32c
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess, request
+from tests.integration.client_helpers import take
 from tiered_mq.protocol.codec import encode_request
 from tiered_mq.record.records import encode_batch
 
@@ -84,6 +86,55 @@ def test_corrupt_batch_answers_corrupt_message(shared_broker: BrokerProcess) -> 
     answer = produce(bytes(bad))
     assert answer["error_code"] == 2 and "CRC" in (answer["error_message"] or "")
     assert produce(good)["base_offset"] == 0  # nothing was appended by the corrupt one
+
+
+def forged(batch: bytes, records_count: int, last_offset_delta: int) -> bytes:
+    """``batch`` with other header counts and a CRC that matches again (only a broker that
+    checks the counts against each other can tell)."""
+    out = bytearray(batch)
+    struct.pack_into(">i", out, 23, last_offset_delta)
+    struct.pack_into(">i", out, 57, records_count)
+    struct.pack_into(">I", out, 17, crc32c.crc32c(bytes(out[21:])))
+    return bytes(out)
+
+
+def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: BrokerProcess) -> None:
+    """Kafka's LogValidator rules: one batch per partition, at least one record, and a record
+    count equal to the offset range. Before, such batches were appended: a last offset delta
+    of 2**31-1 on one record moved the high watermark by 2**31."""
+    topic = "forged"
+    request(shared_broker.port, 3, 8, {"topics": [{"name": topic}]})
+    three = encode_batch([(b"k", b"v%d" % i, [], None) for i in range(3)])
+
+    def produce(records: bytes, version: int = 8) -> dict:  # type: ignore[type-arg]
+        body = {
+            "acks": -1,
+            "timeout_ms": 1000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": records}]}],
+        }
+        return request(shared_broker.port, 0, version, body)["responses"][0][  # type: ignore[no-any-return]
+            "partition_responses"
+        ][0]
+
+    invalid_record, corrupt_message = 87, 2
+    for records in (
+        forged(three, 1, 2**31 - 1),  # one record claiming 2**31 offsets
+        forged(three, 3, 0),  # three records in one offset
+        forged(three, 0, 0),  # a record count of 0
+        three + three,  # two batches in one partition
+    ):
+        answer = produce(records)
+        assert answer["error_code"] == invalid_record, answer
+        assert produce(records, version=7)["error_code"] == corrupt_message
+    assert produce(three)["base_offset"] == 0  # nothing was appended before it
+    consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": "forged"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        got = [m.value() for m in take(consumer, 3)]
+    finally:
+        consumer.close()
+    assert got == [b"v0", b"v1", b"v2"]
+    assert_serving(shared_broker)
 
 
 def test_invalid_topic_name_and_config_have_clear_errors(shared_broker: BrokerProcess) -> None:

@@ -36,6 +36,7 @@ from tiered_mq.errors import (
     MessageTooLargeError,
     TransactionCoordinatorFencedError,
     UnsupportedCompressionTypeError,
+    invalid_record,
 )
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
@@ -57,12 +58,23 @@ class AppendResult:
 
 
 def validate_records(
-    records: bytes | bytearray | memoryview, max_message_bytes: int
+    records: bytes | bytearray | memoryview, max_message_bytes: int, api_version: int = 8
 ) -> list[tuple[int, BatchHeader]]:
-    """Batch-level checks of produced records; raises the Kafka error the client must see."""
+    """Batch-level checks of produced records (Kafka's ProduceRequest and LogValidator rules);
+    raises the Kafka error the client must see. Reads headers only, no record.
+
+    Exactly one batch per partition (Produce v3+), at least one record, and a record count that
+    matches the offset range (``last_offset_delta + 1``): else INVALID_RECORD (produce v8+,
+    KIP-467), CORRUPT_MESSAGE before. A batch breaking them would move the high watermark by
+    its ``last_offset_delta`` while serving other offsets."""
     if len(records) == 0:
         raise CorruptRecordError("no record batch in produce request")
     batches = iter_batches(records, validate=True)
+    if len(batches) != 1:
+        raise invalid_record(
+            f"produce v3+ carries exactly one record batch per partition, got {len(batches)}",
+            api_version,
+        )
     for _, h in batches:
         if h.size > max_message_bytes:
             raise MessageTooLargeError(
@@ -72,6 +84,12 @@ def validate_records(
             raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
         if h.is_control:
             raise CorruptRecordError("clients may not produce control batches")
+        if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
+            raise invalid_record(
+                f"inconsistent batch: {h.records_count} records, offset range "
+                f"0..{h.last_offset_delta}",
+                api_version,
+            )
     return batches
 
 

@@ -2,8 +2,10 @@
 
 A compacted log keeps the latest record *per key*, so Kafka rejects a batch holding a record
 with a null key when the topic's ``cleanup.policy`` contains ``compact``: INVALID_RECORD for
-produce v8+ (KIP-467), CORRUPT_MESSAGE for older versions. This is the one place where the
-broker inspects records on the produce path, and only for compacted topics (as Kafka does).
+produce v8+ (KIP-467), CORRUPT_MESSAGE for older versions (:func:`invalid_record`). The
+records' offset deltas must also rise strictly (with the batch's count check, that makes them
+0..count-1), or the log cleaner could not write the batch again. This is the one place where
+the broker inspects records on the produce path, and only for compacted topics (as Kafka does).
 Payloads decompress to at most ``max_size`` bytes (the broker's
 ``message.max.decompressed.bytes``), else DecompressedTooLargeError (MESSAGE_TOO_LARGE).
 """
@@ -11,14 +13,11 @@ Payloads decompress to at most ``max_size`` bytes (the broker's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
-from tiered_mq.errors import CorruptRecordError, InvalidRecordError
+from tiered_mq.errors import invalid_record
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import decode_batch
-
-INVALID_RECORD_MIN_VERSION: Final = 8
 
 
 def require_keys(
@@ -32,10 +31,12 @@ def require_keys(
     for position, header in batches:
         if header.is_control:
             continue
+        previous = -1
         for record in decode_batch(records, position, max_size=max_size)[1]:
+            delta = record.offset - header.base_offset
             if record.key is None:
-                delta = record.offset - header.base_offset
                 message = f"compacted topic cannot accept a record without key (delta {delta})"
-                if api_version >= INVALID_RECORD_MIN_VERSION:
-                    raise InvalidRecordError(message)
-                raise CorruptRecordError(message)
+                raise invalid_record(message, api_version)
+            if delta <= previous:
+                raise invalid_record(f"record offset delta {delta} after {previous}", api_version)
+            previous = delta

@@ -1,7 +1,8 @@
 """Produce (0), served for v3-8 (v0-2 answer UNSUPPORTED_VERSION per partition).
 
-Per partition, in request order: batch-level validation only (CRC-32C, magic, size against
-``max.message.bytes``, codec; zstd needs v7+), then the leader append, which rewrites base
+Per partition, in request order: batch-level validation only (exactly one batch, CRC-32C,
+magic, size against ``max.message.bytes``, codec, a record count matching the offset range;
+zstd needs v7+; record contents are not read), then the leader append, which rewrites base
 offsets in the request's own buffer and writes it to the active segment (zero copy from the
 socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
 the batch is in the log (single node: the ISR is this broker, so the high watermark moved with
@@ -24,6 +25,7 @@ and on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for ever
 from __future__ import annotations
 
 import asyncio
+import struct
 from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
@@ -40,6 +42,7 @@ from tiered_mq.errors import (
     TransactionalIdAuthorizationFailedError,
     UnsupportedCompressionTypeError,
     UnsupportedVersionError,
+    invalid_record,
 )
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.record.batch import iter_batches
@@ -88,11 +91,15 @@ def _decoded_checks(
     """The checks that decode records (in a worker thread: a batch may take up to ``max_size``
     bytes and a second to decompress): a compacted topic's key check, and re-encoding with the
     topic's codec (``recompress_to``, None: kept as sent). Returns the records to append and
-    their batches."""
+    their batches. Records that cannot be encoded again (offset deltas out of order, a
+    timestamp out of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8)."""
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
     if recompress_to is not None:
-        records = recompress(records, batches, recompress_to, max_size=max_size)
+        try:
+            records = recompress(records, batches, recompress_to, max_size=max_size)
+        except (ValueError, OverflowError, struct.error) as e:
+            raise invalid_record(f"records cannot be re-encoded: {e}", api_version) from None
         # freshly encoded by us: headers only (LocalLog still checks their size)
         batches = iter_batches(records, validate=False)
     return records, batches
@@ -106,7 +113,7 @@ async def _append(
     if records is None:
         raise CorruptRecordError("null records")
     partition = broker.replica_manager.get_partition(tp)
-    batches = validate_records(records, partition.log.config.max_message_bytes)
+    batches = validate_records(records, partition.log.config.max_message_bytes, ctx.api_version)
     min_isr = partition.log.config.min_insync_replicas
     if acks == -1 and len(partition.isr) < min_isr:
         raise NotEnoughReplicasError(

@@ -1,0 +1,88 @@
+"""Produce paths that decode records (a compacted topic, a topic with its own
+``compression.type``) refuse records that could not be written again: INVALID_RECORD (v8+) or
+CORRUPT_MESSAGE, never UNKNOWN_SERVER_ERROR, and nothing is appended. Before, a compacted
+topic took offset deltas 0, 1, 1 and its log cleaner then failed on every pass."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import crc32c
+import pytest
+
+from tests.unit.broker.conftest import Client
+from tiered_mq.broker.broker import Broker
+from tiered_mq.record.batch import HEADER
+from tiered_mq.record.varint import encode_varint
+
+PRODUCE, CREATE_TOPICS = 0, 19
+CORRUPT_MESSAGE, INVALID_RECORD = 2, 87
+NOW = 1_700_000_000_000  # the batches' base timestamp (ms)
+
+
+def record(key: bytes, offset_delta: int) -> bytes:
+    body = (
+        b"\x00"
+        + encode_varint(0)
+        + encode_varint(offset_delta)
+        + encode_varint(len(key))
+        + key
+        + encode_varint(1)
+        + b"v"
+        + b"\x00"
+    )
+    return encode_varint(len(body)) + body
+
+
+def batch(records: list[bytes]) -> bytes:
+    """An uncompressed batch of ``records`` (count and last offset delta agree), CRC valid."""
+    payload = b"".join(records)
+    n = len(records)
+    header = HEADER.pack(
+        0, HEADER.size - 12 + len(payload), -1, 2, 0, 0, n - 1, 0, 0, -1, -1, -1, n
+    )
+    out = bytearray(header + payload)
+    struct.pack_into(">I", out, 17, crc32c.crc32c(bytes(out[21:])))
+    return bytes(out)
+
+
+async def produce(client: Client, topic: str, records: bytes, version: int = 8) -> dict[str, Any]:
+    body = {
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": records}]}],
+    }
+    r = await client.call(PRODUCE, version, body)
+    return r["responses"][0]["partition_responses"][0]  # type: ignore[no-any-return]
+
+
+async def create(client: Client, name: str, **configs: str) -> None:
+    topic = {
+        "name": name,
+        "num_partitions": 1,
+        "replication_factor": 1,
+        "configs": [{"name": k, "value": v} for k, v in configs.items()],
+    }
+    r = await client.call(CREATE_TOPICS, 4, {"topics": [topic], "timeout_ms": 5000})
+    assert r["topics"][0]["error_code"] == 0
+
+
+@pytest.mark.parametrize(
+    ("configs", "records"),
+    [
+        ({"cleanup.policy": "compact"}, [record(b"a", 0), record(b"b", 1), record(b"c", 1)]),
+        ({"compression.type": "lz4"}, [record(b"a", 0), record(b"b", 1), record(b"c", 1)]),
+        ({"compression.type": "lz4"}, [record(b"a", 0), record(b"b", 2), record(b"c", 1)]),
+    ],
+)
+async def test_records_that_cannot_be_written_again_are_refused(
+    client: Client, broker: Broker, configs: dict[str, str], records: list[bytes]
+) -> None:
+    await create(client, "t", **configs)
+    bad = batch(records)
+    answer = await produce(client, "t", bad)
+    assert answer["error_code"] == INVALID_RECORD, answer
+    assert (await produce(client, "t", bad, version=7))["error_code"] == CORRUPT_MESSAGE
+    good = batch([record(b"a", 0), record(b"b", 1)])
+    assert (await produce(client, "t", good))["base_offset"] == 0  # nothing was appended
