@@ -34,6 +34,7 @@ from tiered_mq.errors import (
     CorruptRecordError,
     InvalidProducerEpochError,
     MessageTooLargeError,
+    NotLeaderOrFollowerError,
     TransactionCoordinatorFencedError,
     UnsupportedCompressionTypeError,
     invalid_record,
@@ -150,8 +151,12 @@ class Partition:
     async def append_as_leader(
         self, records: memoryview | bytearray, batches: list[tuple[int, BatchHeader]]
     ) -> AppendResult:
-        """Append records checked by :func:`validate_records`; they are rewritten in place."""
+        """Append records checked by :func:`validate_records`; they are rewritten in place.
+
+        Raises NotLeaderOrFollowerError when the log closed (a topic deletion) while the append
+        waited for the lock: its files may already be gone or their descriptors reused."""
         async with self.lock:
+            self._check_open()
             ps = self.producer_state
             if any(h.producer_id >= 0 for _, h in batches):
                 dup = ps.check_all([h for _, h in batches])
@@ -182,6 +187,7 @@ class Partition:
         epoch (a zombie coordinator); an ABORT closing an ongoing transaction is indexed in
         ``.txnindex``."""
         async with self.lock:
+            self._check_open()
             ps = self.producer_state
             entry = ps.producers.get(producer_id)
             if entry is not None and producer_epoch < entry.epoch:
@@ -242,6 +248,10 @@ class Partition:
         return self.log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_batch=min_one)
 
     # lifecycle --------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.log.closed:
+            raise NotLeaderOrFollowerError(f"{self.tp} was closed (deleted) on this broker")
+
     def close(self, snapshot: bool = True) -> None:
         """Flush, snapshot the producer state at the log end offset and close (blocking)."""
         leo = self.log.log_end_offset

@@ -384,6 +384,11 @@ class LocalLog:
 
     # ---- lifecycle --------------------------------------------------------------------------
 
+    @property
+    def closed(self) -> bool:
+        """Closed or deleted: nothing may be appended or read any more."""
+        return self._closed
+
     def close(self) -> None:
         """Flush, checkpoint and close every file."""
         if self._closed:

@@ -1,7 +1,9 @@
-"""Produce paths that decode records (a compacted topic, a topic with its own
-``compression.type``) refuse records that could not be written again: INVALID_RECORD (v8+) or
-CORRUPT_MESSAGE, never UNKNOWN_SERVER_ERROR, and nothing is appended. Before, a compacted
-topic took offset deltas 0, 1, 1 and its log cleaner then failed on every pass."""
+"""Produce refusals that keep the log intact, and an offset commit that used to fail.
+
+Paths that decode records (a compacted topic, a topic with its own ``compression.type``)
+refuse records that could not be written again: INVALID_RECORD (v8+) or CORRUPT_MESSAGE,
+never UNKNOWN_SERVER_ERROR, and nothing is appended. Before, a compacted topic took offset
+deltas 0, 1, 1 and its log cleaner then failed on every pass."""
 
 from __future__ import annotations
 
@@ -13,11 +15,14 @@ import pytest
 
 from tests.unit.broker.conftest import Client
 from tiered_mq.broker.broker import Broker
+from tiered_mq.broker.partition import validate_records
+from tiered_mq.errors import NotLeaderOrFollowerError
 from tiered_mq.record.batch import HEADER
 from tiered_mq.record.varint import encode_varint
+from tiered_mq.topic_partition import TopicPartition
 
-PRODUCE, CREATE_TOPICS = 0, 19
-CORRUPT_MESSAGE, INVALID_RECORD = 2, 87
+PRODUCE, OFFSET_COMMIT, OFFSET_FETCH, CREATE_TOPICS = 0, 8, 9, 19
+CORRUPT_MESSAGE, INVALID_TOPIC_EXCEPTION, INVALID_RECORD = 2, 17, 87
 NOW = 1_700_000_000_000  # the batches' base timestamp (ms)
 
 
@@ -86,3 +91,57 @@ async def test_records_that_cannot_be_written_again_are_refused(
     assert (await produce(client, "t", bad, version=7))["error_code"] == CORRUPT_MESSAGE
     good = batch([record(b"a", 0), record(b"b", 1)])
     assert (await produce(client, "t", good))["base_offset"] == 0  # nothing was appended
+
+
+async def test_clients_may_not_write_the_internal_topics(client: Client, broker: Broker) -> None:
+    """Kafka's INVALID_TOPIC_EXCEPTION: a forged __consumer_offsets record would otherwise be
+    applied as a commit at the next load."""
+    await broker.replica_manager.ensure_internal_topic("__consumer_offsets", 1, {})
+    answer = await produce(client, "__consumer_offsets", batch([record(b"a", 0)]))
+    assert answer["error_code"] == INVALID_TOPIC_EXCEPTION
+    assert "internal topic" in answer["error_message"]
+    assert (
+        broker.replica_manager.local_log(TopicPartition("__consumer_offsets", 0)).log_end_offset
+        == 0
+    )
+
+
+async def test_an_append_after_the_topic_was_deleted_is_refused(
+    client: Client, broker: Broker
+) -> None:
+    """A produce that got the partition before a DeleteTopics and its lock after it used to
+    write through the closed (possibly reused) file descriptors."""
+    await create(client, "doomed")
+    partition = broker.replica_manager.get_partition(TopicPartition("doomed", 0))
+    await broker.topic_registry.delete_topic("doomed")
+    records = bytearray(batch([record(b"a", 0)]))
+    with pytest.raises(NotLeaderOrFollowerError):
+        await partition.append_as_leader(records, validate_records(records, 1 << 20))
+    with pytest.raises(NotLeaderOrFollowerError):
+        await partition.append_txn_marker(1, 0, commit=False, coordinator_epoch=0)
+
+
+async def test_an_offset_commit_with_the_longest_retention_is_kept(client: Client) -> None:
+    """OffsetCommit v2 retention_time_ms = Long.MAX_VALUE: the expiry saturates (it used to
+    overflow int64 and answer COORDINATOR_NOT_AVAILABLE, which clients retry for ever)."""
+    await create(client, "t")
+    commit = {
+        "group_id": "g",
+        "generation_id": -1,
+        "member_id": "",
+        "retention_time_ms": 2**63 - 1,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 5, "committed_metadata": ""}
+                ],
+            }
+        ],
+    }
+    r = await client.call(OFFSET_COMMIT, 2, commit)
+    assert r["topics"][0]["partitions"][0]["error_code"] == 0
+    fetched = await client.call(
+        OFFSET_FETCH, 1, {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0]}]}
+    )
+    assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 5

@@ -32,6 +32,7 @@ from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membersh
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import Scheduler
 from tiered_mq.errors import KafkaError
+from tiered_mq.hot.log_config import LONG_MAX
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger("tiered_mq.broker.group.coordinator")  # where these logs always were
@@ -94,7 +95,8 @@ class OffsetCommits:
         if error:
             return dict.fromkeys(offsets, error)
         now = self.scheduler.now_ms()
-        expire = now + retention_time_ms if retention_time_ms >= 0 else -1
+        # an explicit retention; the expiry saturates at Long.MAX_VALUE (a huge one: never)
+        expire = min(now + retention_time_ms, LONG_MAX) if retention_time_ms >= 0 else -1
         result: dict[TopicPartition, int] = {}
         accepted: dict[TopicPartition, fmt.OffsetValue] = {}
         for tp, (offset, leader_epoch, metadata) in offsets.items():

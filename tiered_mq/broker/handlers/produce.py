@@ -18,6 +18,8 @@ producer's batches keep their order. Transactional batches must come with the re
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
 INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
+Clients may not write the internal topics (``__consumer_offsets``, ``__transaction_state``):
+INVALID_TOPIC_EXCEPTION, as in Kafka (whose own admin client id is let through).
 With an authorizer, the principal needs WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED)
 and on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition).
 """
@@ -33,10 +35,12 @@ from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.broker.partition import validate_records
 from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
+from tiered_mq.broker.topic_names import is_internal
 from tiered_mq.compaction.validation import require_keys
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
+    InvalidTopicError,
     InvalidTxnStateError,
     NotEnoughReplicasError,
     TransactionalIdAuthorizationFailedError,
@@ -51,6 +55,7 @@ from tiered_mq.topic_partition import TopicPartition
 API_KEY = ApiKey.PRODUCE
 ZSTD = 4
 MIN_VERSION = 3
+ADMIN_CLIENT_ID = "__admin_client"  # Kafka lets only this client id write internal topics
 ZSTD_MIN_VERSION = 7
 
 
@@ -112,6 +117,8 @@ async def _append(
     require_topic(ctx, AclOperation.WRITE, tp.topic)
     if records is None:
         raise CorruptRecordError("null records")
+    if is_internal(tp.topic) and ctx.header.client_id != ADMIN_CLIENT_ID:
+        raise InvalidTopicError(f"Cannot append to internal topic {tp.topic}")
     partition = broker.replica_manager.get_partition(tp)
     batches = validate_records(records, partition.log.config.max_message_bytes, ctx.api_version)
     min_isr = partition.log.config.min_insync_replicas
