@@ -11,8 +11,10 @@ import pytest
 from tests.integration.s3_server import SeaweedFS, seaweedfs  # noqa: F401  (fixture)
 from tests.unit.cold.helpers import T0, Clock, fill, local_bytes, open_log
 from tests.unit.cold.object_store_contract import *  # noqa: F403  (the contract tests)
+from tiered_mq.cold import s3_store
 from tiered_mq.cold.object_store import ObjectStore, open_object_store, open_sync_store
 from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.s3_store import content_md5 as s3_store_md5
 from tiered_mq.cold.scrub import scrub
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError, PreconditionFailedError
@@ -34,6 +36,18 @@ async def test_missing_bucket_is_named(seaweedfs: SeaweedFS) -> None:  # noqa: F
     with pytest.raises(ObjectStoreError, match="does not exist"):
         await store.get("k")
     await store.close()
+
+
+async def test_a_put_body_must_match_its_content_md5(
+    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every PUT carries Content-MD5, so the server refuses a body that differs from what the
+    broker meant to write (a PUT cut short by a crash once left an empty manifest.json)."""
+    await store.put("m.json", b'{"v": 1}')
+    monkeypatch.setattr(s3_store, "content_md5", lambda data: s3_store_md5(b"something else"))
+    with pytest.raises(ObjectStoreError):
+        await store.put("m.json", b'{"v": 2}')
+    assert (await store.get("m.json"))[0] == b'{"v": 1}'
 
 
 def test_sync_store_conditional_puts(seaweedfs: SeaweedFS) -> None:  # noqa: F811

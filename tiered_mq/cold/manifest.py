@@ -54,6 +54,8 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tiered_mq.errors import StorageError
+
 if TYPE_CHECKING:
     from tiered_mq.cold.remote_index import SegmentSummary
 
@@ -75,8 +77,9 @@ _NEXT_STATES = {
 }
 
 
-class ManifestFormatError(ValueError):
-    """A manifest that is not valid JSON of a known version."""
+class ManifestFormatError(StorageError, ValueError):
+    """A manifest that is not valid JSON of a known version (a fetch that needs it answers
+    KAFKA_STORAGE_ERROR)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,12 @@ class PartitionManifest:
         return [s for s in self.readable_segments() if s.max_timestamp >= timestamp]
 
     # ---- updates (the leader's uploader) ----------------------------------------------------
+
+    def copy(self) -> PartitionManifest:
+        """A copy to mutate: segment entries are immutable (updates replace them), so only the
+        list is copied. A deep copy cost the uploader O(entries) object copies per commit on
+        the event loop."""
+        return replace(self, segments=list(self.segments))
 
     def upsert(self, segment: RemoteSegment) -> None:
         """Add or replace (same upload_id) a segment entry; DELETE_FINISHED drops it."""

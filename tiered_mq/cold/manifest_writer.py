@@ -17,7 +17,6 @@ the next commit starts by reading the manifest again, so the bucket stays the tr
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 from tiered_mq.cold import layout
@@ -76,7 +75,7 @@ class ManifestWriter:
         if self._stale:
             await self.load()
         for _ in range(_MAX_RACES):
-            candidate = copy.deepcopy(self.manifest)
+            candidate = self.manifest.copy()
             mutate(candidate)
             candidate.leader_epoch = max(candidate.leader_epoch, self.leader_epoch)
             data = candidate.to_json()

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
@@ -21,6 +22,7 @@ from tiered_mq.cold.manifest import (
     parse_topic_manifest,
 )
 from tiered_mq.cold.remote_index import OffsetIndexView, SegmentSummary, TimeIndexView
+from tiered_mq.errors import KafkaStorageError
 
 
 def test_keys_exactly_as_designed() -> None:
@@ -142,8 +144,24 @@ def test_bad_manifests() -> None:
         parse_partition_manifest(b"not json")
     with pytest.raises(ManifestFormatError, match="malformed"):
         parse_partition_manifest(b'{"version": 1, "topic": "t"}')
+    with pytest.raises(ManifestFormatError):
+        parse_partition_manifest(b"")  # what a PUT cut short once left behind
     tm = TopicManifest("t", 3, {"retention.ms": "-1"})
     assert parse_topic_manifest(tm.to_json()) == tm
+    # a fetch that needs an unreadable manifest answers KAFKA_STORAGE_ERROR, not UNKNOWN (-1)
+    assert error_code(ManifestFormatError("not json")) == KafkaStorageError.errno
+
+
+def test_a_copy_is_mutated_without_touching_the_original() -> None:
+    m = PartitionManifest("t", 2, leader_epoch=5)
+    m.upsert(_segment(0, 9))
+    before = m.to_json()
+    c = m.copy()
+    c.upsert(_segment(10, 19))
+    c.upsert(_segment(0, 9, SegmentState.DELETE_FINISHED))
+    c.log_start_offset = 10
+    assert m.to_json() == before
+    assert [s.base_offset for s in c.segments] == [10]
 
 
 @given(st.lists(st.integers(1, 1000), min_size=0, max_size=50), st.integers(0, 60_000))
