@@ -53,6 +53,14 @@ def _kill_leftovers() -> None:
             broker.kill()
 
 
+def proc_status_kib(pid: int, field: str) -> int:
+    """A memory figure of a live process from ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Producer
 
-from tests.integration.broker_process import BrokerProcess, request
+from tests.integration.broker_process import BrokerProcess, proc_status_kib, request
 from tests.integration.conftest import BrokerFactory
 from tests.unit.record.bombs import GiB, MiB, bomb_batch
 from tiered_mq.record.compression import GZIP, ZSTD
@@ -30,10 +29,7 @@ BOUND = 16 * MiB
 
 
 def _vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmHWM")
+    return proc_status_kib(pid, "VmHWM")
 
 
 def _create(broker: BrokerProcess, topic: str, configs: dict[str, str]) -> None:

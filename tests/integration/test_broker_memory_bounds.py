@@ -7,13 +7,12 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import METADATA, BrokerProcess, request
+from tests.integration.broker_process import METADATA, BrokerProcess, proc_status_kib, request
 from tests.integration.test_broker_bad_input import assert_serving
 
 pytestmark = pytest.mark.integration
@@ -23,10 +22,7 @@ API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 7, -1)  # 10-byte body, null 
 
 
 def rss_mib(broker: BrokerProcess) -> float:
-    for line in Path(f"/proc/{broker.proc.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
+    return proc_status_kib(broker.proc.pid, "VmRSS") / 1024
 
 
 def test_declared_frame_sizes_are_not_allocated_up_front(broker: BrokerProcess) -> None:
