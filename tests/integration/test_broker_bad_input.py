@@ -126,6 +126,18 @@ def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: Bro
         answer = produce(records)
         assert answer["error_code"] == invalid_record, answer
         assert produce(records, version=7)["error_code"] == corrupt_message
+    # garbage where records or a codec's frame should start (a broken encoder): CORRUPT_MESSAGE
+    one = encode_batch([(b"k", b"v", [], None)])
+    records_start = 61
+    garbage_cases = [(0, b"\x7f" * 20), (0, b"\xfe\xff\xff\xff\x0f" + b"x" * 20)]
+    garbage_cases += [(codec, b"\x00" * 20) for codec in (1, 3, 4)]  # gzip, lz4, zstd
+    for codec, garbage in garbage_cases:
+        bad = bytearray(one[:records_start] + garbage)
+        struct.pack_into(">i", bad, 8, len(bad) - 12)  # batch length
+        struct.pack_into(">h", bad, 21, codec)  # attributes: the codec
+        struct.pack_into(">I", bad, 17, crc32c.crc32c(bytes(bad[21:])))
+        answer = produce(bytes(bad))
+        assert answer["error_code"] == corrupt_message, (codec, answer)
     assert produce(three)["base_offset"] == 0  # nothing was appended before it
     consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": "forged"})
     consumer.assign([TopicPartition(topic, 0, 0)])
