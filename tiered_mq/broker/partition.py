@@ -42,7 +42,7 @@ from tiered_mq.errors import (
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.transaction_index import AbortedTxn
-from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, iter_batches
+from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, iter_batches, peek_size, validate_batch
 from tiered_mq.record.control import encode_control_batch
 from tiered_mq.record.varint import decode_varint
 from tiered_mq.topic_partition import TopicPartition
@@ -71,29 +71,29 @@ def validate_records(
     its ``last_offset_delta`` while serving other offsets."""
     if len(records) == 0:
         raise CorruptRecordError("no record batch in produce request")
-    batches = iter_batches(records, validate=True)
-    if len(batches) != 1:
+    h = validate_batch(records, 0)  # the first only: a second one is refused unread
+    if h.size != len(records):
+        following = peek_size(records, h.size)
+        if following is None or h.size + following > len(records):
+            raise CorruptRecordError(f"truncated batch at {h.size} of {len(records)} bytes")
         raise invalid_record(
-            f"produce v3+ carries exactly one record batch per partition, got {len(batches)}",
+            "produce v3+ carries exactly one record batch per partition", api_version
+        )
+    if h.size > max_message_bytes:
+        raise MessageTooLargeError(
+            f"batch of {h.size} bytes exceeds max.message.bytes {max_message_bytes}"
+        )
+    if h.compression > 4:
+        raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
+    if h.is_control:
+        raise CorruptRecordError("clients may not produce control batches")
+    if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
+        raise invalid_record(
+            f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
             api_version,
         )
-    for pos, h in batches:
-        if h.size > max_message_bytes:
-            raise MessageTooLargeError(
-                f"batch of {h.size} bytes exceeds max.message.bytes {max_message_bytes}"
-            )
-        if h.compression > 4:
-            raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
-        if h.is_control:
-            raise CorruptRecordError("clients may not produce control batches")
-        if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
-            raise invalid_record(
-                f"inconsistent batch: {h.records_count} records, offset range "
-                f"0..{h.last_offset_delta}",
-                api_version,
-            )
-        check_payload_start(h, memoryview(records)[pos + HEADER_SIZE : pos + h.size])
-    return batches
+    check_payload_start(h, memoryview(records)[HEADER_SIZE : h.size])
+    return [(0, h)]
 
 
 # how each codec's payload starts (snappy has no fixed start: raw blocks are accepted too)
