@@ -87,7 +87,7 @@ def validate_records(
         raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
     if h.is_control:
         raise CorruptRecordError("clients may not produce control batches")
-    if h.records_count <= 0 or h.records_count != h.last_offset_delta + 1:
+    if h.records_count != h.last_offset_delta + 1:  # (validate_batch: delta >= 0)
         raise invalid_record(
             f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
             api_version,

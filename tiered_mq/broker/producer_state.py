@@ -237,13 +237,9 @@ class ProducerStateManager:
         entry = self.producers.get(pid)
         if entry is None:
             entry = self.producers[pid] = ProducerEntry(pid, header.producer_epoch)
-        elif header.producer_epoch != entry.epoch:  # a new epoch: forget the old batches
-            entry = self.producers[pid] = ProducerEntry(
-                pid,
-                header.producer_epoch,
-                current_txn_first_offset=entry.current_txn_first_offset,
-                coordinator_epoch=entry.coordinator_epoch,
-            )
+        elif header.producer_epoch != entry.epoch:  # a new epoch: forget the old batches only
+            entry.epoch = header.producer_epoch
+            entry.batches.clear()
         if header.is_control:
             entry.coordinator_epoch = coordinator_epoch
             completed = None
@@ -276,7 +272,7 @@ class ProducerStateManager:
                 ActiveProducer(
                     pid,
                     e.epoch,
-                    last.last_seq if last is not None else NO_SEQUENCE,
+                    e.last_seq,
                     last.timestamp if last is not None else -1,
                     e.coordinator_epoch,
                     e.current_txn_first_offset,

@@ -138,8 +138,9 @@ class S3Store:
     async def _put(self, key: str, data: bytes, **conditions: str) -> str:
         s3 = await self._s3()
         try:
+            md5 = await asyncio.to_thread(content_md5, data)  # a segment: not on the event loop
             response = await s3.put_object(
-                Bucket=self.bucket, Key=key, Body=data, ContentMD5=content_md5(data), **conditions
+                Bucket=self.bucket, Key=key, Body=data, ContentMD5=md5, **conditions
             )
         except (ClientError, BotoCoreError) as e:
             raise translate_error(self.bucket, key, e) from e
