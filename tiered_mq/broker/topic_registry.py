@@ -72,6 +72,10 @@ class TopicRegistry:
             raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
         return dict(self.replica_manager.log_config(meta.configs).to_properties())
 
+    def resolve_partitions(self, partitions: int) -> int:
+        """A requested partition count: -1 means ``num.partitions``."""
+        return self.config.get_int("num.partitions") if partitions == -1 else partitions
+
     # validation ---------------------------------------------------------------------------------
     def validate_configs(self, configs: dict[str, str]) -> None:
         for key, value in configs.items():
@@ -112,8 +116,7 @@ class TopicRegistry:
     ) -> TopicMetadata | None:
         configs = dict(configs or {})
         validate_topic_name(name)
-        if partitions == -1:
-            partitions = self.config.get_int("num.partitions")
+        partitions = self.resolve_partitions(partitions)
         if partitions <= 0:
             raise InvalidPartitionsError("number of partitions must be larger than 0")
         check_partitions_per_request(partitions)

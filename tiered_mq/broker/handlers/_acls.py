@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.binding import (
-    CLUSTER_NAME,
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -22,8 +21,8 @@ from tiered_mq.broker.acl.binding import (
     ResourceType,
 )
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import require
-from tiered_mq.errors import ClusterAuthorizationFailedError, SecurityDisabledError
+from tiered_mq.broker.handlers._common import require_cluster
+from tiered_mq.errors import SecurityDisabledError
 
 E = TypeVar("E", bound=IntEnum)
 
@@ -88,5 +87,5 @@ def authorizer_for(ctx: RequestContext, operation: AclOperation) -> Authorizer:
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         raise SecurityDisabledError("No Authorizer is configured")
-    require(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, ClusterAuthorizationFailedError)
+    require_cluster(ctx, operation)
     return authorizer

@@ -6,8 +6,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from tiered_mq.broker.acl.binding import AclOperation, ResourceType
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.errors import (
+    ClusterAuthorizationFailedError,
     InvalidRequestError,
     KafkaError,
     KafkaStorageError,
@@ -93,6 +94,10 @@ def require(
 
 def require_topic(ctx: RequestContext, operation: AclOperation, topic: str) -> None:
     require(ctx, operation, ResourceType.TOPIC, topic, TopicAuthorizationFailedError)
+
+
+def require_cluster(ctx: RequestContext, operation: AclOperation) -> None:
+    require(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, ClusterAuthorizationFailedError)
 
 
 def hosted_partition(ctx: RequestContext, tp: TopicPartition) -> Partition:

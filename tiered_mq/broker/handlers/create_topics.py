@@ -52,26 +52,19 @@ def _requested(ctx: RequestContext, t: dict[str, Any]) -> int:
     """How many partitions ``t`` asks for (0 for an invalid count: refused on its own)."""
     if t.get("assignments"):
         return len(t["assignments"])
-    if t["num_partitions"] == -1:
-        return ctx.broker.config.get_int("num.partitions")
-    return max(int(t["num_partitions"]), 0)
+    return max(ctx.broker.topic_registry.resolve_partitions(int(t["num_partitions"])), 0)
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     counts = Counter(t["name"] for t in request["topics"])
     validate_only = bool(request.get("validate_only", False))
-    too_many: Exception | None = None
-    try:
-        check_partitions_per_request(sum(_requested(ctx, t) for t in request["topics"]))
-    except Exception as e:
-        too_many = e
+    total = sum(_requested(ctx, t) for t in request["topics"])
     results = []
     for t in request["topics"]:
         name = t["name"]
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         try:
-            if too_many is not None:
-                raise too_many
+            check_partitions_per_request(total)  # the whole request's, for every topic
             if counts[name] > 1:
                 raise InvalidRequestError(f"topic '{name}' appears more than once in the request")
             if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message, require, require_topic
+from tiered_mq.broker.handlers._common import (
+    error_code,
+    error_message,
+    require_cluster,
+    require_topic,
+)
 from tiered_mq.broker.listener import is_sensitive
 from tiered_mq.errors import (
-    ClusterAuthorizationFailedError,
     InvalidRequestError,
     UnknownTopicOrPartitionError,
 )
@@ -119,13 +123,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 require_topic(ctx, AclOperation.DESCRIBE_CONFIGS, rname)
                 configs = topic_configs(ctx, rname, synonyms)
             elif rtype == BROKER:
-                require(
-                    ctx,
-                    AclOperation.DESCRIBE_CONFIGS,
-                    ResourceType.CLUSTER,
-                    CLUSTER_NAME,
-                    ClusterAuthorizationFailedError,
-                )
+                require_cluster(ctx, AclOperation.DESCRIBE_CONFIGS)
                 configs = broker_configs(ctx, rname, synonyms)
             else:
                 raise InvalidRequestError(f"unsupported resource type {rtype}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import hosted_partition, outcome, require_topic
@@ -27,6 +26,7 @@ API_KEY = ApiKey.DESCRIBE_PRODUCERS
 
 
 def _partition(ctx: RequestContext, tp: TopicPartition) -> dict[str, Any]:
+    require_topic(ctx, AclOperation.READ, tp.topic)  # first: a refusal reveals no existence
     partition = hosted_partition(ctx, tp)
     producers = [
         {
@@ -50,16 +50,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     topics = []
     for t in request["topics"]:
         name = t["name"]
-        denied: errors.KafkaError | None = None
-        try:
-            require_topic(ctx, AclOperation.READ, name)
-        except errors.KafkaError as e:
-            denied = e
         partitions = []
         for index in t["partition_indexes"]:
-            if denied is not None:
-                partitions.append(_error(index, denied))
-                continue
             try:
                 partitions.append(_partition(ctx, TopicPartition(name, index)))
             except Exception as e:

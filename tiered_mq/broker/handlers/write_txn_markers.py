@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiered_mq import errors
-from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, hosted_partition, require
+from tiered_mq.broker.handlers._common import error_code, hosted_partition, require_cluster
 from tiered_mq.broker.txn.markers import write_marker
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -29,6 +28,7 @@ API_KEY = ApiKey.WRITE_TXN_MARKERS
 
 async def _write(ctx: RequestContext, marker: dict[str, Any], tp: TopicPartition) -> int:
     try:
+        require_cluster(ctx, AclOperation.CLUSTER_ACTION)  # an inter-broker permission in Kafka
         hosted_partition(ctx, tp)
         await write_marker(
             ctx.broker.replica_manager,
@@ -45,29 +45,18 @@ async def _write(ctx: RequestContext, marker: dict[str, Any], tp: TopicPartition
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    denied: errors.KafkaError | None = None
-    try:
-        require(
-            ctx,
-            AclOperation.CLUSTER_ACTION,
-            ResourceType.CLUSTER,
-            CLUSTER_NAME,
-            errors.ClusterAuthorizationFailedError,
-        )
-    except errors.KafkaError as e:
-        denied = e
     results = []
     for marker in request["markers"]:
         topics = []
         for t in marker["topics"]:
-            partitions = []
-            for index in t["partition_indexes"]:
-                code = (
-                    error_code(denied)
-                    if denied is not None
-                    else await _write(ctx, marker, TopicPartition(t["name"], index))
-                )
-                partitions.append({"partition_index": index, "error_code": code})
+            name = t["name"]
+            partitions = [
+                {
+                    "partition_index": i,
+                    "error_code": await _write(ctx, marker, TopicPartition(name, i)),
+                }
+                for i in t["partition_indexes"]
+            ]
             topics.append({"name": t["name"], "partitions": partitions})
         results.append({"producer_id": marker["producer_id"], "topics": topics})
     return {"markers": results}
