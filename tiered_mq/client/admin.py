@@ -117,7 +117,11 @@ def _result(future: Future[Any], context: str, timeout: float) -> Any:
     except confluent_kafka.KafkaException as exc:
         raise ClientError.wrap(exc, context) from exc
     except TimeoutError as exc:
-        raise ClientError("_TIMED_OUT", f"{context}: no answer within {timeout}s") from exc
+        raise _timed_out(context, timeout) from exc
+
+
+def _timed_out(context: str, timeout: float) -> ClientError:
+    return ClientError("_TIMED_OUT", f"{context}: no answer within {timeout}s")
 
 
 def _enum_name(value: Any) -> str:
@@ -284,8 +288,11 @@ class Admin:
         """
         future = self._admin.list_consumer_groups(request_timeout=self._timeout)
         result = _result(future, "list groups", self._timeout)
-        if result.errors:
-            raise ClientError.wrap(result.errors[0], "list groups")
+        if result.errors:  # a broker that did not answer in time is a time-out too
+            first = result.errors[0]
+            if first.code() == confluent_kafka.KafkaError._TIMED_OUT:
+                raise _timed_out("list groups", self._timeout)
+            raise ClientError.wrap(first, "list groups")
         states = {g.group_id: _enum_name(g.state) for g in result.valid}
         unknown = [gid for gid, state in states.items() if state == "UNKNOWN"]
         if unknown:

@@ -45,10 +45,12 @@ class ClientError(Exception):
         return cls(name, message, code, bool(err.retriable()))
 
     @classmethod
-    def wrap(cls, exc: BaseException, context: str = "") -> ClientError:
+    def wrap(cls, exc: BaseException | _RdKafkaError, context: str = "") -> ClientError:
         """Turns whatever a confluent-kafka call raised into a ``ClientError``."""
         if isinstance(exc, ClientError):
             return exc
+        if isinstance(exc, _RdKafkaError):  # as in a result's ``errors`` list
+            return cls.from_kafka_error(exc, context)
         if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], _RdKafkaError):
             return cls.from_kafka_error(exc.args[0], context)
         name = type(exc).__name__

@@ -22,6 +22,15 @@ def test_local_error_keeps_librdkafka_name() -> None:
     assert wrapped.name == "_TRANSPORT" and wrapped.code < 0
 
 
+def test_a_bare_kafka_error_keeps_its_name() -> None:
+    """What an admin result's ``errors`` list holds (a KafkaError, not an exception): the CLI's
+    hint keys on the name, which used to come out as "KafkaError"."""
+    err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._TIMED_OUT, "Local: Timed out")
+    wrapped = ClientError.wrap(err, "list groups")
+    assert wrapped.name == "_TIMED_OUT"
+    assert str(wrapped) == "_TIMED_OUT: list groups: Local: Timed out"
+
+
 def test_wrap_other_exceptions() -> None:
     wrapped = ClientError.wrap(RuntimeError("x"), "ctx")
     assert str(wrapped) == "RuntimeError: ctx: x"
