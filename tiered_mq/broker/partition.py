@@ -44,7 +44,7 @@ from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, iter_batches, peek_size, validate_batch
 from tiered_mq.record.control import encode_control_batch
-from tiered_mq.record.varint import decode_varint
+from tiered_mq.record.records import check_records_start
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -92,39 +92,8 @@ def validate_records(
             f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
             api_version,
         )
-    check_payload_start(h, memoryview(records)[HEADER_SIZE : h.size])
+    check_records_start(h, memoryview(records)[HEADER_SIZE : h.size])
     return [(0, h)]
-
-
-# how each codec's payload starts (snappy has no fixed start: raw blocks are accepted too)
-_CODEC_MAGIC: dict[int, bytes] = {
-    1: b"\x1f\x8b",  # gzip
-    3: b"\x04\x22\x4d\x18",  # LZ4 frame
-    4: b"\x28\xb5\x2f\xfd",  # zstd frame
-}
-
-
-def check_payload_start(h: BatchHeader, payload: memoryview) -> None:
-    """A constant-time look at the start of a batch's records (CORRUPT_MESSAGE when wrong):
-    the codec's magic bytes, or for uncompressed records the first record's framing (its
-    length inside the batch, offset delta 0). Garbage from a broken encoder is refused this
-    way; the records past the first are not read (the produce path stays per batch)."""
-    if h.compression:
-        magic = _CODEC_MAGIC.get(h.compression)
-        if magic is not None and bytes(payload[: len(magic)]) != magic:
-            raise CorruptRecordError(f"codec {h.compression} payload does not start like one")
-        return
-    try:
-        length, pos = decode_varint(payload, 0)
-        pos = decode_varint(payload, pos + 1)[1]  # after the attributes: timestamp delta
-        offset_delta = decode_varint(payload, pos)[0]
-    except CorruptRecordError as e:
-        raise CorruptRecordError(f"first record undecodable: {e}") from None
-    if not 0 < length <= len(payload) or offset_delta != 0:
-        raise CorruptRecordError(
-            f"first record malformed: length {length} in {len(payload)} bytes, "
-            f"offset delta {offset_delta}"
-        )
 
 
 class Partition:

@@ -70,6 +70,13 @@ CODEC_NAMES: Final[dict[int, str]] = {
     ZSTD: "zstd",
 }
 
+# how each codec's payload starts (snappy has none: a raw block starts with its length)
+FRAME_MAGIC: Final[dict[int, bytes]] = {
+    GZIP: b"\x1f\x8b",
+    LZ4: b"\x04\x22\x4d\x18",
+    ZSTD: b"\x28\xb5\x2f\xfd",
+}
+
 XERIAL_MAGIC: Final = b"\x82SNAPPY\x00"
 _XERIAL_HEADER: Final = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_HEADER_SIZE: Final = 16

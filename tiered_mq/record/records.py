@@ -57,10 +57,10 @@ from tiered_mq.record.batch import (
     peek_size,
     validate_batch,
 )
-from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, FRAME_MAGIC
 from tiered_mq.record.compression import compress as _compress
 from tiered_mq.record.compression import decompress as _decompress
-from tiered_mq.record.varint import ZIGZAG, encode_varint, varint_tail
+from tiered_mq.record.varint import ZIGZAG, decode_varint, encode_varint, varint_tail
 
 Header = tuple[str, bytes | None]
 Buffer = bytes | bytearray | memoryview
@@ -351,6 +351,29 @@ def parse_headers(data: bytes, pos: int, count: int, rec_end: int) -> tuple[list
             headers.append((h_key, data[pos : pos + val_len]))
             pos += val_len
     return headers, pos
+
+
+def check_records_start(h: BatchHeader, payload: memoryview) -> None:
+    """A constant-time look at the start of a batch's records (CorruptRecordError when wrong):
+    the codec's magic bytes, or for uncompressed records the first record's framing (its
+    length inside the batch, offset delta 0). Garbage from a broken encoder is refused this
+    way; the records past the first are not read (the produce path stays per batch)."""
+    if h.compression:
+        magic = FRAME_MAGIC.get(h.compression)
+        if magic is not None and bytes(payload[: len(magic)]) != magic:
+            raise CorruptRecordError(f"codec {h.compression} payload does not start like one")
+        return
+    try:
+        length, pos = decode_varint(payload, 0)
+        pos = decode_varint(payload, pos + 1)[1]  # after the attributes: timestamp delta
+        offset_delta = decode_varint(payload, pos)[0]
+    except CorruptRecordError as e:
+        raise CorruptRecordError(f"first record undecodable: {e}") from None
+    if not 0 < length <= len(payload) or offset_delta != 0:
+        raise CorruptRecordError(
+            f"first record malformed: length {length} in {len(payload)} bytes, "
+            f"offset delta {offset_delta}"
+        )
 
 
 def _read_len(data: bytes, pos: int) -> tuple[int, int]:
