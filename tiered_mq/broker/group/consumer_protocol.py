@@ -24,38 +24,24 @@ coordinator knows of no subscription at all (:func:`subscribed_topics` returns N
 from __future__ import annotations
 
 import logging
-import struct
 from typing import Final
 
 from tiered_mq.broker.group.group import GroupMetadata
+from tiered_mq.broker.schema_codec import SchemaReader
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_TYPE: Final = "consumer"
 
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-
 
 def subscription_topics(metadata: bytes) -> list[str]:
     """The topics of a ConsumerProtocolSubscription; ValueError when it does not decode."""
-    try:
-        pos = _I16.size  # the version: every version starts with v0's fields
-        (count,) = _I32.unpack_from(metadata, pos)
-        pos += _I32.size
-        if count < 0:
-            raise ValueError(f"negative topic count {count}")
-        topics = []
-        for _ in range(count):
-            (length,) = _I16.unpack_from(metadata, pos)
-            pos += _I16.size
-            if length < 0 or pos + length > len(metadata):
-                raise ValueError(f"bad topic name length {length} at {pos}")
-            topics.append(metadata[pos : pos + length].decode("utf-8"))
-            pos += length
-    except struct.error as exc:
-        raise ValueError(f"subscription truncated: {exc}") from exc
-    return topics
+    r = SchemaReader(metadata)
+    r.i16()  # the version: every version starts with v0's fields
+    count = r.i32()
+    if count < 0:
+        raise ValueError(f"negative topic count {count}")
+    return [r.str() for _ in range(count)]
 
 
 def subscribed_topics(group: GroupMetadata) -> set[str] | None:

@@ -40,6 +40,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Final
 
+from tiered_mq.broker.schema_codec import SchemaReader, write_bytes, write_str
+
 OFFSET_COMMIT_KEY_VERSION: Final = 1
 GROUP_METADATA_KEY_VERSION: Final = 2
 OFFSET_COMMIT_VALUE_VERSION: Final = 3
@@ -115,22 +117,11 @@ class GroupValue:
 # -- writer ----------------------------------------------------------------------------------
 
 
-def _str(s: str | None) -> bytes:
-    if s is None:
-        return _I16.pack(-1)
-    data = s.encode("utf-8")
-    return _I16.pack(len(data)) + data
-
-
-def _bytes(b: bytes) -> bytes:
-    return _I32.pack(len(b)) + b
-
-
 def encode_offset_key(key: OffsetKey) -> bytes:
     return (
         _I16.pack(OFFSET_COMMIT_KEY_VERSION)
-        + _str(key.group)
-        + _str(key.topic)
+        + write_str(key.group)
+        + write_str(key.topic)
         + _I32.pack(key.partition)
     )
 
@@ -142,7 +133,7 @@ def encode_offset_value(value: OffsetValue) -> bytes:
         return (
             _I16.pack(1)
             + _I64.pack(value.offset)
-            + _str(value.metadata)
+            + write_str(value.metadata)
             + _I64.pack(value.commit_timestamp)
             + _I64.pack(value.expire_timestamp)
         )
@@ -150,97 +141,42 @@ def encode_offset_value(value: OffsetValue) -> bytes:
         _I16.pack(OFFSET_COMMIT_VALUE_VERSION)
         + _I64.pack(value.offset)
         + _I32.pack(value.leader_epoch)
-        + _str(value.metadata)
+        + write_str(value.metadata)
         + _I64.pack(value.commit_timestamp)
     )
 
 
 def encode_group_key(key: GroupKey) -> bytes:
-    return _I16.pack(GROUP_METADATA_KEY_VERSION) + _str(key.group)
+    return _I16.pack(GROUP_METADATA_KEY_VERSION) + write_str(key.group)
 
 
 def encode_group_value(value: GroupValue) -> bytes:
     parts = [
         _I16.pack(GROUP_METADATA_VALUE_VERSION),
-        _str(value.protocol_type),
+        write_str(value.protocol_type),
         _I32.pack(value.generation),
-        _str(value.protocol),
-        _str(value.leader),
+        write_str(value.protocol),
+        write_str(value.leader),
         _I64.pack(value.current_state_timestamp),
         _I32.pack(len(value.members)),
     ]
     for m in value.members:
         parts += [
-            _str(m.member_id),
-            _str(m.group_instance_id),
-            _str(m.client_id),
-            _str(m.client_host),
+            write_str(m.member_id),
+            write_str(m.group_instance_id),
+            write_str(m.client_id),
+            write_str(m.client_host),
             _I32.pack(m.rebalance_timeout_ms),
             _I32.pack(m.session_timeout_ms),
-            _bytes(m.subscription),
-            _bytes(m.assignment),
+            write_bytes(m.subscription),
+            write_bytes(m.assignment),
         ]
     return b"".join(parts)
 
 
-# -- reader ----------------------------------------------------------------------------------
-
-
-class _Reader:
-    __slots__ = ("data", "pos")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def _take(self, st: struct.Struct) -> int:
-        if self.pos + st.size > len(self.data):
-            raise ValueError(f"record truncated at {self.pos}")
-        (v,) = st.unpack_from(self.data, self.pos)
-        self.pos += st.size
-        return int(v)
-
-    def i16(self) -> int:
-        return self._take(_I16)
-
-    def i32(self) -> int:
-        return self._take(_I32)
-
-    def i64(self) -> int:
-        return self._take(_I64)
-
-    def nullable_str(self) -> str | None:
-        n = self.i16()
-        if n < 0:
-            return None
-        end = self.pos + n
-        if end > len(self.data):
-            raise ValueError(f"string of {n} bytes truncated at {self.pos}")
-        s = self.data[self.pos : end].decode("utf-8")
-        self.pos = end
-        return s
-
-    def str(self) -> str:
-        s = self.nullable_str()
-        if s is None:
-            raise ValueError(f"null string at {self.pos}")
-        return s
-
-    def bytes(self) -> bytes:
-        n = self.i32()
-        if n < 0:
-            return b""
-        end = self.pos + n
-        if end > len(self.data):
-            raise ValueError(f"bytes of {n} truncated at {self.pos}")
-        b = self.data[self.pos : end]
-        self.pos = end
-        return b
-
-
 def decode_key(data: bytes) -> OffsetKey | GroupKey:
     """The key of a ``__consumer_offsets`` record; ValueError for versions we do not know."""
-    r = _Reader(data)
+    r = SchemaReader(data)
     version = r.i16()
     if version in (0, 1):
         return OffsetKey(r.str(), r.str(), r.i32())
@@ -250,7 +186,7 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey:
 
 
 def decode_offset_value(data: bytes) -> OffsetValue:
-    r = _Reader(data)
+    r = SchemaReader(data)
     version = r.i16()
     if version in (0, 2):
         return OffsetValue(r.i64(), -1, r.str(), r.i64())
@@ -262,7 +198,7 @@ def decode_offset_value(data: bytes) -> OffsetValue:
 
 
 def decode_group_value(data: bytes) -> GroupValue:
-    r = _Reader(data)
+    r = SchemaReader(data)
     version = r.i16()
     if not 0 <= version <= 3:
         raise ValueError(f"unknown group metadata value version {version}")

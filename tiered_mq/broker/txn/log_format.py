@@ -30,6 +30,7 @@ from collections import defaultdict
 from typing import Final
 
 from tiered_mq.broker.group.log_format import java_string_hash
+from tiered_mq.broker.schema_codec import SchemaReader, write_str
 from tiered_mq.broker.txn.state import TxnMetadata, TxnState
 from tiered_mq.topic_partition import TopicPartition
 
@@ -43,13 +44,8 @@ def partition_for(transactional_id: str, num_partitions: int) -> int:
     return abs(java_string_hash(transactional_id)) % num_partitions
 
 
-def _str(s: str) -> bytes:
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
 def encode_key(transactional_id: str) -> bytes:
-    return struct.pack(">h", VERSION) + _str(transactional_id)
+    return struct.pack(">h", VERSION) + write_str(transactional_id)
 
 
 def encode_value(meta: TxnMetadata) -> bytes:
@@ -63,34 +59,13 @@ def encode_value(meta: TxnMetadata) -> bytes:
         by_topic[tp.topic].append(tp.partition)
     out += struct.pack(">i", len(by_topic))
     for topic, parts in by_topic.items():
-        out += _str(topic) + struct.pack(f">i{len(parts)}i", len(parts), *parts)
+        out += write_str(topic) + struct.pack(f">i{len(parts)}i", len(parts), *parts)
     out += _TAIL.pack(meta.last_update_ms, meta.start_ms)
     return bytes(out)
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, fmt: str) -> tuple[int, ...]:
-        st = struct.Struct(fmt)
-        if self.pos + st.size > len(self.data):
-            raise ValueError("transaction log record truncated")
-        out = st.unpack_from(self.data, self.pos)
-        self.pos += st.size
-        return out
-
-    def str(self) -> str:
-        (n,) = self.take(">h")
-        if n < 0 or self.pos + n > len(self.data):
-            raise ValueError("bad string in transaction log record")
-        s = self.data[self.pos : self.pos + n].decode()
-        self.pos += n
-        return s
-
-
 def decode_key(data: bytes) -> str:
-    r = _Reader(data)
+    r = SchemaReader(data)
     (version,) = r.take(">h")
     if version != VERSION:
         raise ValueError(f"transaction log key version {version}")
@@ -98,7 +73,7 @@ def decode_key(data: bytes) -> str:
 
 
 def decode_value(transactional_id: str, data: bytes) -> TxnMetadata:
-    r = _Reader(data)
+    r = SchemaReader(data)
     version, pid, epoch, timeout, status = r.take(">hqhib")
     if version != VERSION:
         raise ValueError(f"transaction log value version {version}")
