@@ -68,9 +68,7 @@ class OffsetCommits:
             return errors.CoordinatorNotAvailableError.errno, group
         if generation_id < 0 and group.state is S.EMPTY:
             return NONE, group
-        if instance_id is not None and group.static_members.get(instance_id, member_id) != (
-            member_id
-        ):
+        if group.fenced(instance_id, member_id):
             return FENCED_INSTANCE_ID, group
         if group.state is S.COMPLETING_REBALANCE:
             return errors.RebalanceInProgressError.errno, group

@@ -158,6 +158,14 @@ class GroupMetadata:
         member_id = self.static_members.get(group_instance_id)
         return None if member_id is None else self.members.get(member_id)
 
+    def fenced(self, group_instance_id: str | None, member_id: str) -> bool:
+        """Whether a request naming this static instance comes from a member other than the
+        one the instance now maps to (FENCED_INSTANCE_ID, KIP-345); an unknown instance is
+        not fenced here (the member-id check answers it)."""
+        if group_instance_id is None:
+            return False
+        return self.static_members.get(group_instance_id, member_id) != member_id
+
     def max_rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 

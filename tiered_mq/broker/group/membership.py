@@ -133,7 +133,7 @@ class Membership(Rebalancer):
             if timer is not None:
                 timer.cancel()
             return self._add_member_and_rebalance(group, request)
-        if self._fenced(group, request.group_instance_id, member_id):
+        if group.fenced(request.group_instance_id, member_id):
             return join_error(FENCED_INSTANCE_ID, member_id)
         member = group.members.get(member_id)
         if member is None:
@@ -178,12 +178,6 @@ class Membership(Rebalancer):
         self._maybe_complete_join(group)
         return future
 
-    @staticmethod
-    def _fenced(group: GroupMetadata, group_instance_id: str | None, member_id: str) -> bool:
-        if group_instance_id is None:
-            return False
-        return group.static_members.get(group_instance_id, member_id) != member_id
-
     # -- SyncGroup -------------------------------------------------------------------------
 
     async def sync_group(
@@ -199,7 +193,7 @@ class Membership(Rebalancer):
             return sync_error(errors.UnknownMemberIdError.errno)
         if group.state is S.DEAD:
             return sync_error(errors.CoordinatorNotAvailableError.errno)
-        if self._fenced(group, group_instance_id, member_id):
+        if group.fenced(group_instance_id, member_id):
             return sync_error(FENCED_INSTANCE_ID)
         member = group.members.get(member_id)
         if member is None:
@@ -256,7 +250,7 @@ class Membership(Rebalancer):
             return errors.UnknownMemberIdError.errno
         if group.state is S.DEAD:
             return errors.CoordinatorNotAvailableError.errno
-        if self._fenced(group, group_instance_id, member_id):
+        if group.fenced(group_instance_id, member_id):
             return FENCED_INSTANCE_ID
         member = group.members.get(member_id)
         if member is None or group.state is S.EMPTY:
