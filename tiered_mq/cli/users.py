@@ -55,7 +55,6 @@ def set_(
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     if not password:
         raise click.BadParameter("the password is empty", param_hint="password")
-    mechanism = mechanism.upper()
     admin_client(bootstrap, timeout, properties).set_scram_credential(
         user, password, mechanism, iterations
     )
@@ -71,7 +70,6 @@ def delete(
     user: str, mechanism: str, bootstrap: str, properties: tuple[str, ...], timeout: float
 ) -> None:
     """Delete USER's credential for the mechanism."""
-    mechanism = mechanism.upper()
     admin_client(bootstrap, timeout, properties).delete_scram_credential(user, mechanism)
     click.echo(f"Deleted {mechanism} credential of {user}.")
 

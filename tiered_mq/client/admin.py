@@ -369,15 +369,17 @@ class Admin:
         """Create or replace ``user``'s credential for ``mechanism``."""
         info = ck_admin.ScramCredentialInfo(_scram_mechanism(mechanism), iterations)
         upsert = ck_admin.UserScramCredentialUpsertion(user, info, password.encode())
-        futures = self._admin.alter_user_scram_credentials([upsert], request_timeout=self._timeout)
-        _result(futures[user], f"set {mechanism} credential of {user}", self._timeout)
+        self._alter_scram(upsert, user, f"set {mechanism} credential of {user}")
 
     def delete_scram_credential(self, user: str, mechanism: str = "SCRAM-SHA-256") -> None:
         deletion = ck_admin.UserScramCredentialDeletion(user, _scram_mechanism(mechanism))
+        self._alter_scram(deletion, user, f"delete {mechanism} credential of {user}")
+
+    def _alter_scram(self, alteration: Any, user: str, what: str) -> None:
         futures = self._admin.alter_user_scram_credentials(
-            [deletion], request_timeout=self._timeout
+            [alteration], request_timeout=self._timeout
         )
-        _result(futures[user], f"delete {mechanism} credential of {user}", self._timeout)
+        _result(futures[user], what, self._timeout)
 
     def scram_users(self) -> list[ScramCredential]:
         """Every user's SCRAM credentials, by user then mechanism.

@@ -80,7 +80,7 @@ class Producer:
         Delivery callbacks are served every ``POLL_EVERY`` sends (and by ``poll``/``flush``),
         not after each one: a librdkafka poll per record would cost more than the send.
         """
-        callback = self._on_delivery if on_delivery is None else self._callback(on_delivery)
+        callback = self._count if on_delivery is None else self._callback(on_delivery)
         kwargs: dict[str, Any] = {"value": value, "key": key, "on_delivery": callback}
         if partition is not None:
             kwargs["partition"] = partition
@@ -102,7 +102,8 @@ class Producer:
             self._producer.poll(0)
 
     def _count(self, err: Any, msg: Any) -> ClientError | None:
-        """Counts one delivery report; the failure, if it is one, is kept for ``flush``."""
+        """Counts one delivery report; the failure, if it is one, is kept for ``flush``.
+        The delivery callback of sends without one of their own (librdkafka ignores the result)."""
         if err is None:
             self.delivered += 1
             return None
@@ -110,10 +111,6 @@ class Producer:
         self.failed += 1
         self._failures.append((msg.topic(), msg.partition(), error))
         return error
-
-    def _on_delivery(self, err: Any, msg: Any) -> None:
-        """The delivery callback of sends without one of their own."""
-        self._count(err, msg)
 
     def _callback(self, user: DeliveryCallback) -> Callable[[Any, Any], None]:
         def on_delivery(err: Any, msg: Any) -> None:
