@@ -25,9 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _peers import ours
-from bench_broker import VALUE, create_topic, produce
-from confluent_kafka import Consumer as RawConsumer
-from confluent_kafka import TopicPartition as RawTopicPartition
+from bench_broker import VALUE, consume, create_topic, produce
 
 from tiered_mq.client import Consumer, ConsumerConfig
 from tiered_mq.client.consumer import OFFSET_BEGINNING
@@ -37,17 +35,9 @@ BATCH = 10_000
 
 
 def raw_rate(bootstrap: str, topic: str, n: int, backoff_ms: int | None) -> float:
-    conf = {"bootstrap.servers": bootstrap, "group.id": "bench-sdk", "enable.auto.commit": False}
-    if backoff_ms is not None:
-        conf["fetch.queue.backoff.ms"] = backoff_ms
-    consumer = RawConsumer(conf)
-    consumer.assign([RawTopicPartition(topic, 0, 0)])
-    got, started = 0, time.perf_counter()
-    while got < n:
-        got += sum(1 for m in consumer.consume(BATCH, 1.0) if m.error() is None)
-    elapsed = time.perf_counter() - started
-    consumer.close()
-    return n / elapsed
+    """W1's confluent-kafka consumer (bench_broker.consume), with the same queue backoff."""
+    extra = {} if backoff_ms is None else {"fetch.queue.backoff.ms": backoff_ms}
+    return consume(bootstrap, topic, n, extra)
 
 
 def sdk_rate(bootstrap: str, topic: str, n: int, backoff_ms: int | None) -> float:
