@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import struct
 from collections.abc import AsyncIterator
@@ -67,6 +68,20 @@ async def start_broker(data_dir: Path, **overrides: str) -> Broker:
     broker = Broker(config)
     await broker.start()
     return broker
+
+
+@contextlib.asynccontextmanager
+async def serving(data_dir: Path, **overrides: str) -> AsyncIterator[tuple[Broker, Client]]:
+    """A broker started with ``overrides`` and one client connected to it; both closed after."""
+    broker = await start_broker(data_dir, **overrides)
+    try:
+        client = await Client.connect(broker.port)
+        try:
+            yield broker, client
+        finally:
+            await client.close()
+    finally:
+        await broker.close()
 
 
 @pytest.fixture

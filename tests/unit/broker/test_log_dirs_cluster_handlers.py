@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, start_broker
+from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, serving
 from tests.unit.broker.test_produce_fetch import batch, produce_body
 from tiered_mq.broker.acl.authorizer import ANONYMOUS
 from tiered_mq.broker.acl.binding import (
@@ -123,9 +123,8 @@ async def test_describe_cluster_endpoint_types(client: Client, version: int) -> 
 
 
 async def test_authorizer_needs_describe_on_the_cluster(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "acl", **{"authorizer.class.name": STANDARD_AUTHORIZER})
-    client = await Client.connect(broker.port)
-    try:
+    acls = {"authorizer.class.name": STANDARD_AUTHORIZER}
+    async with serving(tmp_path / "acl", **acls) as (broker, client):
         refused = await client.call(DESCRIBE_LOG_DIRS, 3, {"topics": None})
         assert refused["error_code"] == CLUSTER_AUTHORIZATION_FAILED
         assert refused["results"] == []
@@ -145,6 +144,3 @@ async def test_authorizer_needs_describe_on_the_cluster(tmp_path: Path) -> None:
         # ALTER implies DESCRIBE, nothing else
         expected = (1 << AclOperation.ALTER) | (1 << AclOperation.DESCRIBE)
         assert described["cluster_authorized_operations"] == expected
-    finally:
-        await client.close()
-        await broker.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import ACLS_ON, Client, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, AclPermissionType, ResourceType
 from tiered_mq.topic_partition import TopicPartition
@@ -78,9 +78,7 @@ async def committed(client: Client) -> dict[tuple[str, int], int]:
 
 
 async def test_unknown_topics_and_partitions_and_groups(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "data")
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "data") as (_, client):
         await setup(client)
         r = await client.call(47, 0, delete_request("g", t=[1, 2, -1], nope=[0]))
         assert r["error_code"] == 0
@@ -95,9 +93,6 @@ async def test_unknown_topics_and_partitions_and_groups(tmp_path: Path) -> None:
         assert (r["error_code"], r["topics"]) == (errors.GroupIdNotFoundError.errno, [])
         r = await client.call(47, 0, delete_request("", t=[0]))
         assert (r["error_code"], r["topics"]) == (errors.InvalidGroupIdError.errno, [])
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_acls_delete_on_the_group_and_read_on_the_topic(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import Client, serving
 from tests.unit.broker.test_produce_fetch import PRODUCE, batch, part, produce_body
 from tests.unit.record.bombs import GiB, MiB, bomb_batch
 from tiered_mq.broker.broker import Broker
@@ -24,13 +24,9 @@ BOUND = 8 * MiB
 
 @pytest.fixture
 async def bounded(tmp_path: Path) -> AsyncIterator[tuple[Broker, Client]]:
-    broker = await start_broker(tmp_path / "data", **{"message.max.decompressed.bytes": str(BOUND)})
-    client = await Client.connect(broker.port)
-    try:
-        yield broker, client
-    finally:
-        await client.close()
-        await broker.close()
+    bound = {"message.max.decompressed.bytes": str(BOUND)}
+    async with serving(tmp_path / "data", **bound) as pair:
+        yield pair
 
 
 async def _create(client: Client, topic: str, **configs: str) -> None:

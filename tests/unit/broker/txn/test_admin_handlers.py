@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import ACLS_ON, Client, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
 from tests.unit.broker.txn.test_partition_txn import produce
 from tiered_mq.broker.acl.binding import (
@@ -49,9 +49,7 @@ def listed(response: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 async def test_describe_producers_answers_per_partition(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         await broker.topic_registry.create_topic("a", 2, {})
         partition = broker.replica_manager.get_partition(A0)
         await produce(partition, pid=5, seq=0, n=3)
@@ -87,15 +85,10 @@ async def test_describe_producers_answers_per_partition(tmp_path: Path) -> None:
         finally:
             broker.replica_manager.partitions[A1] = hosted
         assert r["topics"][0]["partitions"][0]["error_code"] == NOT_LEADER_OR_FOLLOWER
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_describe_transactions(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         pid, pid2 = await setup(broker)
         r = await client.call(65, 0, {"transactional_ids": ["open", "done", "idle", "nope", ""]})
         opened, done, idle, nope, empty = r["transaction_states"]
@@ -116,15 +109,10 @@ async def test_describe_transactions(tmp_path: Path) -> None:
             TRANSACTIONAL_ID_NOT_FOUND,
         )
         assert empty["error_code"] == INVALID_REQUEST
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_list_transactions_filters(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         pid, pid2 = await setup(broker)
         everything: dict[str, Any] = {"state_filters": [], "producer_id_filters": []}
         r = await client.call(66, 0, everything)
@@ -158,9 +146,6 @@ async def test_list_transactions_filters(tmp_path: Path) -> None:
         r = await client.call(65, 0, {"transactional_ids": ["open"]})
         assert r["transaction_states"][0]["error_code"] == COORDINATOR_LOAD_IN_PROGRESS
         tc_of(broker).loaded = True
-    finally:
-        await client.close()
-        await broker.close()
 
 
 def _allow_other(kind: ResourceType, name: str, op: AclOperation) -> AclBinding:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.conftest import Client, start_broker
+from tests.unit.broker.conftest import serving, start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, control_batches, tc_of
 from tiered_mq import errors
 from tiered_mq.broker.broker import Broker
@@ -127,9 +127,7 @@ async def test_txn_offset_commit_needs_the_offsets_partition_and_current_epoch(
 
 
 async def test_offset_fetch_handler_hides_pending_offsets(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         await broker.topic_registry.create_topic("a", 1, {})
         await broker.group_coordinator.commit_offsets("g", -1, "", None, -1, {A0: (3, -1, "")})
         pid, epoch = await begin_with_offsets(broker, 9)
@@ -140,9 +138,6 @@ async def test_offset_fetch_handler_hides_pending_offsets(tmp_path: Path) -> Non
         await tc_of(broker).end_txn("tx", pid, epoch, commit=True)
         answer = await client.call(ApiKey.OFFSET_FETCH, 5, body)
         assert answer["topics"][0]["partitions"][0]["committed_offset"] == 9
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_offset_fetch_require_stable_answers_unstable_offset_commit(tmp_path: Path) -> None:

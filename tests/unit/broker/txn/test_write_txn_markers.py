@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.broker.conftest import ACLS_ON, Client, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
 from tests.unit.broker.txn.test_partition_txn import produce
 from tiered_mq.broker.acl.binding import (
@@ -56,9 +56,7 @@ def codes(response: dict[str, Any]) -> list[list[tuple[str, int, int]]]:
 
 @pytest.mark.parametrize("version", [0, 1])
 async def test_an_admin_abort_unblocks_the_last_stable_offset(tmp_path: Path, version: int) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         await broker.topic_registry.create_topic("a", 1, {})
         partition = broker.replica_manager.get_partition(A0)
         await produce(partition, pid=6, seq=0, txn=True, n=2)  # 0-1: a transaction no one ends
@@ -102,15 +100,10 @@ async def test_an_admin_abort_unblocks_the_last_stable_offset(tmp_path: Path, ve
         finally:
             broker.replica_manager.partitions[A0] = hosted
         assert codes(r) == [[("a", 0, NOT_LEADER_OR_FOLLOWER)]]
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_stale_producer_and_coordinator_epochs_are_refused(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         await broker.topic_registry.create_topic("a", 1, {})
         partition = broker.replica_manager.get_partition(A0)
         await produce(partition, pid=8, seq=0, txn=True, n=1, epoch=2)
@@ -125,15 +118,10 @@ async def test_stale_producer_and_coordinator_epochs_are_refused(tmp_path: Path)
         r = await client.call(WRITE_TXN_MARKERS, 1, {"markers": [marker(8, 2, {"a": [0]}, 4)]})
         assert codes(r) == [[("a", 0, TRANSACTION_COORDINATOR_FENCED)]]
         assert partition.log_end_offset == end and partition.last_stable_offset == end - 1
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_an_abort_in_consumer_offsets_drops_the_pending_offsets(tmp_path: Path) -> None:
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    client = await Client.connect(broker.port)
-    try:
+    async with serving(tmp_path / "d", **SMALL) as (broker, client):
         await broker.topic_registry.create_topic("a", 1, {})
         tc = tc_of(broker)
         pid, epoch = await tc.init_producer_id("tx", 60_000)
@@ -148,9 +136,6 @@ async def test_an_abort_in_consumer_offsets_drops_the_pending_offsets(tmp_path: 
         r = await client.call(WRITE_TXN_MARKERS, 1, request)
         assert codes(r) == [[(offsets_tp.topic, offsets_tp.partition, 0)]]
         assert gc.unstable_partitions("g") == set() and gc.offsets.fetch("g") == {}
-    finally:
-        await client.close()
-        await broker.close()
 
 
 async def test_it_needs_cluster_action(tmp_path: Path) -> None:
