@@ -25,7 +25,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -41,6 +41,7 @@ METADATA = 3
 FIND_COORDINATOR = 10
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 _LAUNCH = "import sys; from tiered_mq.cli import main; sys.exit(main())"
 _LIVE: set[BrokerProcess] = set()
 
@@ -51,6 +52,12 @@ def _kill_leftovers() -> None:
     for broker in list(_LIVE):
         with contextlib.suppress(Exception):
             broker.kill()
+
+
+def plain_jaas(users: Mapping[str, str]) -> str:
+    """A ``sasl.jaas.config`` declaring PLAIN ``users`` (name -> password), Kafka's syntax."""
+    declared = " ".join(f'user_{user}="{password}"' for user, password in users.items())
+    return f"org.apache.kafka.common.security.plain.PlainLoginModule required {declared};"
 
 
 def proc_status_kib(pid: int, field: str) -> int:

@@ -45,16 +45,13 @@ from kafka.admin import (
 from kafka.admin import ResourceType as KpResourceType
 from kafka.errors import ClusterAuthorizationFailedError
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import STANDARD_AUTHORIZER, BrokerProcess, plain_jaas
 from tests.integration.client_helpers import sasl_conf, take
 
 pytestmark = pytest.mark.integration
 
 PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
-    f'user_{u}="{p}"' for u, p in PASSWORDS.items()
-)
-AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+JAAS = plain_jaas(PASSWORDS)
 ALLOW = AclPermissionType.ALLOW
 
 
@@ -73,7 +70,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
         "--config",
         f"sasl.jaas.config={JAAS};",
         "--config",
-        f"authorizer.class.name={AUTHORIZER}",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
         "--config",
         "super.users=User:admin",
     ]

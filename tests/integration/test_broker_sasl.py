@@ -23,6 +23,7 @@ from tests.integration.broker_process import (
     SASL_HANDSHAKE,
     BrokerProcess,
     exchange,
+    plain_jaas,
     request,
 )
 from tests.integration.client_helpers import (
@@ -36,10 +37,7 @@ from tests.integration.client_helpers import (
 pytestmark = pytest.mark.integration
 
 USER, PASSWORD = "alice", "alice-secret"
-JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    f'user_{USER}="{PASSWORD}" user_bob="bob-secret";'
-)
+JAAS = plain_jaas({USER: PASSWORD, "bob": "bob-secret"})
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 N = 300
 

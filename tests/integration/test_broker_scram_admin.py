@@ -27,7 +27,7 @@ from confluent_kafka.admin import (
 from kafka import admin as kafka_admin
 from kafka.errors import ClusterAuthorizationFailedError
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import STANDARD_AUTHORIZER, BrokerProcess, plain_jaas
 from tests.integration.client_helpers import confluent_round_trip, sasl_conf
 from tests.integration.conftest import BrokerFactory
 from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
@@ -39,10 +39,7 @@ from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.integration
 
 ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
-JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    f'user_{ADMIN}="{ADMIN_PASSWORD}";'
-)
+JAAS = plain_jaas({ADMIN: ADMIN_PASSWORD})
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 NAMES = {SHA256: "SCRAM-SHA-256", SHA512: "SCRAM-SHA-512"}
 
@@ -199,10 +196,9 @@ def test_kafka_python_manages_users_too(broker: BrokerProcess) -> None:
 
 
 def test_only_a_user_allowed_on_the_cluster_manages_users(broker_factory: BrokerFactory) -> None:
-    authorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
     broker = _sasl_broker(
         broker_factory,
-        *("--config", f"authorizer.class.name={authorizer}"),
+        *("--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"),
         *("--config", f"super.users=User:{ADMIN}"),
     )
     admin = _admin(broker)

@@ -21,18 +21,14 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import STANDARD_AUTHORIZER, BrokerProcess, plain_jaas
 from tests.integration.client_helpers import confluent_round_trip, sasl_conf
 from tiered_mq.cli import main
 
 pytestmark = pytest.mark.integration
 
 ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
-JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    f'user_{ADMIN}="{ADMIN_PASSWORD}";'
-)
-AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+JAAS = plain_jaas({ADMIN: ADMIN_PASSWORD})
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +45,7 @@ def acl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProce
     data = tmp_path_factory.mktemp("cli-users-acls") / "data"
     args = [
         *("--config", f"sasl.jaas.config={JAAS}"),
-        *("--config", f"authorizer.class.name={AUTHORIZER}"),
+        *("--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"),
         *("--config", f"super.users=User:{ADMIN}"),
     ]  # fmt: skip
     with BrokerProcess(data, sasl_plain=(ADMIN, ADMIN_PASSWORD), extra_args=args) as broker:
