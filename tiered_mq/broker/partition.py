@@ -129,14 +129,39 @@ class Partition:
 
     # producer state ----------------------------------------------------------------------------
     def _recover_producer_state(self) -> None:
+        """Newest snapshot, then a header replay of the local log after it; the result is
+        snapshotted at the log end offset (Kafka's rebuildProducerState), so the segments it
+        was replayed from may go (local retention) without the state going back with them.
+
+        A snapshot below the local log start offset (one lost in a crash between a roll and
+        its snapshot, or never written on a full disk) cannot be brought up to date: the log
+        between them is gone. Its settled producers are forgotten rather than trusted: a
+        stale last sequence would answer the producer's next batch OUT_OF_ORDER_SEQUENCE_NUMBER,
+        fatal to librdkafka's idempotent producer; an unknown producer is accepted."""
         ps = self.producer_state
         leo = self.log.log_end_offset
-        start = ps.load_latest_snapshot(leo)
-        start = max(start, self.log.local_log_start_offset)
+        local_start = self.log.local_log_start_offset
+        loaded = start = ps.load_latest_snapshot(leo)
+        if start < local_start:
+            if dropped := ps.forget_settled():
+                log.warning(
+                    "%s: producer snapshot at %d is below the local log start %d; forgot %d "
+                    "producer(s) whose state cannot be replayed",
+                    self.tp,
+                    start,
+                    local_start,
+                    dropped,
+                )
+            start = local_start
         self.txns.load()
         if start < leo:
             replay(self.log, ps, self.txns, start)
         ps.map_end_offset = leo
+        if loaded != leo and leo > 0:
+            try:
+                ps.take_snapshot(leo, sync=True)
+            except OSError:  # a full disk: the next roll tries again
+                log.exception("%s: producer state snapshot at %d failed", self.tp, leo)
 
     def _snapshot_on_roll(self, new_base_offset: int) -> None:
         # Called by LocalLog inside append_as_leader/roll, before the new batch is recorded in

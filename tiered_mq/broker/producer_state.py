@@ -375,6 +375,15 @@ class ProducerStateManager:
         self.map_end_offset = 0
         return 0
 
+    def forget_settled(self) -> int:
+        """Drop every producer without an ongoing transaction; return how many were dropped.
+        For state that no longer matches the log (see Partition's recovery): a forgotten
+        producer is unknown, so its next batch is accepted at any sequence (KIP-360)."""
+        settled = [pid for pid, e in self.producers.items() if e.current_txn_first_offset < 0]
+        for pid in settled:
+            del self.producers[pid]
+        return len(settled)
+
     def delete_snapshots_before(self, offset: int) -> None:
         """Remove snapshot files below ``offset`` but the newest of them (kept as a replay base)."""
         old = [o for o in list_snapshots(self.dir) if o < offset]
