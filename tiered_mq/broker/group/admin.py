@@ -1,8 +1,9 @@
 """Group administration: ListGroups, DescribeGroups, and removing groups and their offsets.
 
 Reads: ListGroups lists every group but the Dead ones; DescribeGroups describes an unknown
-group as Dead without an error (as Kafka does) and shows the members' metadata and
-assignments only while the group is Stable.
+group as Dead without an error (as Kafka does) and shows the selected protocol
+(``protocol_data``) and the members' metadata only while the group is Stable, the members'
+assignments in every state (Kafka's describeNoMetadata outside Stable).
 
 Removal, in three ways, each appending tombstones to ``__consumer_offsets`` through
 :class:`~tiered_mq.broker.group.offsets.OffsetManager` (the cache drops what the tombstones
@@ -74,6 +75,8 @@ class GroupAdmin:
                 "protocol_data": "",
                 "members": [],
             }
+        # Kafka (GroupMetadataManager.describeGroups): the protocol and each member's metadata
+        # only while Stable; the assignment in every state (empty until a SyncGroup stored one).
         protocol = group.protocol_name if group.state is S.STABLE else None
         members = [
             {
@@ -82,7 +85,7 @@ class GroupAdmin:
                 "client_id": m.client_id,
                 "client_host": m.client_host,
                 "member_metadata": m.metadata_for(protocol) if protocol else b"",
-                "member_assignment": m.assignment if protocol else b"",
+                "member_assignment": m.assignment,
             }
             for m in group.members.values()
         ]
@@ -91,7 +94,7 @@ class GroupAdmin:
             "group_id": group_id,
             "group_state": group.state.value,
             "protocol_type": group.protocol_type or "",
-            "protocol_data": group.protocol_name or "",
+            "protocol_data": protocol or "",
             "members": members,
         }
 

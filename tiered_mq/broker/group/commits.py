@@ -1,17 +1,24 @@
 """Offset commits: OffsetCommit and TxnOffsetCommit, checked against the group's membership.
 
-Offset commits (:meth:`OffsetCommits.commit`) follow Kafka's rules: generation -1 on a group
-without members is a "simple" commit (consumers using assign()) and creates the group if it is
-unknown; otherwise the member and generation must be current, and CompletingRebalance answers
-REBALANCE_IN_PROGRESS. A commit by a current member counts as its heartbeat. Metadata longer
-than ``offset.metadata.max.bytes`` fails that partition alone. The answer is sent after the
-append; a failed append answers COORDINATOR_NOT_AVAILABLE for the partitions it carried.
+Both are checked as Kafka's ClassicGroup.validateOffsetCommit does (:func:`validate_offset_commit`,
+order matters): a Dead group answers COORDINATOR_NOT_AVAILABLE; generation -1 on an Empty group
+is a "simple" commit (consumers using assign()); otherwise the static instance, the member and
+the generation must be current (FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION), and
+only then does a plain commit during CompletingRebalance answer REBALANCE_IN_PROGRESS. An
+unknown group is created by a commit with generation -1 and answered ILLEGAL_GENERATION (and
+not created) for any other generation, plain or transactional.
 
-Transactional offsets (TxnOffsetCommit, :meth:`OffsetCommits.commit_txn`): the committing
-consumer's membership is checked when the request names one (v3+, KIP-447; v0-2 carry none),
-then the offsets are appended as a transactional batch before answering and held pending
-(``OffsetManager.pending``, see txn_offsets.py) until the transaction coordinator reports the
-COMMIT/ABORT marker. Errors are raised as the Kafka error the client must see.
+Offset commits (:meth:`OffsetCommits.commit`): a commit by a current member counts as its
+heartbeat. Metadata longer than ``offset.metadata.max.bytes`` fails that partition alone. The
+answer is sent after the append; a failed append answers COORDINATOR_NOT_AVAILABLE for the
+partitions it carried.
+
+Transactional offsets (TxnOffsetCommit, :meth:`OffsetCommits.commit_txn`): a request that names
+no member (v0-2, or a producer given only a group id) is not checked against the membership,
+and the group's state does not matter; then the offsets are appended as a transactional batch
+before answering and held pending (``OffsetManager.pending``, see txn_offsets.py) until the
+transaction coordinator reports the COMMIT/ABORT marker. Errors are raised as the Kafka error
+the client must see.
 
 The coordinator answers COORDINATOR_LOAD_IN_PROGRESS itself until it has loaded, so nothing
 here runs before the groups are restored. Everything runs on the event loop; the only await is
@@ -64,19 +71,7 @@ class OffsetCommits:
             if generation_id >= 0:
                 return errors.IllegalGenerationError.errno, None
             return NONE, None  # a simple commit creates the group
-        if group.state is S.DEAD:
-            return errors.CoordinatorNotAvailableError.errno, group
-        if generation_id < 0 and group.state is S.EMPTY:
-            return NONE, group
-        if group.fenced(instance_id, member_id):
-            return FENCED_INSTANCE_ID, group
-        if group.state is S.COMPLETING_REBALANCE:
-            return errors.RebalanceInProgressError.errno, group
-        if member_id not in group.members:
-            return errors.UnknownMemberIdError.errno, group
-        if generation_id != group.generation_id:
-            return errors.IllegalGenerationError.errno, group
-        return NONE, group
+        return validate_offset_commit(group, generation_id, member_id, instance_id, False), group
 
     async def commit(
         self,
@@ -132,10 +127,12 @@ class OffsetCommits:
         Raises the Kafka error the client must see (the caller checked the transaction)."""
         if not group_id:
             raise errors.InvalidGroupIdError("empty group id")
-        group = self.membership.groups.setdefault(group_id, GroupMetadata(group_id))
-        if group.state is S.DEAD:
-            raise errors.CoordinatorNotAvailableError(f"group {group_id} is dead")
-        error = _txn_member_error(group, generation_id, member_id, instance_id)
+        group = self.membership.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:  # Kafka: no such generation, and no group is created
+                raise errors.IllegalGenerationError(f"group {group_id} does not exist")
+            group = self.membership.groups.setdefault(group_id, GroupMetadata(group_id))
+        error = validate_offset_commit(group, generation_id, member_id, instance_id, True)
         if error:
             raise errors.for_code(error)(f"group {group_id}: member {member_id!r}")
         if not offsets:
@@ -151,23 +148,37 @@ class OffsetCommits:
             raise errors.CoordinatorNotAvailableError(str(exc)) from exc
 
 
-def _txn_member_error(
-    group: GroupMetadata, generation_id: int, member_id: str, instance_id: str | None
+def validate_offset_commit(
+    group: GroupMetadata,
+    generation_id: int,
+    member_id: str,
+    instance_id: str | None,
+    transactional: bool,
 ) -> int:
-    """Kafka's membership check of a TxnOffsetCommit (GroupCoordinator.validateOffsetCommit
-    for a transactional commit): none when the request names no member (v0-2, or a producer
-    given only a group id); else the member (and its static instance) must be current and the
-    generation the group's, so a zombie of an old generation cannot commit."""
-    if generation_id < 0 and not member_id and instance_id is None:
+    """Kafka's ClassicGroup.validateOffsetCommit, in its order: a Dead group is not available;
+    generation -1 on an Empty group is a simple commit; a request naming a member (or any
+    generation) must come from the current holder of its static instance (unknown instance:
+    UNKNOWN_MEMBER_ID, another member: FENCED_INSTANCE_ID), from a member of the group and for
+    its generation; a plain commit naming none is accepted only by an Empty group (a
+    transactional one, v0-2, always). Only then does a plain commit during CompletingRebalance
+    answer REBALANCE_IN_PROGRESS, so a zombie learns it is fenced or stale first."""
+    if group.state is S.DEAD:
+        return errors.CoordinatorNotAvailableError.errno
+    if generation_id < 0 and group.state is S.EMPTY:
         return NONE
-    if instance_id is not None:
-        current = group.static_members.get(instance_id)
-        if current is None:
+    if generation_id >= 0 or member_id or instance_id is not None:
+        if instance_id is not None:
+            current = group.static_members.get(instance_id)
+            if current is None:
+                return errors.UnknownMemberIdError.errno
+            if current != member_id:
+                return FENCED_INSTANCE_ID
+        if member_id not in group.members:
             return errors.UnknownMemberIdError.errno
-        if current != member_id:
-            return FENCED_INSTANCE_ID
-    elif member_id not in group.members:
+        if generation_id != group.generation_id:
+            return errors.IllegalGenerationError.errno
+    elif not transactional and group.state is not S.EMPTY:
         return errors.UnknownMemberIdError.errno
-    if generation_id != group.generation_id:
-        return errors.IllegalGenerationError.errno
+    if not transactional and group.state is S.COMPLETING_REBALANCE:
+        return errors.RebalanceInProgressError.errno
     return NONE

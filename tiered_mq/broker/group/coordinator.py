@@ -22,11 +22,12 @@ before any of the parts is called. ``close()`` cancels every timer and task. Thi
 coordinator of every group (one coordinator per cluster until the internal topic's partitions
 get leaders elsewhere).
 
-Group metadata (``_store_group``) is appended after every rebalance and skipped for a group
-that is Dead or no longer held, so a deleted group's tombstone stays the last record of its
-key. Crash behaviour: nothing is kept outside ``__consumer_offsets``; a restart replays it, so
-acknowledged commits and deletions survive, while timers and parked requests are lost and the
-restored members must heartbeat within their session timeout or be removed.
+Group metadata (``_store_group``) is appended after every rebalance and every replacement of a
+static member's id, and skipped for a group that is Dead or no longer held, so a deleted
+group's tombstone stays the last record of its key. Crash behaviour: nothing is kept outside
+``__consumer_offsets``; a restart replays it, so acknowledged commits and deletions survive,
+while timers and parked requests are lost and the restored members must heartbeat within their
+session timeout or be removed.
 
 Transactional offsets: the transaction coordinator calls :meth:`complete_txn` once its
 COMMIT/ABORT marker is in the group's ``__consumer_offsets`` partition. Pending offsets are

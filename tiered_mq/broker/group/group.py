@@ -10,19 +10,25 @@ State machine (Kafka's GroupState; every other transition raises AssertionError)
           |                                        |  generation + 1, protocol chosen,   |
           |                                        v  JoinGroup answered                 |
           |                               +---------------------+   member joins,        |
-          |                               | CompletingRebalance | --leaves, expires----->+
-          |                               +---------------------+                        |
-          |                                        |  leader's SyncGroup                 |
+          |                               | CompletingRebalance | --leaves, expires,---->+
+          |                               +---------------------+   owes a SyncGroup     |
+          |                                        |  leader's SyncGroup  too long       |
           |                                        v  (assignment stored)                |
           |                                   +--------+   member joins/leaves/expires   |
           |                                   | Stable | ------------------------------->+
-          |                                   +--------+
+          |                                   +--------+   (or owes a SyncGroup too long)
           +--> Dead  (DeleteGroups, or offsets expired; from any state: terminal)
 
 Invariants: ``leader_id`` is a member id or None; ``generation_id`` grows by one per completed
 join phase (including one that ends Empty); ``protocol_name`` is set exactly while the group has
 members after a join phase; a member id lives in ``members`` or ``pending_members`` (joined
-with an empty id on JoinGroup v4+, answered MEMBER_ID_REQUIRED), never both.
+with an empty id on JoinGroup v4+, answered MEMBER_ID_REQUIRED), never both;
+``static_members`` maps each static member's instance id to its current member id;
+``pending_sync`` (members of this generation that owe a SyncGroup) is a subset of
+``members`` and empty outside CompletingRebalance and Stable; ``sync_timer`` is armed when a
+join phase ends and cancelled by the next rebalance or the last SyncGroup owed. A static member
+may stay in ``members`` without rejoining a join phase (it keeps its assignment until its
+session timeout or the pending-sync deadline).
 
 Members await their JoinGroup/SyncGroup answer on asyncio futures held here; the coordinator
 completes them. Nothing here does I/O or reads a clock.
@@ -111,6 +117,10 @@ class GroupMetadata:
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     # Join phase bookkeeping (PreparingRebalance only).
     join_timer: TimerHandle | None = None
+    # Members of the current generation that owe a SyncGroup (Kafka's pendingSyncMembers) and
+    # the timer that removes them at the group's rebalance timeout (CompletingRebalance/Stable).
+    pending_sync: set[str] = field(default_factory=set)
+    sync_timer: TimerHandle | None = None
     initial_join_phase: bool = False
     new_member_added: bool = False
     initial_delay_remaining_ms: int = 0
@@ -152,7 +162,35 @@ class GroupMetadata:
             del self.static_members[member.group_instance_id]
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
+        self.pending_sync.discard(member_id)
         return member
+
+    def replace_static_member(self, old: MemberMetadata, new_member_id: str) -> MemberMetadata:
+        """Kafka's replaceStaticMember: a new member under ``new_member_id`` takes the place of
+        the static member ``old`` (its instance, assignment, protocols, timeouts, leadership and
+        any SyncGroup it owes); ``old``'s parked requests are left to the caller to answer."""
+        assert old.group_instance_id is not None
+        del self.members[old.member_id]
+        new = MemberMetadata(
+            new_member_id,
+            old.group_instance_id,
+            old.client_id,
+            old.client_host,
+            old.rebalance_timeout_ms,
+            old.session_timeout_ms,
+            old.protocol_type,
+            old.protocols,
+            assignment=old.assignment,
+            is_new=old.is_new,
+        )
+        self.members[new_member_id] = new
+        self.static_members[old.group_instance_id] = new_member_id
+        if self.leader_id == old.member_id:
+            self.leader_id = new_member_id
+        if old.member_id in self.pending_sync:
+            self.pending_sync.discard(old.member_id)
+            self.pending_sync.add(new_member_id)
+        return new
 
     def member_by_instance(self, group_instance_id: str) -> MemberMetadata | None:
         member_id = self.static_members.get(group_instance_id)
@@ -168,6 +206,20 @@ class GroupMetadata:
 
     def max_rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def elect_joined_leader(self) -> bool:
+        """Kafka's maybeElectNewJoinedLeader: keep the leader if it rejoined, else the first
+        member that did; False when there is no leader or no member rejoined."""
+        leader = self.members.get(self.leader_id) if self.leader_id is not None else None
+        if leader is None:
+            return False
+        if leader.awaiting_join is not None:
+            return True
+        for member in self.members.values():
+            if member.awaiting_join is not None:
+                self.leader_id = member.member_id
+                return True
+        return False
 
     def all_members_joined(self) -> bool:
         return not self.pending_members and all(

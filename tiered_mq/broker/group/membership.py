@@ -9,11 +9,19 @@ A rebalance, as Kafka's GroupCoordinator runs it (state names in :mod:`group`):
    MEMBER_ID_REQUIRED is still expected) or at the deadline, the largest rebalance timeout of the
    members. A group that was Empty instead waits ``group.initial.rebalance.delay.ms``, extended
    by another delay while new members keep arriving, up to the rebalance timeout.
-3. Members that did not rejoin are removed; the generation grows by one; the protocol most
-   members prefer among those all support is chosen; every parked JoinGroup is answered (the
-   leader's answer lists the members and their metadata). The group is CompletingRebalance.
+3. Dynamic members that did not rejoin are removed (static ones stay, see rebalance.py); the
+   generation grows by one; the protocol most members prefer among those all support is
+   chosen; every parked JoinGroup is answered (the leader's answer lists the members and their
+   metadata). The group is CompletingRebalance and every member owes a SyncGroup within the
+   rebalance timeout, or is removed and the group rebalances again.
 4. The leader's SyncGroup carries the assignment; it is persisted as a group metadata record,
    then every member's SyncGroup is answered with its share and the group is Stable.
+
+Static members (KIP-345): a JoinGroup with a known ``group.instance.id`` and no member id is a
+restarted instance. Its new member id replaces the old one, whose parked requests are answered
+FENCED_INSTANCE_ID; while the group is Stable and the selected protocol would not change, the
+member keeps its assignment without a rebalance (Kafka's updateStaticMemberAndRebalance, see
+``_replace_static_member``).
 
 Session timeouts are ``Scheduler`` timers, one per member, re-armed by every heartbeat, join and
 sync; a member with a JoinGroup or SyncGroup parked is kept alive (the join deadline or the
@@ -23,8 +31,8 @@ This module handles the four requests; the join phase, timers and member removal
 :mod:`~tiered_mq.broker.group.rebalance` (``Membership`` extends its ``Rebalancer``).
 
 Everything here runs on the event loop between awaits; a call never blocks. The only awaits
-are the futures of parked requests and the append of group metadata, which runs as a task of
-its own so that a client closing its connection cannot cancel it halfway.
+are the futures of parked requests and the appends of group metadata, which run as tasks of
+their own so that a client closing its connection cannot cancel them halfway.
 """
 
 from __future__ import annotations
@@ -113,8 +121,7 @@ class Membership(Rebalancer):
         if member.group_instance_id is not None:
             old = group.member_by_instance(member.group_instance_id)
             if old is not None:
-                log.info("group %s: static member %s replaced", group.group_id, old.member_id)
-                self._remove_member(group, old.member_id, FENCED_INSTANCE_ID)
+                return self._replace_static_member(group, old, member)
         elif require_known_member_id:
             timer = self.scheduler.call_later(
                 member.session_timeout_ms,
@@ -123,6 +130,86 @@ class Membership(Rebalancer):
             group.pending_members[member.member_id] = timer
             return join_error(errors.MemberIdRequiredError.errno, member.member_id)
         return self._add_member_and_rebalance(group, member)
+
+    def _replace_static_member(
+        self, group: GroupMetadata, old: MemberMetadata, request: MemberMetadata
+    ) -> asyncio.Future[JoinResponse]:
+        """Kafka's updateStaticMemberAndRebalance: a known static instance rejoins with an
+        unknown member id (a restart). The new member id replaces the old one, which is fenced;
+        the member keeps its assignment. Stable, with the selected protocol unchanged: no
+        rebalance; the group is stored with the new id, then the JoinGroup is answered with the
+        current generation, no member list and the leader id from before the replacement (so
+        the member never runs the assignment). Otherwise a rebalance starts (CompletingRebalance
+        always: the leader may be assigning to the old id), or, PreparingRebalance, the member
+        simply joins the ongoing phase."""
+        previous_leader = group.leader_id
+        old_id = old.member_id
+        member = group.replace_static_member(old, request.member_id)
+        log.info(
+            "group %s: static member %s rejoined as %s (%s)",
+            group.group_id,
+            old_id,
+            member.member_id,
+            group.state.value,
+        )
+        old.cancel_heartbeat()
+        old_join, old.awaiting_join = old.awaiting_join, None
+        if old_join is not None and not old_join.done():
+            old_join.set_result(join_error(FENCED_INSTANCE_ID, old_id))
+        self._answer_sync(old, sync_error(FENCED_INSTANCE_ID))
+        self.schedule_session_timeout(group, member)
+        before = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        member.protocols = request.protocols
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+        member.session_timeout_ms = request.session_timeout_ms
+        if group.state is S.STABLE and group.select_protocol() == group.protocol_name:
+            future: asyncio.Future[JoinResponse] = asyncio.get_running_loop().create_future()
+            member.awaiting_join = future
+            self._spawn(
+                self._store_static_member(group, member, old_id, before, previous_leader, future)
+            )
+            return future
+        return self._park_join(group, member)
+
+    async def _store_static_member(
+        self,
+        group: GroupMetadata,
+        member: MemberMetadata,
+        old_id: str,
+        before: tuple[list[tuple[str, bytes]], int, int],
+        previous_leader: str | None,
+        future: asyncio.Future[JoinResponse],
+    ) -> None:
+        """Persist a static member's new id (Stable), then answer its JoinGroup; a failed
+        append puts the old id back (Kafka reverts the replacement) and answers the error."""
+        generation = group.generation_id
+        try:
+            await self._store_group(group)
+            error = NONE
+        except Exception:
+            log.exception("group %s: storing static member %s failed", group.group_id, old_id)
+            error = errors.CoordinatorNotAvailableError.errno
+        unchanged = (
+            not future.done()
+            and member.awaiting_join is future
+            and group.members.get(member.member_id) is member
+            and group.state is S.STABLE
+            and group.generation_id == generation
+        )
+        if not unchanged:
+            return  # replaced again, removed, or a rebalance took the member in meanwhile
+        member.awaiting_join = None
+        if error:
+            member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = before
+            member.cancel_heartbeat()
+            restored = group.replace_static_member(member, old_id)
+            self.schedule_session_timeout(group, restored)
+            future.set_result(join_error(error))
+            return
+        answer = group.join_response(member.member_id)
+        answer["leader"] = previous_leader or ""
+        answer["members"] = []
+        future.set_result(answer)
 
     def _join_known_member(
         self, group: GroupMetadata, request: MemberMetadata
@@ -203,6 +290,7 @@ class Membership(Rebalancer):
         if group.state is S.PREPARING_REBALANCE:
             return sync_error(errors.RebalanceInProgressError.errno)
         self.schedule_session_timeout(group, member)
+        self._synced(group, member_id)
         if group.state is S.STABLE:
             return {"error_code": NONE, "assignment": member.assignment}
         # CompletingRebalance: park until the leader's assignment is stored.
@@ -218,9 +306,10 @@ class Membership(Rebalancer):
     async def _store_assignment(
         self, group: GroupMetadata, generation: int, assignments: dict[str, bytes]
     ) -> None:
-        previous = {mid: m.assignment for mid, m in group.members.items()}
+        if group.state is not S.COMPLETING_REBALANCE or group.generation_id != generation:
+            return  # a rebalance started before this task ran; its members were answered
         for mid, member in group.members.items():
-            member.assignment = assignments[mid]
+            member.assignment = assignments.get(mid, b"")
         try:
             await self._store_group(group)
             error = NONE
@@ -230,10 +319,9 @@ class Membership(Rebalancer):
         if group.state is not S.COMPLETING_REBALANCE or group.generation_id != generation:
             return  # a rebalance started meanwhile; its members were answered already
         if error:
-            for mid, member in group.members.items():
-                member.assignment = previous.get(mid, b"")
+            for member in group.members.values():
                 self._answer_sync(member, sync_error(error))
-            self._prepare_rebalance(group, "storing the assignment failed")
+            self._prepare_rebalance(group, "storing the assignment failed")  # clears them
             return
         for member in group.members.values():
             self._answer_sync(member, {"error_code": NONE, "assignment": member.assignment})

@@ -2,17 +2,27 @@
 
 Holds the groups and runs the parts of the classic protocol no single request owns: the join
 phase (PreparingRebalance until every member rejoined, the deadline or the initial delay, then
-a new generation in CompletingRebalance; steps 1-3 in membership's docstring), session timeouts
-(one ``Scheduler`` timer per member, re-armed by every heartbeat, join and sync; a member with a
-JoinGroup or SyncGroup parked is kept alive; a fired timer removes the member as if it had
-left), and member removal, which answers the member's parked requests with an error.
+a new generation in CompletingRebalance; steps 1-3 in membership's docstring), the pending-sync
+deadline, session timeouts (one ``Scheduler`` timer per member, re-armed by every heartbeat,
+join and sync; a member with a JoinGroup or SyncGroup parked is kept alive; a fired timer
+removes the member as if it had left), and member removal, which answers the member's parked
+requests with an error.
+
+At the end of a join phase (Kafka's onCompleteJoin) only dynamic members that did not rejoin
+are removed; static members that did not rejoin stay, with their assignment, and are listed to
+the leader. If the leader did not rejoin, the first member that did leads; if no member
+rejoined but some (static) remain, the phase waits another rebalance timeout. Every member of
+the new generation then owes a SyncGroup (Kafka's schedulePendingSync): those still owing one
+after the group's rebalance timeout, in the same generation and while CompletingRebalance or
+Stable, are removed and the group rebalances (onExpirePendingSync). A new rebalance clears the
+debt and cancels that timer; so does the last SyncGroup owed.
 
 Parked requests are futures: a JoinGroup future is answered with ``join_error`` or the
 generation's join response, a SyncGroup future with ``sync_error`` or the member's assignment;
 a future is answered at most once. Everything runs on the event loop between awaits and never
-blocks; group metadata is stored by tasks of their own (``_spawn``) that ``close()`` cancels.
-A crash loses only in-memory state: members rejoin, and the stored group metadata is reloaded
-by the coordinator.
+blocks; group metadata is stored by tasks of their own (``_spawn``) that ``close()`` cancels,
+with every timer. A crash loses only in-memory state: members rejoin, and the stored group
+metadata is reloaded by the coordinator.
 """
 
 from __future__ import annotations
@@ -74,6 +84,7 @@ class Rebalancer:
         for group in self.groups.values():
             if group.join_timer is not None:
                 group.join_timer.cancel()
+            self._clear_pending_sync(group)
             for member in group.members.values():
                 member.cancel_heartbeat()
             for handle in group.pending_members.values():
@@ -93,8 +104,11 @@ class Rebalancer:
 
     def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
         if group.state is S.COMPLETING_REBALANCE:
+            # Kafka's resetAndPropagateAssignmentError: the assignment never became current.
             for member in group.members.values():
+                member.assignment = b""
                 self._answer_sync(member, sync_error(errors.RebalanceInProgressError.errno))
+        self._clear_pending_sync(group)
         was_empty = group.state is S.EMPTY
         group.transition_to(S.PREPARING_REBALANCE, self.scheduler.now_ms())
         log.info("group %s: preparing rebalance (%s)", group.group_id, reason)
@@ -147,8 +161,18 @@ class Rebalancer:
             group.join_timer.cancel()
             group.join_timer = None
         for member in [m for m in group.members.values() if m.awaiting_join is None]:
+            if member.group_instance_id is not None:
+                continue  # a static member stays until its session timeout (KIP-345)
             log.info("group %s: member %s did not rejoin", group.group_id, member.member_id)
             self._remove_member(group, member.member_id, errors.UnknownMemberIdError.errno)
+        if not group.elect_joined_leader() and group.members:
+            # Only static members that did not rejoin are left: wait for them (or for their
+            # session timeouts) another rebalance timeout, as Kafka does.
+            log.info("group %s: no member rejoined, the join phase goes on", group.group_id)
+            group.join_timer = self.scheduler.call_later(
+                group.max_rebalance_timeout_ms(), lambda: self._on_join_deadline(group)
+            )
+            return
         now = self.scheduler.now_ms()
         group.generation_id += 1
         if not group.members:
@@ -173,6 +197,45 @@ class Rebalancer:
                 future.set_result(group.join_response(member.member_id))
             member.is_new = False
             self.schedule_session_timeout(group, member)
+        self._schedule_pending_sync(group)
+
+    # -- the pending-sync deadline ---------------------------------------------------------
+
+    def _schedule_pending_sync(self, group: GroupMetadata) -> None:
+        """Every member of the new generation owes a SyncGroup within the rebalance timeout."""
+        self._clear_pending_sync(group)
+        group.pending_sync = set(group.members)
+        generation = group.generation_id
+        group.sync_timer = self.scheduler.call_later(
+            group.max_rebalance_timeout_ms(), lambda: self._on_sync_deadline(group, generation)
+        )
+
+    @staticmethod
+    def _clear_pending_sync(group: GroupMetadata) -> None:
+        group.pending_sync.clear()
+        if group.sync_timer is not None:
+            group.sync_timer.cancel()
+            group.sync_timer = None
+
+    def _synced(self, group: GroupMetadata, member_id: str) -> None:
+        """``member_id`` sent its SyncGroup; the timer goes once nobody owes one."""
+        group.pending_sync.discard(member_id)
+        if not group.pending_sync:
+            self._clear_pending_sync(group)
+
+    def _on_sync_deadline(self, group: GroupMetadata, generation: int) -> None:
+        group.sync_timer = None
+        if generation != group.generation_id or not group.is_in(S.COMPLETING_REBALANCE, S.STABLE):
+            return
+        missing = sorted(group.pending_sync)
+        group.pending_sync.clear()
+        if not missing:
+            return
+        for member_id in missing:
+            log.info("group %s: member %s sent no SyncGroup", group.group_id, member_id)
+            self._remove_member(group, member_id, errors.UnknownMemberIdError.errno)
+        self._prepare_rebalance(group, f"members {missing} sent no SyncGroup in time")
+        self._maybe_complete_join(group)  # e.g. nobody is left: Empty at once
 
     async def _store_quietly(self, group: GroupMetadata) -> None:
         try:

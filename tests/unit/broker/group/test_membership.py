@@ -220,3 +220,62 @@ async def test_closing_cancels_timers(h: Harness) -> None:
     await h.coord.close()
     assert h.clock.pending() == 0
     await asyncio.sleep(0)
+
+
+async def test_leader_that_never_syncs_is_removed_at_the_rebalance_timeout(h: Harness) -> None:
+    """Kafka's pending-sync expiry: a leader that keeps heartbeating but sends no SyncGroup
+    does not stall the group; its follower's parked SyncGroup is answered."""
+    a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
+    h.clock.advance(200)
+    await settle()
+    ja, jb = a.result(), b.result()
+    leader, follower = (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+    parked = spawn(h.coord.sync_group("g", 1, follower["member_id"], None, {}))
+    await settle()
+    for _ in range(11):  # 27.5 s: both heartbeat, the follower's SyncGroup waits
+        h.clock.advance(2500)
+        await settle()
+        assert h.coord.heartbeat("g", 1, leader["member_id"], None) == 0
+        assert h.coord.heartbeat("g", 1, follower["member_id"], None) == 0
+    assert not parked.done()
+    h.clock.advance(2500)  # the rebalance timeout (30 s) since the join phase ended
+    await settle()
+    assert parked.result()["error_code"] == REBALANCE
+    group = h.coord.groups["g"]
+    assert list(group.members) == [follower["member_id"]]
+    assert h.coord.heartbeat("g", 1, leader["member_id"], None) == UNKNOWN_MEMBER
+    rejoin = await h.start_join(member_id=follower["member_id"])
+    answer = rejoin.result()
+    assert (answer["generation_id"], answer["leader"]) == (2, follower["member_id"])
+
+
+async def test_follower_that_never_syncs_is_removed_after_the_group_is_stable(
+    h: Harness,
+) -> None:
+    a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
+    h.clock.advance(200)
+    await settle()
+    ja, jb = a.result(), b.result()
+    leader, follower = (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+    assert (await h.coord.sync_group("g", 1, leader["member_id"], None, {}))["error_code"] == 0
+    group = h.coord.groups["g"]
+    assert group.state is GroupState.STABLE
+    for _ in range(12):  # both heartbeat; the follower never asks for its assignment
+        h.clock.advance(2500)
+        await settle()
+        for j in (leader, follower):
+            h.coord.heartbeat("g", 1, j["member_id"], None)
+    assert group.state is GroupState.PREPARING_REBALANCE
+    assert list(group.members) == [leader["member_id"]]
+    assert h.coord.heartbeat("g", 1, follower["member_id"], None) == UNKNOWN_MEMBER
+
+
+async def test_every_member_owes_a_sync_and_close_cancels_that_timer(h: Harness) -> None:
+    for client in ("a", "b"):
+        await h.start_join(client_id=client)
+    h.clock.advance(200)
+    await settle()
+    group = h.coord.groups["g"]
+    assert group.pending_sync == set(group.members) and h.clock.pending() == 3
+    await h.coord.close()  # two session timers and the pending-sync timer
+    assert h.clock.pending() == 0

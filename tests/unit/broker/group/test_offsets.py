@@ -197,3 +197,55 @@ async def test_undecodable_records_are_skipped_on_load(h: Harness) -> None:
     h2 = await h.restart()
     assert offsets_of(h2) == {T0: 8}
     await h2.coord.close()
+
+
+async def test_commit_during_completing_rebalance_checks_member_and_generation_first(
+    h: Harness,
+) -> None:
+    """Kafka's validateOffsetCommit order: a zombie learns it is stale or unknown (and a
+    replaced static instance that it is fenced), not REBALANCE_IN_PROGRESS."""
+    (j,) = await form_group(h, 1)
+    me = j["member_id"]
+    newcomer = await h.start_join(client_id="n")
+    rejoin = await h.start_join(member_id=me)
+    assert rejoin.result()["generation_id"] == newcomer.result()["generation_id"] == 2
+    assert h.coord.groups["g"].state is GroupState.COMPLETING_REBALANCE
+
+    async def commit(generation: int, member: str, instance: str | None = None) -> int:
+        result = await h.coord.commit_offsets(
+            "g", generation, member, instance, -1, {T0: (1, -1, "")}
+        )
+        return result[T0]
+
+    assert await commit(1, me) == errors.IllegalGenerationError.errno
+    assert await commit(2, "zombie") == errors.UnknownMemberIdError.errno
+    assert await commit(2, me, "unknown-instance") == errors.UnknownMemberIdError.errno
+    assert await commit(2, me) == errors.RebalanceInProgressError.errno
+    assert await commit(-1, "") == errors.UnknownMemberIdError.errno
+    assert offsets_of(h) == {}
+
+
+async def test_describe_reports_protocol_only_when_stable_and_assignments_always(
+    h: Harness,
+) -> None:
+    """Kafka's describeGroups: outside Stable no protocol_data and no member metadata, but the
+    members' assignments (describeNoMetadata)."""
+    joins = await form_group(h, 2)
+    a = joins[0]["member_id"]
+    await h.start_join(member_id=a, client_id="c0")  # the leader rejoins: PreparingRebalance
+    described = h.coord.describe_group("g")
+    assert described["group_state"] == "PreparingRebalance"
+    assert described["protocol_type"] == "consumer" and described["protocol_data"] == ""
+    for m in described["members"]:
+        assert m["member_metadata"] == b""
+        assert m["member_assignment"] == m["member_id"].encode()
+    await h.start_join(member_id=joins[1]["member_id"], client_id="c1")  # CompletingRebalance
+    described = h.coord.describe_group("g")
+    assert described["group_state"] == "CompletingRebalance"
+    assert described["protocol_data"] == ""
+    assert {m["member_assignment"] for m in described["members"]} == {
+        j["member_id"].encode() for j in joins
+    }
+    await h.start_join(client_id="late")  # back to PreparingRebalance: no assignment held
+    described = h.coord.describe_group("g")
+    assert {m["member_assignment"] for m in described["members"]} == {b""}

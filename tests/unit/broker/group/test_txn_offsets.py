@@ -184,7 +184,7 @@ async def test_txn_offset_commit_checks_the_named_member(h: Harness) -> None:
         await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(12)}, generation, "zombie")
     with pytest.raises(errors.UnknownMemberIdError):  # an instance id the group does not know
         await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(13)}, generation, me, "i-9")
-    with pytest.raises(errors.UnknownMemberIdError):  # a group without members
+    with pytest.raises(errors.IllegalGenerationError):  # a group the coordinator does not know
         await h.coord.txn_offset_commit("other", PID, EPOCH, {T0: value(14)}, 0, me)
     await h.coord.txn_offset_commit("g", PID, EPOCH, {T1: value(15)})  # v0-2: no member
     await marker(h, commit=True)
@@ -206,3 +206,15 @@ async def test_txn_offset_commit_fences_a_replaced_static_member(h: Harness) -> 
     await h.coord.txn_offset_commit(
         "g", PID, EPOCH, {T0: value(2)}, generation, new["member_id"], "i-1"
     )
+
+
+async def test_txn_offset_commit_to_an_unknown_group_is_illegal_generation(h: Harness) -> None:
+    """Kafka's validateTransactionalOffsetCommit: an unknown group with a generation is
+    ILLEGAL_GENERATION and is not created; generation -1 creates a simple group."""
+    with pytest.raises(errors.IllegalGenerationError):
+        await h.coord.txn_offset_commit("other", PID, EPOCH, {T0: value(1)}, 0, "m")
+    assert "other" not in h.coord.groups
+    await h.coord.txn_offset_commit("other", PID, EPOCH, {T0: value(2)}, -1, "m")
+    assert h.coord.groups["other"].state is GroupState.EMPTY
+    await marker(h, commit=True, group="other")
+    assert committed(h, "other") == {T0: 2}
