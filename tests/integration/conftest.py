@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer
 
 from tests.integration.broker_process import BrokerProcess
 
@@ -47,3 +48,15 @@ def broker(broker_factory: BrokerFactory) -> BrokerProcess:
 def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     with BrokerProcess(tmp_path_factory.mktemp("shared") / "data") as b:
         yield b
+
+
+@pytest.fixture
+def consumers() -> Iterator[list[Consumer]]:
+    """confluent-kafka consumers a test makes; those it did not close are closed after it."""
+    made: list[Consumer] = []
+    yield made
+    for c in made:
+        try:
+            c.close()
+        except RuntimeError:
+            pass  # already closed by the test

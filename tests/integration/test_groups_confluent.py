@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
@@ -77,17 +77,6 @@ def poll_until(
 
 def exact_cover(sets: list[set[int]], n: int) -> bool:
     return all(sets) and sum(map(len, sets)) == n and set().union(*sets) == set(range(n))
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    made: list[Consumer] = []
-    yield made
-    for c in made:
-        try:
-            c.close()
-        except RuntimeError:
-            pass  # already closed by the test
 
 
 def test_three_consumers_split_six_partitions_and_rebalance_on_close(

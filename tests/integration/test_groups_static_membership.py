@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,17 +32,6 @@ pytestmark = pytest.mark.integration
 
 JOIN, HEARTBEAT, SYNC = 11, 12, 14
 NONE, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, MEMBER_ID_REQUIRED = 0, 25, 27, 79
-
-
-@pytest.fixture
-def consumers() -> Iterator[list[Consumer]]:
-    made: list[Consumer] = []
-    yield made
-    for c in made:
-        try:
-            c.close()
-        except RuntimeError:
-            pass  # already closed by the test
 
 
 def test_static_member_restart_gets_its_partitions_back_without_a_rebalance(
