@@ -1,9 +1,10 @@
 """Exactly-once transactions against a real broker with confluent-kafka (librdkafka).
 
 Transactional producers (commit, abort, offsets in the transaction), read_committed and
-read_uncommitted consumers, zombie fencing across a producer restart, a consume-transform-produce
-loop that stays exactly-once when its producer is replaced, and a broker restart
-mid-transaction (the coordinator aborts the transaction when it times out).
+read_uncommitted consumers (a read_committed one waits for offsets a transaction holds pending,
+KIP-447), zombie fencing across a producer restart, a consume-transform-produce loop that stays
+exactly-once when its producer is replaced, and a broker restart mid-transaction (the
+coordinator aborts the transaction when it times out).
 """
 
 from __future__ import annotations
@@ -135,6 +136,56 @@ def test_new_instance_fences_the_zombie_and_aborts_its_transaction(
         zombie.produce(topic, b"late", partition=0)
         zombie.commit_transaction(TIMEOUT)
     assert _read_all(broker.bootstrap, topic, "read_committed", 1) == [b"fresh"]
+
+
+def test_read_committed_consumer_waits_for_pending_transactional_offsets(
+    broker: BrokerProcess,
+) -> None:
+    """KIP-447: librdkafka's read_committed consumer sends OffsetFetch v7 with require_stable
+    and retries UNSTABLE_OFFSET_COMMIT, so it starts at the transaction's offset once the
+    transaction commits, never at the stale committed one."""
+    topic = _topic(broker.bootstrap, 1)
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(30):
+        plain.produce(topic, f"m{i:02d}".encode(), partition=0)
+    plain.flush(TIMEOUT)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+
+    def consumer(isolation: str) -> Consumer:
+        conf = {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "isolation.level": isolation,
+        }
+        return Consumer({**conf, "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+
+    uncommitted = consumer("read_uncommitted")
+    waiting = consumer("read_committed")
+    try:
+        uncommitted.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
+        p = _producer(broker.bootstrap, f"t-{uuid.uuid4().hex[:6]}")
+        p.begin_transaction()
+        meta = uncommitted.consumer_group_metadata()
+        p.send_offsets_to_transaction([TopicPartition(topic, 0, 20)], meta, TIMEOUT)
+        # without require_stable (v7 with false): the committed offset, pending one hidden
+        (tp,) = uncommitted.committed([TopicPartition(topic, 0)], TIMEOUT)
+        assert (tp.offset, tp.error) == (5, None)
+        with pytest.raises(KafkaException, match="Timed out"):  # retries UNSTABLE_OFFSET_COMMIT
+            waiting.committed([TopicPartition(topic, 0)], 3)
+        waiting.assign([TopicPartition(topic, 0)])  # starts at the committed offset
+        early = [m for m in (waiting.poll(0.5) for _ in range(6)) if m and not m.error()]
+        assert early == []
+        p.commit_transaction(TIMEOUT)
+        offsets: list[int] = []
+        deadline = time.monotonic() + TIMEOUT
+        while len(offsets) < 10 and time.monotonic() < deadline:
+            m = waiting.poll(0.5)
+            if m is not None and not m.error():
+                offsets.append(m.offset())
+        assert offsets == list(range(20, 30))
+    finally:
+        waiting.close()
+        uncommitted.close()
 
 
 def _transform_loop(bootstrap: str, src: str, dst: str, group: str, txn_id: str, limit: int) -> int:

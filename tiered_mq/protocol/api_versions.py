@@ -73,7 +73,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.LIST_OFFSETS: (1, 10),
     ApiKey.METADATA: (0, 8),
     ApiKey.OFFSET_COMMIT: (0, 7),
-    ApiKey.OFFSET_FETCH: (1, 5),
+    ApiKey.OFFSET_FETCH: (1, 7),
     ApiKey.FIND_COORDINATOR: (0, 2),
     ApiKey.JOIN_GROUP: (0, 5),
     ApiKey.HEARTBEAT: (0, 3),

@@ -96,6 +96,8 @@ def test_api_versions_v3_response_uses_header_v0() -> None:
         (ApiKey.FETCH, 3, Support.UNSUPPORTED_VERSION),
         (ApiKey.FETCH, 12, Support.UNSUPPORTED_VERSION),
         (ApiKey.API_VERSIONS, 4, Support.UNSUPPORTED_VERSION),
+        (ApiKey.OFFSET_FETCH, 7, Support.SUPPORTED),  # require_stable (KIP-447)
+        (ApiKey.OFFSET_FETCH, 8, Support.UNSUPPORTED_VERSION),  # several groups: not served
         (4, 0, Support.UNKNOWN_API),  # LeaderAndIsr: inter-broker, not served
         (ApiKey.WRITE_TXN_MARKERS, 1, Support.SUPPORTED),  # KIP-664's admin abort
         (ApiKey.WRITE_TXN_MARKERS, 2, Support.UNSUPPORTED_VERSION),  # KIP-890's v2
@@ -160,6 +162,52 @@ def test_flexible_response_header_v1() -> None:
     header = RequestHeader(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, 3, None)
     frame = _join(codec.encode_response(header, {}))
     assert frame[4:9] == struct.pack(">i", 3) + b"\x00"  # correlation id + no tagged fields
+
+
+# ---------------------------------------------------------------- OffsetFetch v6-7 (flexible)
+
+
+def test_offset_fetch_v7_request_bytes_exactly() -> None:
+    """Header v2, compact strings/arrays (length + 1), tagged-field sections, then v7's
+    require_stable; v6 is the same without it; a null topic list is a 0 count."""
+    body = {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 2]}]}
+    header_v2 = struct.pack(">hhih", 9, 7, 5, 1) + b"c" + b"\x00"  # + no tagged fields
+    group = b"\x02g"  # compact string: length + 1
+    topics = b"\x02" + b"\x02t" + b"\x03" + struct.pack(">ii", 0, 2) + b"\x00"
+    frame = codec.encode_request(ApiKey.OFFSET_FETCH, 7, 5, "c", {**body, "require_stable": True})
+    assert frame[4:] == header_v2 + group + topics + b"\x01" + b"\x00"
+    header, decoded = _body(frame)
+    assert codec.decode_request(header, decoded) == {**body, "require_stable": True}
+
+    v6 = codec.encode_request(ApiKey.OFFSET_FETCH, 6, 5, "c", body)
+    assert v6[4:] == struct.pack(">hhih", 9, 6, 5, 1) + b"c\x00" + group + topics + b"\x00"
+    header, decoded = _body(v6)
+    assert codec.decode_request(header, decoded) == {**body, "require_stable": False}
+
+    every = codec.encode_request(ApiKey.OFFSET_FETCH, 7, 5, "c", {"group_id": "g", "topics": None})
+    assert every[4:] == header_v2 + group + b"\x00" + b"\x00" + b"\x00"
+
+    kp = pytest.importorskip("kafka.protocol.consumer")
+    theirs = kp.OffsetFetchRequest.decode(frame[4 + len(header_v2) :], version=7)
+    assert theirs.require_stable is True and theirs.topics[0].partition_indexes == [0, 2]
+
+
+def test_offset_fetch_v7_response_bytes_exactly() -> None:
+    partition = {
+        "partition_index": 1,
+        "committed_offset": -1,
+        "committed_leader_epoch": -1,
+        "metadata": "",
+        "error_code": 88,  # UNSTABLE_OFFSET_COMMIT
+    }
+    body = {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [partition]}]}
+    frame = _join(codec.encode_response(RequestHeader(ApiKey.OFFSET_FETCH, 7, 5, None), body))
+    part = struct.pack(">iqi", 1, -1, -1) + b"\x01" + struct.pack(">h", 88) + b"\x00"
+    topics = b"\x02" + b"\x02t" + b"\x02" + part + b"\x00"
+    payload = struct.pack(">i", 5) + b"\x00" + struct.pack(">i", 0) + topics + b"\x00\x00\x00"
+    assert frame == struct.pack(">i", len(payload)) + payload  # header v1; error 0; no tags
+    decoded = codec.decode_response(ApiKey.OFFSET_FETCH, 7, frame[4:])
+    assert decoded == {**body, "error_code": 0}
 
 
 # ---------------------------------------------------------------- records

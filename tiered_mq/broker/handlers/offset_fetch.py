@@ -1,12 +1,19 @@
-"""OffsetFetch (9), v1-5: committed offsets of a group.
+"""OffsetFetch (9), v1-7: committed offsets of a group.
 
 A null topic list (v2+) asks for every partition the group has committed. A partition with no
 committed offset answers offset -1, metadata "" and no error, as Kafka does. The committed
 leader epoch is reported as -1 until replication assigns real epochs (KAFKA_PROTOCOL.md).
 
 Offsets committed by a transaction that has not ended (TxnOffsetCommit, group/txn_offsets.py)
-are never returned. A request carrying ``require_stable`` (v7+, KIP-447) gets
-UNSTABLE_OFFSET_COMMIT (retriable) for each partition with such pending offsets, as Kafka.
+are never returned. A request with ``require_stable`` (v7+, KIP-447; what a read_committed
+consumer sends) gets UNSTABLE_OFFSET_COMMIT (retriable, offset -1) for each partition with such
+pending offsets, as Kafka's ``GroupMetadataManager.getOffsets``: the client retries until the
+transaction ends. A null topic list then still lists only the partitions with a committed
+offset (Kafka's ``group.allOffsets``), some of them answering UNSTABLE_OFFSET_COMMIT.
+
+A group-level error (GROUP_AUTHORIZATION_FAILED, COORDINATOR_LOAD_IN_PROGRESS, ...) is the
+top-level ``error_code`` from v2, with no partitions (Kafka's ``getErrorResponse``); v1 has no
+top-level error, so every requested partition carries it.
 """
 
 from __future__ import annotations
@@ -55,10 +62,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     if coordinator is not None and not code and request.get("require_stable"):
         unstable = coordinator.unstable_partitions(request["group_id"])
     by_topic: dict[str, list[dict[str, Any]]] = {}
-    if wanted is not None:
-        listed = wanted
-    else:  # every committed partition, but none of a topic the principal may not describe
-        listed = sorted(tp for tp in committed.keys() | unstable if tp.topic not in denied)
+    if wanted is not None:  # a group-level error lists no partition from v2 (Kafka)
+        listed = wanted if not code or ctx.header.api_version < 2 else []
+    else:  # every committed partition (denied topics were filtered out above)
+        listed = sorted(committed)
     for tp in listed:
         value = committed.get(tp)
         if tp.topic in denied:
@@ -68,7 +75,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         elif value is not None:
             entry = _partition(tp.partition, value.offset, value.metadata)
         else:
-            entry = _partition(tp.partition, -1, "", code if ctx.header.api_version < 2 else 0)
+            entry = _partition(tp.partition, -1, "", code)
         by_topic.setdefault(tp.topic, []).append(entry)
     return {
         "throttle_time_ms": 0,

@@ -1,17 +1,19 @@
-"""OffsetFetch (key 9), versions 1-5 (non-flexible; flexible from 6).
+"""OffsetFetch (key 9), versions 1-7 (flexible from 6).
 
 A null ``topics`` (v2+) asks for every partition the group has committed. The top-level
-``error_code`` exists from v2.
+``error_code`` exists from v2. v7 adds ``require_stable`` (KIP-447): partitions with pending
+transactional offsets answer UNSTABLE_OFFSET_COMMIT instead of their committed offset. v8+
+(several groups per request, ``groups``) is left out.
 """
 
-from tiered_mq.protocol.schema import INT16, INT32, INT64, STRING, Message, array, f
+from tiered_mq.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Message, array, f
 
 API_KEY = 9
 
 REQUEST = Message(
     API_KEY,
     "OffsetFetchRequest",
-    "1-5",
+    "1-7",
     flexible="6+",
     fields=(
         f("group_id", STRING, "0-7"),
@@ -24,13 +26,14 @@ REQUEST = Message(
             "0-7",
             nullable="2-7",
         ),
+        f("require_stable", BOOL, "7+", default=False),
     ),
 )
 
 RESPONSE = Message(
     API_KEY,
     "OffsetFetchResponse",
-    "1-5",
+    "1-7",
     flexible="6+",
     fields=(
         f("throttle_time_ms", INT32, "3+"),
