@@ -392,7 +392,8 @@ def test_kafkajs_group_members_split_partitions(
             members.append(
                 Running(shared_broker, *args, "--members", "3", "--barrier", str(barrier))
             )
-            wait_for_members(shared_broker, group, count)
+            if count < 3:  # with three, members finish, commit and leave: their summaries tell
+                wait_for_members(shared_broker, group, count)
         summaries = [m.result() for m in members]
     finally:
         for m in members:
