@@ -63,12 +63,17 @@ async def test_initial_delay_extends_while_members_arrive(h: Harness) -> None:
     assert first.result()["generation_id"] == second.result()["generation_id"] == 1
 
 
-async def test_followers_wait_for_the_leaders_sync(h: Harness) -> None:
+async def two_joined(h: Harness) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Members "a" and "b" through the first join phase: (leader's, follower's) JoinGroup."""
     a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
     h.clock.advance(200)
     await settle()
     ja, jb = a.result(), b.result()
-    leader, follower = (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+    return (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+
+
+async def test_followers_wait_for_the_leaders_sync(h: Harness) -> None:
+    leader, follower = await two_joined(h)
     parked = spawn(h.coord.sync_group("g", 1, follower["member_id"], None, {}))
     await settle()
     assert not parked.done()
@@ -225,11 +230,7 @@ async def test_closing_cancels_timers(h: Harness) -> None:
 async def test_leader_that_never_syncs_is_removed_at_the_rebalance_timeout(h: Harness) -> None:
     """Kafka's pending-sync expiry: a leader that keeps heartbeating but sends no SyncGroup
     does not stall the group; its follower's parked SyncGroup is answered."""
-    a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
-    h.clock.advance(200)
-    await settle()
-    ja, jb = a.result(), b.result()
-    leader, follower = (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+    leader, follower = await two_joined(h)
     parked = spawn(h.coord.sync_group("g", 1, follower["member_id"], None, {}))
     await settle()
     for _ in range(11):  # 27.5 s: both heartbeat, the follower's SyncGroup waits
@@ -252,11 +253,7 @@ async def test_leader_that_never_syncs_is_removed_at_the_rebalance_timeout(h: Ha
 async def test_follower_that_never_syncs_is_removed_after_the_group_is_stable(
     h: Harness,
 ) -> None:
-    a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
-    h.clock.advance(200)
-    await settle()
-    ja, jb = a.result(), b.result()
-    leader, follower = (ja, jb) if ja["member_id"] == ja["leader"] else (jb, ja)
+    leader, follower = await two_joined(h)
     assert (await h.coord.sync_group("g", 1, leader["member_id"], None, {}))["error_code"] == 0
     group = h.coord.groups["g"]
     assert group.state is GroupState.STABLE
