@@ -66,21 +66,28 @@ def test_topics_and_groups_through_scram(scram_broker: BrokerProcess) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "error"),
+    ("args", "errors"),
     [
-        (["topics", "list"], "Error: _TRANSPORT: list topics: Failed to get metadata: "),
-        (["groups", "list"], "Error: _TIMED_OUT: list groups: no answer within 3.0s"),
+        # librdkafka reports a metadata request the SASL listener drops as either
+        (
+            ["topics", "list"],
+            (
+                "Error: _TRANSPORT: list topics: Failed to get metadata: ",
+                "Error: _TIMED_OUT: list topics: Failed to get metadata: ",
+            ),
+        ),
+        (["groups", "list"], ("Error: _TIMED_OUT: list groups: no answer within 3.0s",)),
     ],
 )
 def test_without_x_the_error_says_why(
-    scram_broker: BrokerProcess, args: list[str], error: str
+    scram_broker: BrokerProcess, args: list[str], errors: tuple[str, ...]
 ) -> None:
     argv = [*args, "-b", scram_broker.bootstrap, "--timeout", "3"]
     refused = CliRunner().invoke(main, argv)
     assert refused.exit_code == 1
     lines = refused.stderr.splitlines()
-    assert lines[-2].startswith(error), refused.stderr
-    lead = "could not talk to" if "_TRANSPORT" in error else "no answer from"
+    assert lines[-2].startswith(errors), refused.stderr
+    lead = "could not talk to" if "_TRANSPORT" in lines[-2] else "no answer from"
     assert lines[-1] == (
         f"hint: {lead} the broker at {scram_broker.bootstrap}: is it running, and does its"
         " listener need TLS or SASL (-X security.protocol=...)?"
