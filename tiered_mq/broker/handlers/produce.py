@@ -2,7 +2,8 @@
 
 Per partition, in request order: batch-level validation only (exactly one batch, CRC-32C,
 magic, size against ``max.message.bytes``, codec, a record count matching the offset range;
-zstd needs v7+; record contents are not read), then the leader append, which rewrites base
+zstd needs v7+; past the first record's start, records are read only to check a compacted
+topic's keys or to re-encode to the topic's codec), then the leader append, which rewrites base
 offsets in the request's own buffer and writes it to the active segment (zero copy from the
 socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
 the batch is in the log (single node: the ISR is this broker, so the high watermark moved with

@@ -57,6 +57,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 }
                 for i in t["partition_indexes"]
             ]
-            topics.append({"name": t["name"], "partitions": partitions})
+            topics.append({"name": name, "partitions": partitions})
         results.append({"producer_id": marker["producer_id"], "topics": topics})
     return {"markers": results}
