@@ -6,6 +6,7 @@ import socket
 import struct
 import time
 from pathlib import Path
+from typing import Any
 
 import crc32c
 import pytest
@@ -67,25 +68,26 @@ def test_unknown_api_key_and_version(shared_broker: BrokerProcess) -> None:
     assert_serving(shared_broker)
 
 
+def produce(broker: BrokerProcess, topic: str, records: bytes, version: int = 8) -> dict[str, Any]:
+    """Produce ``records`` to partition 0 of ``topic``; that partition's response."""
+    body = {
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": records}]}],
+    }
+    answer = request(broker.port, 0, version, body)["responses"][0]["partition_responses"][0]
+    return answer  # type: ignore[no-any-return]
+
+
 def test_corrupt_batch_answers_corrupt_message(shared_broker: BrokerProcess) -> None:
     request(shared_broker.port, 3, 8, {"topics": [{"name": "corrupt"}]})
     good = encode_batch([(b"k", b"v", [], None)])
     bad = bytearray(good)
     bad[-2] ^= 0x55
 
-    def produce(records: bytes) -> dict:  # type: ignore[type-arg]
-        body = {
-            "acks": -1,
-            "timeout_ms": 1000,
-            "topic_data": [
-                {"name": "corrupt", "partition_data": [{"index": 0, "records": records}]}
-            ],
-        }
-        return request(shared_broker.port, 0, 8, body)["responses"][0]["partition_responses"][0]  # type: ignore[no-any-return]
-
-    answer = produce(bytes(bad))
+    answer = produce(shared_broker, "corrupt", bytes(bad))
     assert answer["error_code"] == 2 and "CRC" in (answer["error_message"] or "")
-    assert produce(good)["base_offset"] == 0  # nothing was appended by the corrupt one
+    assert produce(shared_broker, "corrupt", good)["base_offset"] == 0  # nothing was appended
 
 
 def forged(batch: bytes, records_count: int, last_offset_delta: int) -> bytes:
@@ -106,16 +108,6 @@ def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: Bro
     request(shared_broker.port, 3, 8, {"topics": [{"name": topic}]})
     three = encode_batch([(b"k", b"v%d" % i, [], None) for i in range(3)])
 
-    def produce(records: bytes, version: int = 8) -> dict:  # type: ignore[type-arg]
-        body = {
-            "acks": -1,
-            "timeout_ms": 1000,
-            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": records}]}],
-        }
-        return request(shared_broker.port, 0, version, body)["responses"][0][  # type: ignore[no-any-return]
-            "partition_responses"
-        ][0]
-
     invalid_record, corrupt_message = 87, 2
     for records in (
         forged(three, 1, 2**31 - 1),  # one record claiming 2**31 offsets
@@ -123,9 +115,9 @@ def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: Bro
         forged(three, 0, 0),  # a record count of 0
         three + three,  # two batches in one partition
     ):
-        answer = produce(records)
+        answer = produce(shared_broker, topic, records)
         assert answer["error_code"] == invalid_record, answer
-        assert produce(records, version=7)["error_code"] == corrupt_message
+        assert produce(shared_broker, topic, records, version=7)["error_code"] == corrupt_message
     # garbage where records or a codec's frame should start (a broken encoder): CORRUPT_MESSAGE
     one = encode_batch([(b"k", b"v", [], None)])
     records_start = 61
@@ -136,9 +128,9 @@ def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: Bro
         struct.pack_into(">i", bad, 8, len(bad) - 12)  # batch length
         struct.pack_into(">h", bad, 21, codec)  # attributes: the codec
         struct.pack_into(">I", bad, 17, crc32c.crc32c(bytes(bad[21:])))
-        answer = produce(bytes(bad))
+        answer = produce(shared_broker, topic, bytes(bad))
         assert answer["error_code"] == corrupt_message, (codec, answer)
-    assert produce(three)["base_offset"] == 0  # nothing was appended before it
+    assert produce(shared_broker, topic, three)["base_offset"] == 0  # nothing appended before
     consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": "forged"})
     consumer.assign([TopicPartition(topic, 0, 0)])
     try:

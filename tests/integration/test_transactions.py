@@ -32,6 +32,19 @@ def _topic(bootstrap: str, partitions: int = 2) -> str:
     return name
 
 
+def _consumer(bootstrap: str, group: str, isolation: str = "read_committed") -> Consumer:
+    """A group member without auto-commit, from the earliest offset by default."""
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "isolation.level": isolation,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+
+
 def _producer(bootstrap: str, txn_id: str, **extra: Any) -> Producer:
     p = Producer(
         {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5, **extra}
@@ -151,16 +164,8 @@ def test_read_committed_consumer_waits_for_pending_transactional_offsets(
     plain.flush(TIMEOUT)
     group = f"g-{uuid.uuid4().hex[:6]}"
 
-    def consumer(isolation: str) -> Consumer:
-        conf = {
-            "bootstrap.servers": broker.bootstrap,
-            "group.id": group,
-            "isolation.level": isolation,
-        }
-        return Consumer({**conf, "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-
-    uncommitted = consumer("read_uncommitted")
-    waiting = consumer("read_committed")
+    uncommitted = _consumer(broker.bootstrap, group, "read_uncommitted")
+    waiting = _consumer(broker.bootstrap, group)
     try:
         uncommitted.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
         p = _producer(broker.bootstrap, f"t-{uuid.uuid4().hex[:6]}")

@@ -18,23 +18,17 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess
-from tests.integration.test_transactions import TIMEOUT, _producer, _read_all, _topic
+from tests.integration.test_transactions import (
+    TIMEOUT,
+    _consumer,
+    _producer,
+    _read_all,
+    _topic,
+)
 
 pytestmark = pytest.mark.integration
 
 PARTITIONS = 2
-
-
-def _consumer(bootstrap: str, group: str, isolation: str = "read_committed") -> Consumer:
-    return Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "isolation.level": isolation,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
 
 
 def _committed(

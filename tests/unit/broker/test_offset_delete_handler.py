@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
+from tests.unit.broker.conftest import ACLS_ON, Client, serving
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, AclPermissionType, ResourceType
 from tiered_mq.topic_partition import TopicPartition
@@ -96,12 +96,10 @@ async def test_unknown_topics_and_partitions_and_groups(tmp_path: Path) -> None:
 
 
 async def test_acls_delete_on_the_group_and_read_on_the_topic(tmp_path: Path) -> None:
-    broker = await start_broker(
+    async with serving(
         tmp_path / "data",
         **ACLS_ON,
-    )
-    client = await Client.connect(broker.port)
-    try:
+    ) as (broker, client):
         await setup(client)
 
         def acl(
@@ -137,6 +135,3 @@ async def test_acls_delete_on_the_group_and_read_on_the_topic(tmp_path: Path) ->
         r = await client.call(47, 0, delete_request("g", t=[1]))
         assert (r["error_code"], r["topics"]) == (errors.GroupAuthorizationFailedError.errno, [])
         assert await committed(client) == {("t", 1): 11}
-    finally:
-        await client.close()
-        await broker.close()

@@ -8,26 +8,14 @@ from typing import Any
 
 from tests.unit.broker.conftest import ACLS_ON, Client, serving
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
+from tests.unit.broker.txn.test_txn_offsets_durability import begin_with_offsets
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, AclPermissionType, ResourceType
-from tiered_mq.broker.broker import Broker
-from tiered_mq.broker.group import log_format as group_fmt
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
 UNSTABLE = errors.UnstableOffsetCommitError.errno
 A0, A1, A2 = (TopicPartition("a", p) for p in range(3))
-
-
-async def begin_with_offsets(broker: Broker, offsets: dict[TopicPartition, int]) -> tuple[int, int]:
-    """An ongoing transaction that sent ``offsets`` for group g (TxnOffsetCommit)."""
-    tc = tc_of(broker)
-    pid, epoch = await tc.init_producer_id("tx", 60_000)
-    await tc.add_partitions("tx", pid, epoch, list(offsets))
-    await tc.add_offsets("tx", pid, epoch, "g")
-    values = {tp: group_fmt.OffsetValue(o, -1, "", 0) for tp, o in offsets.items()}
-    await tc.txn_offset_commit("tx", "g", pid, epoch, values)
-    return pid, epoch
 
 
 async def fetch(

@@ -14,8 +14,8 @@ import crc32c
 import pytest
 
 from tests.unit.broker.conftest import Client
+from tests.unit.broker.txn.test_partition_txn import produce as append
 from tiered_mq.broker.broker import Broker
-from tiered_mq.broker.partition import validate_records
 from tiered_mq.errors import NotLeaderOrFollowerError
 from tiered_mq.record.batch import HEADER
 from tiered_mq.record.varint import encode_varint
@@ -23,7 +23,6 @@ from tiered_mq.topic_partition import TopicPartition
 
 PRODUCE, OFFSET_COMMIT, OFFSET_FETCH, CREATE_TOPICS = 0, 8, 9, 19
 CORRUPT_MESSAGE, INVALID_TOPIC_EXCEPTION, INVALID_RECORD = 2, 17, 87
-NOW = 1_700_000_000_000  # the batches' base timestamp (ms)
 
 
 def record(key: bytes, offset_delta: int) -> bytes:
@@ -82,7 +81,7 @@ async def create(client: Client, name: str, **configs: str) -> None:
     ],
 )
 async def test_records_that_cannot_be_written_again_are_refused(
-    client: Client, broker: Broker, configs: dict[str, str], records: list[bytes]
+    client: Client, configs: dict[str, str], records: list[bytes]
 ) -> None:
     await create(client, "t", **configs)
     bad = batch(records)
@@ -114,9 +113,8 @@ async def test_an_append_after_the_topic_was_deleted_is_refused(
     await create(client, "doomed")
     partition = broker.replica_manager.get_partition(TopicPartition("doomed", 0))
     await broker.topic_registry.delete_topic("doomed")
-    records = bytearray(batch([record(b"a", 0)]))
     with pytest.raises(NotLeaderOrFollowerError):
-        await partition.append_as_leader(records, validate_records(records, 1 << 20))
+        await append(partition, n=1)
     with pytest.raises(NotLeaderOrFollowerError):
         await partition.append_txn_marker(1, 0, commit=False, coordinator_epoch=0)
 

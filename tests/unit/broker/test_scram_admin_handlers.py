@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, start_broker
+from tests.unit.broker.conftest import STANDARD_AUTHORIZER, Client, serving
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.scram import ScramCredential
 from tiered_mq.broker.scram_credentials import credential_from_string
@@ -119,15 +119,13 @@ async def test_kafkas_per_user_rules(client: Client, broker: Broker) -> None:
 async def test_cluster_acls_decide(tmp_path: Path) -> None:
     """With an authorizer, ANONYMOUS (a plaintext connection, not a super user) may neither
     alter nor describe."""
-    broker = await start_broker(
+    async with serving(
         tmp_path / "data",
         **{
             "authorizer.class.name": STANDARD_AUTHORIZER,
             "super.users": "User:admin",
         },
-    )
-    client = await Client.connect(broker.port)
-    try:
+    ) as (broker, client):
         got = await alter(
             client,
             deletions=[{"name": "b", "mechanism": 1}],
@@ -139,6 +137,3 @@ async def test_cluster_acls_decide(tmp_path: Path) -> None:
         assert everyone["error_code"] == CLUSTER_AUTH and everyone["results"] == []
         named = await client.call(DESCRIBE, 0, {"users": [{"name": "a"}]})
         assert named["error_code"] == NONE and codes(named) == {"a": CLUSTER_AUTH}
-    finally:
-        await client.close()
-        await broker.close()

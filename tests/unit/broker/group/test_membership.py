@@ -161,11 +161,7 @@ async def test_leave_triggers_rebalance(h: Harness) -> None:
 
 
 async def test_sync_during_rebalance_is_answered_rebalance_in_progress(h: Harness) -> None:
-    a, b = await h.start_join(client_id="a"), await h.start_join(client_id="b")
-    h.clock.advance(200)
-    await settle()
-    ja, jb = a.result(), b.result()
-    follower = ja if ja["member_id"] != ja["leader"] else jb
+    _, follower = await two_joined(h)
     parked = spawn(h.coord.sync_group("g", 1, follower["member_id"], None, {}))
     await settle()
     newcomer = await h.start_join(client_id="z")  # back to PreparingRebalance

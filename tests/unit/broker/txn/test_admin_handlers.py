@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
+from tests.unit.broker.conftest import ACLS_ON, serving
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
 from tests.unit.broker.txn.test_partition_txn import produce
 from tiered_mq.broker.acl.binding import (
@@ -154,13 +154,11 @@ def _allow_other(kind: ResourceType, name: str, op: AclOperation) -> AclBinding:
 
 
 async def test_acls_hide_what_the_principal_may_not_describe(tmp_path: Path) -> None:
-    broker = await start_broker(
+    async with serving(
         tmp_path / "d",
         **SMALL,
         **ACLS_ON,
-    )
-    client = await Client.connect(broker.port)
-    try:
+    ) as (broker, client):
         await setup(broker)
         await broker.topic_registry.create_topic("secret", 1, {})
         tc = tc_of(broker)
@@ -187,6 +185,3 @@ async def test_acls_hide_what_the_principal_may_not_describe(tmp_path: Path) -> 
         assert opened["error_code"] == 0 and opened["topics"] == [{"topic": "a", "partitions": [1]}]
         r = await client.call(66, 0, {"state_filters": [], "producer_id_filters": []})
         assert [t for t, _ in listed(r)] == ["done", "idle", "open"]
-    finally:
-        await client.close()
-        await broker.close()

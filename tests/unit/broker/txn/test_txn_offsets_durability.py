@@ -6,18 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.broker.conftest import serving, start_broker
+from tests.unit.broker.conftest import start_broker
 from tests.unit.broker.txn.test_coordinator import SMALL, control_batches, tc_of
 from tiered_mq import errors
 from tiered_mq.broker.broker import Broker
-from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.group import log_format as group_fmt
-from tiered_mq.broker.handlers import offset_fetch
 from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.coordinator import now_ms
 from tiered_mq.broker.txn.state import TxnState
-from tiered_mq.protocol.api_versions import ApiKey
-from tiered_mq.protocol.header import RequestHeader
 from tiered_mq.topic_partition import TopicPartition
 
 A0 = TopicPartition("a", 0)
@@ -29,13 +25,14 @@ def committed(broker: Broker, group: str = "g") -> dict[TopicPartition, int]:
     return {tp: v.offset for tp, v in found.items()}
 
 
-async def begin_with_offsets(broker: Broker, offset: int) -> tuple[int, int]:
+async def begin_with_offsets(broker: Broker, offsets: dict[TopicPartition, int]) -> tuple[int, int]:
+    """An ongoing transaction that sent ``offsets`` for group g (TxnOffsetCommit)."""
     tc = tc_of(broker)
     pid, epoch = await tc.init_producer_id("tx", 60_000)
-    await tc.add_partitions("tx", pid, epoch, [A0])
+    await tc.add_partitions("tx", pid, epoch, list(offsets))
     await tc.add_offsets("tx", pid, epoch, "g")
-    value = group_fmt.OffsetValue(offset, -1, "", 0)
-    await tc.txn_offset_commit("tx", "g", pid, epoch, {A0: value})
+    values = {tp: group_fmt.OffsetValue(o, -1, "", 0) for tp, o in offsets.items()}
+    await tc.txn_offset_commit("tx", "g", pid, epoch, values)
     return pid, epoch
 
 
@@ -43,7 +40,7 @@ async def test_acknowledged_txn_offsets_survive_a_restart_then_commit(tmp_path: 
     broker = await start_broker(tmp_path / "d", **SMALL)
     try:
         await broker.topic_registry.create_topic("a", 1, {})
-        pid, epoch = await begin_with_offsets(broker, 42)
+        pid, epoch = await begin_with_offsets(broker, {A0: 42})
         assert committed(broker) == {}
     finally:
         await broker.close()
@@ -61,7 +58,7 @@ async def test_prepare_commit_logged_then_crash_is_completed_at_start(tmp_path: 
     broker = await start_broker(tmp_path / "d", **SMALL)
     try:
         await broker.topic_registry.create_topic("a", 1, {})
-        pid, epoch = await begin_with_offsets(broker, 7)
+        pid, epoch = await begin_with_offsets(broker, {A0: 7})
         tc = tc_of(broker)
         prepared = sm.end_txn(tc.txns["tx"], pid, epoch, True, now_ms())
         assert prepared is not None
@@ -85,7 +82,7 @@ async def test_ongoing_txn_aborted_after_restart_drops_its_offsets(tmp_path: Pat
     try:
         await broker.topic_registry.create_topic("a", 1, {})
         await broker.group_coordinator.commit_offsets("g", -1, "", None, -1, {A0: (3, -1, "")})
-        await begin_with_offsets(broker, 9)
+        await begin_with_offsets(broker, {A0: 9})
     finally:
         await broker.close()
     broker = await start_broker(tmp_path / "d", **SMALL)
@@ -122,48 +119,5 @@ async def test_txn_offset_commit_needs_the_offsets_partition_and_current_epoch(
         with pytest.raises(errors.InvalidProducerEpochError):
             await tc.txn_offset_commit("tx", "g", pid, epoch - 1, value)
         assert broker.group_coordinator.unstable_partitions("g") == set()
-    finally:
-        await broker.close()
-
-
-async def test_offset_fetch_handler_hides_pending_offsets(tmp_path: Path) -> None:
-    async with serving(tmp_path / "d", **SMALL) as (broker, client):
-        await broker.topic_registry.create_topic("a", 1, {})
-        await broker.group_coordinator.commit_offsets("g", -1, "", None, -1, {A0: (3, -1, "")})
-        pid, epoch = await begin_with_offsets(broker, 9)
-        body = {"group_id": "g", "topics": [{"name": "a", "partition_indexes": [0]}]}
-        answer = await client.call(ApiKey.OFFSET_FETCH, 5, body)
-        (part,) = answer["topics"][0]["partitions"]
-        assert (part["committed_offset"], part["error_code"]) == (3, 0)
-        await tc_of(broker).end_txn("tx", pid, epoch, commit=True)
-        answer = await client.call(ApiKey.OFFSET_FETCH, 5, body)
-        assert answer["topics"][0]["partitions"][0]["committed_offset"] == 9
-
-
-async def test_offset_fetch_require_stable_answers_unstable_offset_commit(tmp_path: Path) -> None:
-    """OffsetFetch v7+ carries require_stable (KIP-447); the handler honours it when present."""
-    broker = await start_broker(tmp_path / "d", **SMALL)
-    try:
-        await broker.topic_registry.create_topic("a", 2, {})
-        await broker.group_coordinator.commit_offsets("g", -1, "", None, -1, {A0: (3, -1, "")})
-        pid, epoch = await begin_with_offsets(broker, 9)
-        ctx = RequestContext(RequestHeader(ApiKey.OFFSET_FETCH, 5, 1, "unit"), broker)
-        a1 = TopicPartition("a", 1)
-        body = {"group_id": "g", "topics": [{"name": "a", "partition_indexes": [0, 1]}]}
-
-        async def fetch(**extra: object) -> dict[int, tuple[int, int]]:
-            answer = await offset_fetch.handle(ctx, {**body, **extra})
-            parts = answer["topics"][0]["partitions"]
-            return {p["partition_index"]: (p["committed_offset"], p["error_code"]) for p in parts}
-
-        unstable = errors.UnstableOffsetCommitError.errno
-        assert await fetch() == {0: (3, 0), 1: (-1, 0)}
-        assert await fetch(require_stable=True) == {0: (-1, unstable), 1: (-1, 0)}
-        all_of_group = {"group_id": "g", "topics": None, "require_stable": 1}
-        every = await offset_fetch.handle(ctx, all_of_group)
-        assert every["topics"][0]["partitions"][0]["error_code"] == unstable
-        await tc_of(broker).end_txn("tx", pid, epoch, commit=True)
-        assert await fetch(require_stable=True) == {0: (9, 0), 1: (-1, 0)}
-        assert a1 not in broker.group_coordinator.unstable_partitions("g")
     finally:
         await broker.close()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.broker.conftest import ACLS_ON, Client, serving, start_broker
+from tests.unit.broker.conftest import ACLS_ON, serving
 from tests.unit.broker.txn.test_coordinator import SMALL, tc_of
 from tests.unit.broker.txn.test_partition_txn import produce
 from tiered_mq.broker.acl.binding import (
@@ -139,13 +139,11 @@ async def test_an_abort_in_consumer_offsets_drops_the_pending_offsets(tmp_path: 
 
 
 async def test_it_needs_cluster_action(tmp_path: Path) -> None:
-    broker = await start_broker(
+    async with serving(
         tmp_path / "d",
         **SMALL,
         **ACLS_ON,
-    )
-    client = await Client.connect(broker.port)
-    try:
+    ) as (broker, client):
         await broker.topic_registry.create_topic("a", 1, {})
         partition = broker.replica_manager.get_partition(A0)
         await produce(partition, pid=6, seq=0, txn=True, n=2)
@@ -162,6 +160,3 @@ async def test_it_needs_cluster_action(tmp_path: Path) -> None:
             [("a", 0, CLUSTER_AUTHORIZATION_FAILED), ("b", 1, CLUSTER_AUTHORIZATION_FAILED)]
         ]
         assert partition.last_stable_offset == 0
-    finally:
-        await client.close()
-        await broker.close()
