@@ -28,6 +28,12 @@ Partition manifest, ``{prefix}/topics/{topic}/{partition}/manifest.json``::
     }
 
 Readers use only segments in state COPY_FINISHED with ``end_offset >= log_start_offset``.
+``to_json`` writes one segment entry per line, without indentation; any JSON layout parses.
+
+Cost: a partition kept for months can hold tens of thousands of entries. Each entry's JSON is
+encoded once (entries are immutable) and reused by every later write, and the queries bisect
+an index of the readable segments that is built once per manifest version, so neither an
+upload nor a cold fetch pays per-entry Python work each time.
 
 Segment state machine (Kafka's RemoteLogSegmentState)::
 
@@ -51,7 +57,9 @@ from __future__ import annotations
 
 import enum
 import json
+from bisect import bisect_right
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tiered_mq.errors import StorageError
@@ -135,6 +143,11 @@ class RemoteSegment:
         d["state"] = str(self.state)
         return d
 
+    @cached_property
+    def json(self) -> str:
+        """This entry as one line of JSON, encoded once: the entry never changes."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RemoteSegment:
         return cls(
@@ -154,45 +167,89 @@ class RemoteSegment:
         )
 
 
+class _ReadableIndex:
+    """The readable segments of one manifest version, for bisection.
+
+    ``max_ends[i]`` is the greatest end offset among ``segments[: i + 1]``: overlapping
+    entries (a segment uploaded again by a later leader) make end offsets non-monotonic, and
+    the running maximum is what tells a backwards scan it can stop.
+    """
+
+    def __init__(self, manifest: PartitionManifest) -> None:
+        start = manifest.log_start_offset
+        self.segments = [
+            s
+            for s in manifest.segments
+            if s.state == SegmentState.COPY_FINISHED and s.end_offset >= start
+        ]
+        self.bases = [s.base_offset for s in self.segments]
+        self.max_ends: list[int] = []
+        for s in self.segments:
+            self.max_ends.append(max(s.end_offset, self.max_ends[-1] if self.max_ends else -1))
+        self.size_bytes = sum(s.size_bytes for s in self.segments)
+        done = SegmentState.COPY_FINISHED
+        self.finished_end = max(
+            (s.end_offset for s in manifest.segments if s.state == done), default=-1
+        )
+
+
 @dataclass
 class PartitionManifest:
+    """One partition's manifest.
+
+    Invariant the query index relies on: ``segments`` is replaced (``upsert`` builds a new
+    list), never edited in place, and entries are immutable. The index is rebuilt when the
+    list object or ``log_start_offset`` changes.
+    """
+
     topic: str
     partition: int
     leader_epoch: int = 0
     log_start_offset: int = 0
     segments: list[RemoteSegment] = field(default_factory=list)
+    _index: tuple[list[RemoteSegment], int, _ReadableIndex] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # ---- queries (readers) --------------------------------------------------------------
 
+    def _readable(self) -> _ReadableIndex:
+        cached = self._index
+        if (
+            cached is None
+            or cached[0] is not self.segments
+            or cached[1] != self.log_start_offset
+            or len(cached[2].bases) > len(self.segments)
+        ):
+            cached = (self.segments, self.log_start_offset, _ReadableIndex(self))
+            self._index = cached
+        return cached[2]
+
     def readable_segments(self) -> list[RemoteSegment]:
         """COPY_FINISHED segments holding offsets >= log_start_offset, by base offset."""
-        return [
-            s
-            for s in self.segments
-            if s.state == SegmentState.COPY_FINISHED and s.end_offset >= self.log_start_offset
-        ]
+        return list(self._readable().segments)
 
     def segment_for_offset(self, offset: int) -> RemoteSegment | None:
         """The readable segment holding ``offset`` (the latest base offset when they overlap)."""
         if offset < self.log_start_offset:
             return None
-        found = None
-        for s in self.readable_segments():
-            if s.base_offset <= offset <= s.end_offset:
-                found = s
-        return found
+        index = self._readable()
+        i = bisect_right(index.bases, offset) - 1
+        while i >= 0 and index.max_ends[i] >= offset:
+            if index.segments[i].end_offset >= offset:
+                return index.segments[i]
+            i -= 1
+        return None
 
     def segment_after(self, offset: int) -> RemoteSegment | None:
         """The first readable segment with data above ``offset`` (for a gap-free scan)."""
-        for s in self.readable_segments():
-            if s.end_offset > offset:
-                return s
-        return None
+        index = self._readable()
+        i = bisect_right(index.max_ends, offset)
+        return index.segments[i] if i < len(index.segments) else None
 
     def end_offset(self) -> int:
         """Highest offset held in COPY_FINISHED segments, -1 when none."""
-        ends = [s.end_offset for s in self.segments if s.state == SegmentState.COPY_FINISHED]
-        return max(ends, default=-1)
+        return self._readable().finished_end
 
     def next_offset(self) -> int:
         """One past the highest uploaded offset (the local-retention upper bound)."""
@@ -206,17 +263,17 @@ class PartitionManifest:
 
     def remote_log_start_offset(self) -> int | None:
         """First offset readable from the bucket, None when nothing is."""
-        readable = self.readable_segments()
+        readable = self._readable().segments
         if not readable:
             return None
         return max(self.log_start_offset, readable[0].base_offset)
 
     def size_bytes(self) -> int:
-        return sum(s.size_bytes for s in self.readable_segments())
+        return self._readable().size_bytes
 
     def offset_for_timestamp_candidates(self, timestamp: int) -> list[RemoteSegment]:
         """Readable segments that may hold the first record with timestamp >= ``timestamp``."""
-        return [s for s in self.readable_segments() if s.max_timestamp >= timestamp]
+        return [s for s in self._readable().segments if s.max_timestamp >= timestamp]
 
     # ---- updates (the leader's uploader) ----------------------------------------------------
 
@@ -234,18 +291,22 @@ class PartitionManifest:
         kept.sort(key=lambda s: (s.base_offset, s.end_offset, s.upload_id))
         self.segments = kept
 
-    def to_dict(self) -> dict[str, Any]:
+    def _header(self) -> dict[str, Any]:
         return {
             "version": VERSION,
             "topic": self.topic,
             "partition": self.partition,
             "leader_epoch": self.leader_epoch,
             "log_start_offset": self.log_start_offset,
-            "segments": [s.to_dict() for s in self.segments],
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**self._header(), "segments": [s.to_dict() for s in self.segments]}
+
     def to_json(self) -> bytes:
-        return json.dumps(self.to_dict(), indent=1, sort_keys=True).encode()
+        """The document: its header fields on one line, then one line per segment entry."""
+        entries = "".join(f"\n  {s.json}," for s in self.segments).rstrip(",")
+        return f'{json.dumps(self._header())[:-1]},\n "segments": [{entries}\n]}}\n'.encode()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PartitionManifest:

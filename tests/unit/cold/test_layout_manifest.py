@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 
 import pytest
 from hypothesis import given
@@ -162,6 +162,50 @@ def test_a_copy_is_mutated_without_touching_the_original() -> None:
     c.log_start_offset = 10
     assert m.to_json() == before
     assert [s.base_offset for s in c.segments] == [10]
+
+
+_ENTRIES = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(0, 15), st.sampled_from(list(SegmentState))),
+    max_size=12,
+)
+
+
+@given(_ENTRIES, st.integers(0, 70))
+def test_manifest_queries_match_a_scan_of_every_entry(
+    entries: list[tuple[int, int, SegmentState]], log_start: int
+) -> None:
+    """The bisected queries answer as a plain scan over the entries does, with overlapping
+    entries (a segment uploaded again), gaps, unfinished states and any log start offset;
+    and again after the manifest changes (the index follows the new version)."""
+    m = PartitionManifest("t", 0, log_start_offset=log_start)
+    for i, (base, length, state) in enumerate(entries):
+        m.upsert(replace(_segment(base, base + length, state), upload_id=f"u{i}"))
+    for version in (m, _changed(m)):
+        readable = [
+            s
+            for s in version.segments
+            if s.state == SegmentState.COPY_FINISHED and s.end_offset >= version.log_start_offset
+        ]
+        assert version.readable_segments() == readable
+        for offset in range(80):
+            holding = [s for s in readable if s.base_offset <= offset <= s.end_offset]
+            expected = holding[-1] if holding and offset >= version.log_start_offset else None
+            assert version.segment_for_offset(offset) == expected
+            after = [s for s in readable if s.end_offset > offset]
+            assert version.segment_after(offset) == (after[0] if after else None)
+        finished = [s.end_offset for s in version.segments if s.state == SegmentState.COPY_FINISHED]
+        assert version.end_offset() == max(finished, default=-1)
+        assert version.size_bytes() == sum(s.size_bytes for s in readable)
+        assert parse_partition_manifest(version.to_json()) == version
+
+
+def _changed(m: PartitionManifest) -> PartitionManifest:
+    """``m`` after queries built its index: a later segment added and the log start raised."""
+    m.readable_segments()
+    c = m.copy()
+    c.upsert(_segment(40, 75))
+    c.log_start_offset += 5
+    return c
 
 
 @given(st.lists(st.integers(1, 1000), min_size=0, max_size=50), st.integers(0, 60_000))
