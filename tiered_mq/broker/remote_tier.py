@@ -23,6 +23,9 @@ Broker configs (Kafka's names where Kafka has one)::
     remote.log.reader.fetch.max.bytes                cap of a cold single-partition filled
                                                      fetch (handlers/fetch.py; 64 MiB, never
                                                      above cache / 2: it pins chunk files)
+    remote.log.index.file.cache.total.size.bytes  parsed .index/.timeindex objects kept in
+                                                     memory (64 MiB; Kafka's 1 GiB is of
+                                                     memory-mapped files, these are heap)
     remote.log.s3.region / remote.log.s3.path.style  S3 client settings (path style defaults
                                                      to true with a custom endpoint)
 
@@ -126,6 +129,7 @@ def build_remote_log_manager(
         chunk_size=config.get_int("remote.log.reader.chunk.bytes"),
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
         fetch_max_bytes=config.get_int("remote.log.reader.fetch.max.bytes"),
+        index_cache_bytes=config.get_int("remote.log.index.file.cache.total.size.bytes"),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),
         settings=UploaderSettings(

@@ -10,11 +10,13 @@ increase, is rejected (the reader then scans from position 0, which is always co
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import islice
 
 import crc32c
 
@@ -39,7 +41,7 @@ class OffsetIndexView:
         if sys.byteorder == "little":
             both.byteswap()
         rel, pos = both[0::2], both[1::2]
-        if any(rel[i] >= rel[i + 1] or pos[i] >= pos[i + 1] for i in range(len(rel) - 1)):
+        if not (_increasing(rel) and _increasing(pos)):
             return cls(base_offset, array("I"), array("I"))
         return cls(base_offset, rel, pos)
 
@@ -56,26 +58,31 @@ class OffsetIndexView:
 @dataclass(frozen=True)
 class TimeIndexView:
     base_offset: int
-    timestamps: list[int]
-    offsets: list[int]
+    timestamps: array[int]
+    offsets: array[int]  # relative to base_offset
 
     @classmethod
     def parse(cls, base_offset: int, data: bytes) -> TimeIndexView:
-        timestamps: list[int] = []
-        offsets: list[int] = []
-        for pos in range(0, len(data) - len(data) % _TIME_ENTRY, _TIME_ENTRY):
-            ts, rel = _TIME.unpack_from(data, pos)
-            if timestamps and (ts <= timestamps[-1] or base_offset + rel < offsets[-1]):
-                return cls(base_offset, [], [])
+        entries = _TIME.iter_unpack(data[: len(data) - len(data) % _TIME_ENTRY])
+        timestamps, offsets = array("q"), array("I")
+        for ts, rel in entries:
             timestamps.append(ts)
-            offsets.append(base_offset + rel)
+            offsets.append(rel)
+        if not (_increasing(timestamps) and _increasing(offsets, strict=False)):
+            return cls(base_offset, array("q"), array("I"))
         return cls(base_offset, timestamps, offsets)
 
     def lookup(self, timestamp: int) -> int:
         """An offset from which a scan finds the first record with timestamp >= ``timestamp``:
         one past the greatest entry whose timestamp is < ``timestamp`` (else the base offset)."""
         i = bisect_left(self.timestamps, timestamp) - 1
-        return self.base_offset if i < 0 else self.offsets[i] + 1
+        return self.base_offset if i < 0 else self.base_offset + self.offsets[i] + 1
+
+
+def _increasing(column: array[int], *, strict: bool = True) -> bool:
+    """Each value above (``strict``) or at least its predecessor, compared in C."""
+    compare = operator.lt if strict else operator.le
+    return all(map(compare, column, islice(column, 1, None)))
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
-from tiered_mq.cold.remote_reader import RemoteRead, RemoteReader
+from tiered_mq.cold.remote_reader import DEFAULT_INDEX_CACHE_BYTES, RemoteRead, RemoteReader
 from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
 from tiered_mq.hot.transaction_index import AbortedTxn
@@ -92,6 +92,7 @@ class RemoteLogManager:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         read_ahead_chunks: int = 2,
         fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
+        index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES,
         upload_rate_bytes: float = 0,
         fetch_rate_bytes: float = 0,
         settings: UploaderSettings | None = None,
@@ -116,7 +117,9 @@ class RemoteLogManager:
         # a cold fetch is sent from the chunk files it pins: at most half the cache (its
         # chunks and the read-ahead window after them, a quarter, fit the cache together)
         self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
-        self.reader = RemoteReader(store, self.prefix, self.cache, self.metrics)
+        self.reader = RemoteReader(
+            store, self.prefix, self.cache, self.metrics, index_cache_bytes=index_cache_bytes
+        )
         self.txn_index = RemoteTxnIndex(store, self.reader.manifest)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
         self._stopping: set[asyncio.Future[None]] = set()

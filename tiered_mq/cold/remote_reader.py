@@ -33,7 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import ChunkCache, ChunkFile, pread_range
@@ -49,6 +49,7 @@ from tiered_mq.record.records import decode_batch
 from tiered_mq.topic_partition import TopicPartition
 
 _V = TypeVar("_V")
+DEFAULT_INDEX_CACHE_BYTES = 64 * 1024 * 1024
 
 SCAN_PIECE = 1024 * 1024  # bytes read at once while validating a fetch from chunk files
 
@@ -72,7 +73,7 @@ class RemoteReader:
         metrics: RemoteMetrics,
         *,
         manifest_ttl_s: float = 5.0,
-        index_cache_entries: int = 256,
+        index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
@@ -82,9 +83,10 @@ class RemoteReader:
         self._ttl = manifest_ttl_s
         self._monotonic = monotonic
         self._manifests: dict[TopicPartition, tuple[PartitionManifest | None, float, bool]] = {}
-        self._offset_indexes: OrderedDict[str, OffsetIndexView] = OrderedDict()
-        self._time_indexes: OrderedDict[str, TimeIndexView] = OrderedDict()
-        self._index_entries = index_cache_entries
+        # parsed index objects by key, least recently used first, with their object sizes
+        self._indexes: OrderedDict[str, tuple[object, int]] = OrderedDict()
+        self._index_bytes = 0
+        self._index_budget = index_cache_bytes
 
     # ---- manifests ----------------------------------------------------------------------
 
@@ -128,36 +130,35 @@ class RemoteReader:
     # ---- indexes ------------------------------------------------------------------------
 
     async def _offset_index(self, segment: RemoteSegment) -> OffsetIndexView:
-        return await self._index(segment, layout.INDEX, OffsetIndexView.parse, self._offset_indexes)
+        return await self._index(segment, layout.INDEX, OffsetIndexView.parse)
 
     async def _time_index(self, segment: RemoteSegment) -> TimeIndexView:
-        return await self._index(
-            segment, layout.TIME_INDEX, TimeIndexView.parse, self._time_indexes
-        )
+        return await self._index(segment, layout.TIME_INDEX, TimeIndexView.parse)
 
     async def _index(
-        self,
-        segment: RemoteSegment,
-        suffix: str,
-        parse: Callable[[int, bytes], _V],
-        table: OrderedDict[str, _V],
+        self, segment: RemoteSegment, suffix: str, parse: Callable[[int, bytes], _V]
     ) -> _V:
-        """The parsed index ``suffix`` of ``segment``, from the LRU ``table`` or the bucket."""
+        """The parsed index ``suffix`` of ``segment``, from the LRU cache or the bucket.
+
+        The cache holds at most ``index_cache_bytes`` of index objects (Kafka's
+        ``remote.log.index.file.cache.total.size.bytes``), both kinds together; the parsed
+        arrays take about as much memory as the objects."""
         key = segment.key(suffix)
         if key is None:
             return parse(segment.base_offset, b"")
-        view = table.get(key)
-        if view is None:
-            data, _ = await self.store.get(key)
-            view = parse(segment.base_offset, data)
-            self._remember(table, key, view)
-        table.move_to_end(key)
+        cached = self._indexes.get(key)
+        if cached is not None:
+            self._indexes.move_to_end(key)
+            return cast(_V, cached[0])  # the key's suffix fixes the kind
+        data, _ = await self.store.get(key)
+        view = parse(segment.base_offset, data)
+        if key not in self._indexes:  # another reader may have filled it meanwhile
+            self._indexes[key] = (view, len(data))
+            self._index_bytes += len(data)
+            while self._index_bytes > self._index_budget and len(self._indexes) > 1:
+                _, (_, size) = self._indexes.popitem(last=False)
+                self._index_bytes -= size
         return view
-
-    def _remember(self, table: OrderedDict[str, _V], key: str, view: _V) -> None:
-        table[key] = view
-        while len(table) > self._index_entries:
-            table.popitem(last=False)
 
     # ---- reads --------------------------------------------------------------------------
 

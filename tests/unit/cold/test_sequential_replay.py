@@ -26,6 +26,11 @@ class RangeCountingStore(ThreadedStore):
     def __init__(self) -> None:
         super().__init__(MemoryStore.named(uuid.uuid4().hex), inline=True)
         self.ranges: list[tuple[str, int, int]] = []
+        self.gets: list[str] = []
+
+    async def get(self, key: str) -> tuple[bytes, str]:
+        self.gets.append(key)
+        return await super().get(key)
 
     async def get_range(self, key: str, start: int, end_inclusive: int) -> bytes:
         self.ranges.append((key, start, end_inclusive))
@@ -102,6 +107,26 @@ def _sizes(rlm: RemoteLogManager, keys: set[str]) -> list[int]:
     manifest = rlm.reader._manifests[TP][0]
     assert manifest is not None
     return [s.size_bytes for s in manifest.readable_segments() if s.key("log") in keys]
+
+
+@pytest.mark.parametrize(("budget", "kept"), [(1 << 20, True), (1, False)])
+async def test_index_cache_holds_index_objects_up_to_its_byte_budget(
+    store: RangeCountingStore, tmp_path: Path, budget: int, kept: bool
+) -> None:
+    """A second replay finds every .index in the cache when they fit the budget, and fetches
+    them all again when the budget holds only the last one."""
+    rlm, log = await tiered(store, tmp_path, index_cache_bytes=budget)
+    try:
+        await replay(rlm, 300, span=False)
+        first = [k for k in store.gets if k.endswith(".index")]
+        await replay(rlm, 300, span=False)
+        both = [k for k in store.gets if k.endswith(".index")]
+        assert len(set(first)) == len(first) == len(_sizes(rlm, {k[:-5] + "log" for k in first}))
+        assert both == (first if kept else first + first)
+        assert rlm.reader._index_bytes <= budget or len(rlm.reader._indexes) == 1
+    finally:
+        await rlm.close()
+        log.close()
 
 
 async def test_spanning_read_stays_within_max_bytes(
