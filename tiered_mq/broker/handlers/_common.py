@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,37 @@ NONE = 0
 TOPIC_RESOURCE = 2
 
 
+class _LogThrottle:
+    """At most one line per ``interval_s``; the next line counts the ones left out. An S3
+    outage fails every cold fetch of every consumer: one line each would bury the log."""
+
+    def __init__(self, interval_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval_s = interval_s
+        self.clock = clock
+        self._next = float("-inf")
+        self._left_out = 0
+
+    def error(self, message: str, *args: object) -> None:
+        now = self.clock()
+        if now < self._next:
+            self._left_out += 1
+            return
+        if self._left_out:
+            message += f" ({self._left_out} more since the last such line)"
+        log.error(message, *args)
+        self._next, self._left_out = now + self.interval_s, 0
+
+
+_storage_errors = _LogThrottle(10.0)
+
+
 def error_code(exc: BaseException) -> int:
-    """The wire error code of an exception raised while serving one partition or topic."""
+    """The wire error code of an exception raised while serving one partition or topic
+    (storage errors are logged at most once per 10 s)."""
     if isinstance(exc, KafkaError):
         return exc.errno
     if isinstance(exc, (StorageError, OSError)):
-        log.error("storage error: %s", exc)
+        _storage_errors.error("storage error: %s", exc)
         return KafkaStorageError.errno
     log.exception("unexpected error", exc_info=exc)
     return UnknownServerError.errno
