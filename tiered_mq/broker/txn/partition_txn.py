@@ -5,7 +5,10 @@ last stable offset (LSO) is the smallest first offset of the ongoing transaction
 high watermark. This module keeps the partition's aborted transactions:
 
 - in memory, every :class:`AbortedTxn` of the local segments (a few per aborted transaction;
-  tiny), for read_committed fetches (:meth:`PartitionTxns.aborted_between`);
+  tiny), for read_committed fetches (:meth:`PartitionTxns.aborted_between`). Entries that end
+  below the local log start offset are dropped (retention, or a tiered topic's local
+  retention: cold reads take those from the bucket's ``.txnindex`` objects), so the list
+  stays as long as the local log, as it is after a restart;
 - on disk, in the ``.txnindex`` of the segment holding each ABORT marker (Kafka's format, see
   hot/transaction_index.py), which the cold tier uploads with the segment.
 
@@ -86,9 +89,10 @@ class PartitionTxns:
         """Aborted transactions overlapping [start_offset, end_offset), by first offset."""
         if not self.aborted:
             return []
-        floor = self.log.log_start_offset
-        if self.aborted[0].last_offset < floor:  # segments deleted by retention
+        floor = self.log.local_log_start_offset
+        if self.aborted[0].last_offset < floor:  # segments deleted by (local) retention
             self.aborted = [e for e in self.aborted if e.last_offset >= floor]
+            self._known = {(e.producer_id, e.last_offset) for e in self.aborted}
         return collect_aborted(self.aborted, start_offset, end_offset)
 
 

@@ -107,3 +107,26 @@ async def test_index_entries_past_a_truncated_log_are_dropped(tmp_path: Path) ->
     assert [e.producer_id for e in p.aborted_transactions(0, 1000)] == [1]
     assert [e.producer_id for e in TransactionIndex(tmp_path, 0).entries()] == [1]
     p.close()
+
+
+async def test_aborts_below_the_local_log_start_leave_memory(tmp_path: Path) -> None:
+    """With retention -1 on a tiered topic only local retention deletes segments: the entries
+    of aborts whose markers were in them are dropped (the bucket's .txnindex holds them)."""
+    props = {"segment.bytes": "300", "retention.ms": "-1", "remote.storage.enable": "true"}
+    p = open_partition(tmp_path, **props)
+    for i in range(6):
+        await produce(p, pid=1, seq=2 * i, txn=True)
+        await p.append_txn_marker(1, 0, commit=False, coordinator_epoch=0)
+    everything = p.aborted_transactions(0, 1000)
+    assert len(everything) == 6
+    deleted = p.log.delete_segments(lambda s: s.base_offset < 9)
+    assert deleted and p.log.log_start_offset == 0  # the bucket still holds them
+    start = p.log.local_log_start_offset
+    kept = [e for e in everything if e.last_offset >= start]
+    assert 0 < len(kept) < 6
+    assert p.aborted_transactions(0, 1000) == kept
+    assert p.txns._known == {(e.producer_id, e.last_offset) for e in kept}
+    p.close()
+    p = open_partition(tmp_path, **props)  # as a restart finds them
+    assert p.aborted_transactions(0, 1000) == kept
+    p.close()
