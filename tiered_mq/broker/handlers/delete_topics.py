@@ -1,6 +1,8 @@
 """DeleteTopics (20), v1-3: removes the topic from the coordinator, then its partitions'
 logs (and, when the cold tier is wired, its objects). Unknown topics answer
-UNKNOWN_TOPIC_OR_PARTITION; internal topics cannot be deleted (INVALID_REQUEST)."""
+UNKNOWN_TOPIC_OR_PARTITION; internal topics cannot be deleted (INVALID_REQUEST). With the
+broker's ``delete.topic.enable=false`` nothing is deleted and every topic answers
+TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3), as Kafka's controller does."""
 
 from __future__ import annotations
 
@@ -10,13 +12,24 @@ from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.broker.topic_names import is_internal
-from tiered_mq.errors import InvalidRequestError
+from tiered_mq.errors import InvalidRequestError, TopicDeletionDisabledError
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DELETE_TOPICS
+DELETION_DISABLED_MIN_VERSION = 3  # DeleteTopics v3 brought TOPIC_DELETION_DISABLED
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    if not ctx.broker.config.get_bool("delete.topic.enable", True):
+        disabled = TopicDeletionDisabledError
+        if ctx.api_version < DELETION_DISABLED_MIN_VERSION:
+            disabled = InvalidRequestError
+        return {
+            "throttle_time_ms": 0,
+            "responses": [
+                {"name": name, "error_code": disabled.errno} for name in request["topic_names"]
+            ],
+        }
     responses = []
     for name in request["topic_names"]:
         code = 0
