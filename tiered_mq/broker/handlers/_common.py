@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
@@ -72,6 +73,27 @@ def error_message(exc: BaseException) -> str:
         detail = Exception.__str__(exc)
         return detail or exc.message
     return str(exc) or type(exc).__name__
+
+
+def once_each(
+    items: Iterable[dict[str, Any]], key: str = "name"
+) -> list[tuple[dict[str, Any], bool]]:
+    """The request's ``items`` with the first of each ``key`` only, each with whether its key
+    appears more than once. Kafka's controller answers such a topic once, INVALID_REQUEST
+    "Duplicate topic name.", and acts on none of its entries (CreateTopics, DeleteTopics,
+    CreatePartitions)."""
+    items = list(items)
+    counts = Counter(item[key] for item in items)
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item[key] not in seen:
+            seen.add(item[key])
+            out.append((item, counts[item[key]] > 1))
+    return out
+
+
+DUPLICATE_TOPIC = "Duplicate topic name."
 
 
 def outcome(error: BaseException | None) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """CreatePartitions (37), v0-1: raises a topic's partition count (never lowers it).
 
-Explicit assignments must name live brokers; ``validate_only`` changes nothing.
+Explicit assignments must name live brokers; ``validate_only`` changes nothing. A topic named
+more than once is answered once, INVALID_REQUEST "Duplicate topic name.", and not grown.
 """
 
 from __future__ import annotations
@@ -9,7 +10,13 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
+from tiered_mq.broker.handlers._common import (
+    DUPLICATE_TOPIC,
+    error_code,
+    error_message,
+    once_each,
+    require_topic,
+)
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -20,9 +27,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     validate_only = bool(request.get("validate_only", False))
     live = {b.node_id for b in ctx.broker.coordinator.brokers()}
     results = []
-    for t in request["topics"]:
+    for t, duplicate in once_each(request["topics"]):
         result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
         try:
+            if duplicate:
+                raise InvalidRequestError(DUPLICATE_TOPIC)
             require_topic(ctx, AclOperation.ALTER, t["name"])
             for a in t.get("assignments") or []:
                 if any(b not in live for b in a["broker_ids"]):

@@ -4,20 +4,26 @@ Per topic: name rules, partitions (-1 = ``num.partitions``), replication factor 
 default; at most the live brokers), explicit ``assignments`` (accepted when they name only
 live brokers; their count sets the partitions) and configs validated through
 ``LogConfig.from_properties``. Errors carry a message naming the problem (INVALID_CONFIG names
-the key). ``validate_only`` checks everything and creates nothing. A topic named twice in one
-request answers INVALID_REQUEST for each occurrence, as Kafka does. A request that would make
-more than 10,000 partitions in all is refused whole (POLICY_VIOLATION for every topic, Kafka's
-limit), before any assignment is built.
+the key). ``validate_only`` checks everything and creates nothing. A topic named more than once
+in one request is answered once, INVALID_REQUEST "Duplicate topic name.", and not created (as
+Kafka's controller does; librdkafka refuses a response naming a topic twice). A request that
+would make more than 10,000 partitions in all is refused whole (POLICY_VIOLATION for every
+topic, Kafka's limit), before any assignment is built.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
+from tiered_mq.broker.handlers._common import (
+    DUPLICATE_TOPIC,
+    error_code,
+    error_message,
+    once_each,
+    require_topic,
+)
 from tiered_mq.broker.topic_registry import check_partitions_per_request
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
@@ -56,17 +62,16 @@ def _requested(ctx: RequestContext, t: dict[str, Any]) -> int:
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    counts = Counter(t["name"] for t in request["topics"])
     validate_only = bool(request.get("validate_only", False))
     total = sum(_requested(ctx, t) for t in request["topics"])
     results = []
-    for t in request["topics"]:
+    for t, duplicate in once_each(request["topics"]):
         name = t["name"]
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         try:
+            if duplicate:
+                raise InvalidRequestError(DUPLICATE_TOPIC)
             check_partitions_per_request(total)  # the whole request's, for every topic
-            if counts[name] > 1:
-                raise InvalidRequestError(f"topic '{name}' appears more than once in the request")
             if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
                 require_topic(ctx, AclOperation.CREATE, name)
             await _create(ctx, t, validate_only)

@@ -2,7 +2,8 @@
 logs (and, when the cold tier is wired, its objects). Unknown topics answer
 UNKNOWN_TOPIC_OR_PARTITION; internal topics cannot be deleted (INVALID_REQUEST). With the
 broker's ``delete.topic.enable=false`` nothing is deleted and every topic answers
-TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3), as Kafka's controller does."""
+TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3), as Kafka's controller does. A name given
+more than once is answered once, INVALID_REQUEST, and not deleted."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, require_topic
+from tiered_mq.broker.handlers._common import (
+    DUPLICATE_TOPIC,
+    error_code,
+    once_each,
+    require_topic,
+)
 from tiered_mq.broker.topic_names import is_internal
 from tiered_mq.errors import InvalidRequestError, TopicDeletionDisabledError
 from tiered_mq.protocol.api_versions import ApiKey
@@ -31,9 +37,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             ],
         }
     responses = []
-    for name in request["topic_names"]:
+    names = [{"name": name} for name in request["topic_names"]]
+    for entry, duplicate in once_each(names):
+        name = entry["name"]
         code = 0
         try:
+            if duplicate:
+                raise InvalidRequestError(DUPLICATE_TOPIC)
             require_topic(ctx, AclOperation.DELETE, name)
             if is_internal(name):
                 raise InvalidRequestError(f"internal topic '{name}' cannot be deleted")
