@@ -8,6 +8,9 @@ auto-creation) goes through here so that the checks are the same everywhere:
   :data:`MAX_PARTITIONS_PER_REQUEST` made by one request (Kafka's POLICY_VIOLATION), so a huge
   count is refused before anything is allocated for it;
 - replication factor: -1 means ``default.replication.factor``; at most the live brokers;
+- manual replica assignments (CreateTopics, CreatePartitions): Kafka's
+  ``validateManualPartitionAssignment`` (INVALID_REPLICA_ASSIGNMENT: no empty list, only live
+  brokers, none twice, every partition with as many replicas as the others), stored as given;
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key).
 
@@ -27,6 +30,7 @@ from tiered_mq.coordination.base import Coordinator, TopicMetadata
 from tiered_mq.errors import (
     InvalidConfigError,
     InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidTopicError,
     KafkaError,
@@ -35,6 +39,7 @@ from tiered_mq.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +52,36 @@ def check_partitions_per_request(total: int) -> None:
         raise PolicyViolationError(
             f"Excessively large number of partitions per request: {total} requested, "
             f"limit {MAX_PARTITIONS_PER_REQUEST}."
+        )
+
+
+def check_assignment(
+    replicas: list[int], brokers: set[int], replication_factor: int | None
+) -> None:
+    """Kafka's ``validateManualPartitionAssignment`` on one partition's replica list (brokers
+    in id order, so the message names the lowest offender); ``replication_factor`` is the
+    replica count of the topic's other partitions, if known."""
+    if not replicas:
+        raise InvalidReplicaAssignmentError(
+            "The manual partition assignment includes an empty replica list."
+        )
+    previous = None
+    for broker_id in sorted(replicas):
+        if broker_id not in brokers:
+            raise InvalidReplicaAssignmentError(
+                f"The manual partition assignment includes broker {broker_id}, but no such "
+                "broker is registered."
+            )
+        if broker_id == previous:
+            raise InvalidReplicaAssignmentError(
+                f"The manual partition assignment includes the broker {broker_id} more than once."
+            )
+        previous = broker_id
+    if replication_factor is not None and len(replicas) != replication_factor:
+        raise InvalidReplicaAssignmentError(
+            f"The manual partition assignment includes a partition with {len(replicas)} "
+            "replica(s), but this is not consistent with previous partitions, which have "
+            f"{replication_factor} replica(s)."
         )
 
 
@@ -88,6 +123,17 @@ class TopicRegistry:
         except (ValueError, KeyError, TypeError) as e:
             raise InvalidConfigError(str(e)) from e
 
+    def _manual_replicas(
+        self, assignments: list[list[int]], replication_factor: int | None
+    ) -> list[list[int]]:
+        """``assignments`` (one replica list per new partition) once each list passes
+        :func:`check_assignment`."""
+        brokers = {b.node_id for b in self.coordinator.brokers()} or {self.config.node_id}
+        for replicas in assignments:
+            check_assignment(replicas, brokers, replication_factor)
+            replication_factor = len(replicas)
+        return [list(replicas) for replicas in assignments]
+
     def _replicas(self, partitions: int, replication_factor: int) -> list[list[int]]:
         if replication_factor == -1:
             replication_factor = self.config.get_int("default.replication.factor")
@@ -113,14 +159,22 @@ class TopicRegistry:
         replication_factor: int = -1,
         validate_only: bool = False,
         internal: bool = False,
+        assignments: list[list[int]] | None = None,
     ) -> TopicMetadata | None:
+        """``assignments`` (the replicas of partition 0, 1, ...) replace ``partitions`` and
+        ``replication_factor`` when given."""
         configs = dict(configs or {})
         validate_topic_name(name)
+        if assignments:
+            partitions = len(assignments)
         partitions = self.resolve_partitions(partitions)
         if partitions <= 0:
             raise InvalidPartitionsError("number of partitions must be larger than 0")
         check_partitions_per_request(partitions)
-        replicas = self._replicas(partitions, replication_factor)
+        if assignments:
+            replicas = self._manual_replicas(assignments, None)
+        else:
+            replicas = self._replicas(partitions, replication_factor)
         self.validate_configs(configs)
         async with self._lock:
             existing = self.coordinator.list_topics()
@@ -148,7 +202,15 @@ class TopicRegistry:
             if rlm is not None and hasattr(rlm, "delete_topic"):
                 await rlm.delete_topic(name)
 
-    async def create_partitions(self, name: str, total: int, validate_only: bool = False) -> None:
+    async def create_partitions(
+        self,
+        name: str,
+        total: int,
+        validate_only: bool = False,
+        assignments: list[list[int]] | None = None,
+    ) -> None:
+        """Grow ``name`` to ``total`` partitions; ``assignments``, when given, hold the replicas
+        of each new partition (exactly one list per new partition, as Kafka requires)."""
         async with self._lock:
             meta = self.coordinator.get_topic(name)
             if meta is None:
@@ -160,8 +222,19 @@ class TopicRegistry:
                 )
             if total == meta.partitions:
                 raise InvalidPartitionsError(f"topic already has {total} partitions")
-            check_partitions_per_request(total - meta.partitions)
-            replicas = self._replicas(total - meta.partitions, -1)
+            added = total - meta.partitions
+            check_partitions_per_request(added)
+            if assignments is None:
+                replicas = self._replicas(added, -1)
+            elif len(assignments) != added:
+                raise InvalidReplicaAssignmentError(
+                    f"Attempted to add {added} additional partition(s), but only "
+                    f"{len(assignments)} assignment(s) were specified."
+                )
+            else:
+                state = self.coordinator.partition_state(TopicPartition(name, 0))
+                existing_rf = len(state.replicas) if state is not None else None
+                replicas = self._manual_replicas(assignments, existing_rf)
             if validate_only:
                 return
             await self.coordinator.add_partitions(name, total, replicas)

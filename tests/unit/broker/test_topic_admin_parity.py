@@ -5,6 +5,7 @@ and the topic configs DescribeConfigs lists."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.unit.broker.conftest import serving
 from tests.unit.broker.test_admin_handlers import create, topic_req
@@ -47,3 +48,54 @@ async def test_a_topic_named_twice_is_answered_once_and_left_alone(tmp_path: Pat
         r = await client.call(20, 3, {"topic_names": ["ok", "ok"], "timeout_ms": 1000})
         assert [(t["name"], t["error_code"]) for t in r["responses"]] == [("ok", INVALID_REQUEST)]
         assert broker.coordinator.get_topic("ok") is not None
+
+
+def assigned(name: str, *replicas: list[int], index: list[int] | None = None) -> dict[str, Any]:
+    """CreateTopics with manual assignments (partition ``index[i]`` gets ``replicas[i]``)."""
+    indexes = index or list(range(len(replicas)))
+    topic = {
+        "name": name,
+        "num_partitions": -1,
+        "replication_factor": -1,
+        "assignments": [
+            {"partition_index": i, "broker_ids": r} for i, r in zip(indexes, replicas, strict=True)
+        ],
+        "configs": [],
+    }
+    return {"topics": [topic], "timeout_ms": 5000}
+
+
+async def test_manual_assignments_are_checked_as_kafka_does(tmp_path: Path) -> None:
+    """Kafka's validateManualPartitionAssignment: INVALID_REPLICA_ASSIGNMENT with its messages.
+    The broker used to create a topic with partitions 0 and 2 as partitions 0 and 1, answer
+    INVALID_REPLICATION_FACTOR for [0, 0] and INVALID_REQUEST for unknown brokers, and grow a
+    topic by two partitions given one assignment."""
+    async with serving(tmp_path / "data") as (broker, client):
+        cases = [
+            (assigned("gap", [0], [0], index=[0, 2]), "consecutive 0-based integer sequence"),
+            (assigned("twice", [0], [0], index=[0, 0]), "multiple manual partition assignments"),
+            (assigned("empty", []), "includes an empty replica list."),
+            (assigned("dup", [0, 0]), "includes the broker 0 more than once."),
+            (assigned("unknown", [7]), "includes broker 7, but no such broker is registered."),
+        ]
+        for body, message in cases:
+            (t,) = (await client.call(19, 4, body))["topics"]
+            assert (t["error_code"], message in t["error_message"]) == (39, True), t
+            assert broker.coordinator.get_topic(t["name"]) is None
+        (t,) = (await client.call(19, 4, assigned("ok", [0], [0])))["topics"]
+        assert t["error_code"] == 0
+        assert broker.coordinator.get_topic("ok").partitions == 2  # type: ignore[union-attr]
+
+        def grow(count: int, *replicas: list[int]) -> dict[str, Any]:
+            assignments = [{"broker_ids": r} for r in replicas]
+            topic = {"name": "ok", "count": count, "assignments": assignments}
+            return {"topics": [topic], "timeout_ms": 1000, "validate_only": False}
+
+        for body, message in [
+            (grow(4, [0]), "Attempted to add 2 additional partition(s), but only 1 assignment(s)"),
+            (grow(3, [5]), "includes broker 5, but no such broker is registered."),
+        ]:
+            (t,) = (await client.call(37, 1, body))["results"]
+            assert (t["error_code"], message in t["error_message"]) == (39, True), t
+        assert (await client.call(37, 1, grow(4, [0], [0])))["results"][0]["error_code"] == 0
+        assert broker.coordinator.get_topic("ok").partitions == 4  # type: ignore[union-attr]

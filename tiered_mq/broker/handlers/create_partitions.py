@@ -1,7 +1,9 @@
 """CreatePartitions (37), v0-1: raises a topic's partition count (never lowers it).
 
-Explicit assignments must name live brokers; ``validate_only`` changes nothing. A topic named
-more than once is answered once, INVALID_REQUEST "Duplicate topic name.", and not grown.
+Explicit assignments give one replica list per new partition, checked as Kafka checks them
+(INVALID_REPLICA_ASSIGNMENT; ``TopicRegistry.create_partitions``); ``validate_only`` changes
+nothing. A topic named more than once is answered once, INVALID_REQUEST "Duplicate topic
+name.", and not grown.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ API_KEY = ApiKey.CREATE_PARTITIONS
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
-    live = {b.node_id for b in ctx.broker.coordinator.brokers()}
     results = []
     for t, duplicate in once_each(request["topics"]):
         result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
@@ -33,10 +34,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if duplicate:
                 raise InvalidRequestError(DUPLICATE_TOPIC)
             require_topic(ctx, AclOperation.ALTER, t["name"])
-            for a in t.get("assignments") or []:
-                if any(b not in live for b in a["broker_ids"]):
-                    raise InvalidRequestError(f"assignment {a['broker_ids']} names unknown brokers")
-            await ctx.broker.topic_registry.create_partitions(t["name"], t["count"], validate_only)
+            assignments = t.get("assignments")
+            await ctx.broker.topic_registry.create_partitions(
+                t["name"],
+                t["count"],
+                validate_only,
+                None if assignments is None else [list(a["broker_ids"]) for a in assignments],
+            )
         except Exception as e:
             result["error_code"] = error_code(e)
             result["error_message"] = error_message(e)

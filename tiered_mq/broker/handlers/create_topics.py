@@ -1,14 +1,16 @@
 """CreateTopics (19), v2-4.
 
 Per topic: name rules, partitions (-1 = ``num.partitions``), replication factor (-1 =
-default; at most the live brokers), explicit ``assignments`` (accepted when they name only
-live brokers; their count sets the partitions) and configs validated through
-``LogConfig.from_properties``. Errors carry a message naming the problem (INVALID_CONFIG names
-the key). ``validate_only`` checks everything and creates nothing. A topic named more than once
-in one request is answered once, INVALID_REQUEST "Duplicate topic name.", and not created (as
-Kafka's controller does; librdkafka refuses a response naming a topic twice). A request that
-would make more than 10,000 partitions in all is refused whole (POLICY_VIOLATION for every
-topic, Kafka's limit), before any assignment is built.
+default; at most the live brokers), explicit ``assignments`` (with -1 partitions and
+replication factor; partitions 0, 1, ... each once; replicas checked as Kafka's
+``validateManualPartitionAssignment`` does, INVALID_REPLICA_ASSIGNMENT; stored as given) and
+configs validated through ``LogConfig.from_properties``. Errors carry a message naming the
+problem (INVALID_CONFIG names the key). ``validate_only`` checks everything and creates
+nothing. A topic named more than once in one request is answered once, INVALID_REQUEST
+"Duplicate topic name.", and not created (as Kafka's controller does; librdkafka refuses a
+response naming a topic twice). A request that would make more than 10,000 partitions in all
+is refused whole (POLICY_VIOLATION for every topic, Kafka's limit), before any assignment is
+built.
 """
 
 from __future__ import annotations
@@ -25,32 +27,48 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
 )
 from tiered_mq.broker.topic_registry import check_partitions_per_request
-from tiered_mq.errors import InvalidRequestError
+from tiered_mq.errors import InvalidReplicaAssignmentError, InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.CREATE_TOPICS
 
 
-async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> None:
-    partitions = t["num_partitions"]
-    replication = t["replication_factor"]
-    assignments = t.get("assignments") or []
-    if assignments:
-        if partitions != -1 or replication != -1:
-            raise InvalidRequestError(
-                "both assignments and num_partitions/replication_factor were given"
+def _assignments(t: dict[str, Any]) -> list[list[int]]:
+    """The request's manual assignments as the replicas of partition 0, 1, ... (Kafka's
+    checks: -1 partitions and replication factor, each partition once, 0-based and
+    consecutive); each list is checked by the registry."""
+    if t["replication_factor"] != -1:
+        raise InvalidRequestError(
+            "A manual partition assignment was specified, but replication factor was not set to -1."
+        )
+    if t["num_partitions"] != -1:
+        raise InvalidRequestError(
+            "A manual partition assignment was specified, but numPartitions was not set to -1."
+        )
+    by_index: dict[int, list[int]] = {}
+    for a in t["assignments"]:
+        if a["partition_index"] in by_index:
+            raise InvalidReplicaAssignmentError(
+                f"Found multiple manual partition assignments for partition {a['partition_index']}"
             )
-        live = {b.node_id for b in ctx.broker.coordinator.brokers()}
-        for a in assignments:
-            if not a["broker_ids"] or any(b not in live for b in a["broker_ids"]):
-                raise InvalidRequestError(
-                    f"partition {a['partition_index']}: brokers {a['broker_ids']} not all live"
-                )
-        partitions = len(assignments)
-        replication = len(assignments[0]["broker_ids"])
+        by_index[a["partition_index"]] = list(a["broker_ids"])
+    if sorted(by_index) != list(range(len(by_index))):
+        raise InvalidReplicaAssignmentError(
+            "partitions should be a consecutive 0-based integer sequence"
+        )
+    return [by_index[p] for p in range(len(by_index))]
+
+
+async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> None:
+    assignments = _assignments(t) if t.get("assignments") else None
     configs = {c["name"]: c["value"] for c in t.get("configs") or []}
     await ctx.broker.topic_registry.create_topic(
-        t["name"], partitions, configs, replication, validate_only=validate_only
+        t["name"],
+        t["num_partitions"],
+        configs,
+        t["replication_factor"],
+        validate_only=validate_only,
+        assignments=assignments,
     )
 
 
