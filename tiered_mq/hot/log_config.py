@@ -3,7 +3,8 @@
 ``LogConfig.from_properties({"segment.bytes": "1048576"}, base=None)`` parses Kafka's string
 form, checks types and ranges, and raises ``errors.InvalidConfigError`` naming the key for an
 unknown key or a bad value. ``to_properties()`` returns every config as strings (for
-DescribeConfigs), and ``DEFAULTS`` holds the default string of each key.
+DescribeConfigs), ``DEFAULTS`` holds the default string of each key and ``config_type(name)``
+its type as Kafka's ``ConfigDef`` declares it (``INT``, ``LONG``, ...).
 
 Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` keep forever;
 ``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes"; ``flush.messages`` and
@@ -89,8 +90,29 @@ _KEYS: Final = (
     _Key("preallocate", "preallocate", "bool", "false"),
 )
 _BY_NAME: Final = {k.name: k for k in _KEYS}
+# the integer configs Kafka's LogConfig declares INT (range of a Java int); the others are LONG
+_INT_CONFIGS: Final = frozenset(
+    {
+        "segment.bytes",
+        "segment.index.bytes",
+        "index.interval.bytes",
+        "max.message.bytes",
+        "min.insync.replicas",
+    }
+)
+_KAFKA_TYPES: Final = {"bool": "BOOLEAN", "enum": "STRING", "list": "LIST", "float": "DOUBLE"}
 
 DEFAULTS: Final[dict[str, str]] = {k.name: k.default for k in _KEYS}
+
+
+def config_type(name: str) -> str | None:
+    """Kafka's ``ConfigDef.Type`` name of topic config ``name`` (None for an unknown name)."""
+    key = _BY_NAME.get(name)
+    if key is None:
+        return None
+    if key.kind == "int":
+        return "INT" if name in _INT_CONFIGS else "LONG"
+    return _KAFKA_TYPES[key.kind]
 
 
 def _parse(key: _Key, raw: str) -> Any:

@@ -99,3 +99,25 @@ async def test_manual_assignments_are_checked_as_kafka_does(tmp_path: Path) -> N
             assert (t["error_code"], message in t["error_message"]) == (39, True), t
         assert (await client.call(37, 1, grow(4, [0], [0])))["results"][0]["error_code"] == 0
         assert broker.coordinator.get_topic("ok").partitions == 4  # type: ignore[union-attr]
+
+
+async def test_describe_configs_types_are_kafkas(tmp_path: Path) -> None:
+    """DescribeConfigs v3 ``config_type`` as Kafka's ConfigDef declares it: INT for
+    segment.bytes, max.message.bytes, min.insync.replicas (it used to say LONG for every
+    integer, so the Java AdminClient's ConfigEntry.type() was LONG), PASSWORD for secrets."""
+    int_, long_, list_, password = 3, 5, 7, 9
+    async with serving(tmp_path / "data") as (_, client):
+        await create(client, "typed")
+        body = {"include_synonyms": False, "include_documentation": False}
+        resources = [
+            {"resource_type": 2, "resource_name": "typed", "configuration_keys": None},
+            {"resource_type": 4, "resource_name": "0", "configuration_keys": None},
+        ]
+        r = await client.call(32, 3, {**body, "resources": resources})
+        topic, broker = ({c["name"]: c["config_type"] for c in x["configs"]} for x in r["results"])
+        assert topic["segment.bytes"] == topic["max.message.bytes"] == int_
+        assert topic["min.insync.replicas"] == topic["segment.index.bytes"] == int_
+        assert topic["retention.ms"] == topic["segment.ms"] == topic["retention.bytes"] == long_
+        assert topic["cleanup.policy"] == list_
+        assert broker["broker.id"] == broker["num.partitions"] == int_
+        assert broker["log.dirs"] == list_ and broker["sasl.jaas.config"] == password

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker.config import TOPIC_SYNONYMS
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import (
     error_code,
@@ -23,6 +24,7 @@ from tiered_mq.errors import (
     InvalidRequestError,
     UnknownTopicOrPartitionError,
 )
+from tiered_mq.hot import log_config
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -32,28 +34,74 @@ BROKER = 4
 DYNAMIC_TOPIC_CONFIG = 1
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
-# config_type (v3)
-BOOLEAN, STRING, LONG, DOUBLE, LIST = 1, 2, 5, 6, 7
-_LISTS = frozenset({"cleanup.policy", "listeners", "log.dirs", "log.cleanup.policy"})
+# config_type (v3): Kafka's ConfigDef.Type ids
+CONFIG_TYPES = {
+    "BOOLEAN": 1,
+    "STRING": 2,
+    "INT": 3,
+    "SHORT": 4,
+    "LONG": 5,
+    "DOUBLE": 6,
+    "LIST": 7,
+    "CLASS": 8,
+    "PASSWORD": 9,
+}
+# broker configs whose type the value does not show (KafkaConfig's declarations)
+_BROKER_TYPES = {
+    "broker.id": "INT",
+    "num.partitions": "INT",
+    "default.replication.factor": "INT",
+    "message.max.bytes": "INT",
+    "socket.request.max.bytes": "INT",
+    "socket.send.buffer.bytes": "INT",
+    "socket.receive.buffer.bytes": "INT",
+    "fetch.max.bytes": "INT",
+    "offsets.topic.num.partitions": "INT",
+    "offsets.topic.replication.factor": "SHORT",
+    "offsets.topic.segment.bytes": "INT",
+    "offsets.retention.minutes": "INT",
+    "group.min.session.timeout.ms": "INT",
+    "group.max.session.timeout.ms": "INT",
+    "group.initial.rebalance.delay.ms": "INT",
+    "transaction.state.log.num.partitions": "INT",
+    "producer.id.block.size": "INT",
+    "zookeeper.session.timeout.ms": "INT",
+    "zookeeper.connection.timeout.ms": "INT",
+    "listeners": "STRING",
+    "advertised.listeners": "STRING",
+    "log.dirs": "LIST",
+    "log.cleanup.policy": "LIST",
+    "sasl.enabled.mechanisms": "LIST",
+    "ssl.enabled.protocols": "LIST",
+    "ssl.key.password": "PASSWORD",
+    "sasl.jaas.config": "PASSWORD",
+    **{
+        broker: log_config.config_type(topic) or "STRING"
+        for broker, topic in TOPIC_SYNONYMS.items()
+    },
+}
 
 
 def _type_of(name: str, value: str | None) -> int:
-    if name in _LISTS:
-        return LIST
+    """A topic config's type from its declaration; a broker config's from ``_BROKER_TYPES``,
+    else guessed from its value (tiered-mq's own broker settings)."""
+    declared = log_config.config_type(name) or _BROKER_TYPES.get(name)
+    if declared is not None:
+        return CONFIG_TYPES[declared]
     if value in ("true", "false"):
-        return BOOLEAN
+        return CONFIG_TYPES["BOOLEAN"]
     if value is None:
-        return STRING
+        return CONFIG_TYPES["STRING"]
     try:
         int(value)
-        return LONG
+        return CONFIG_TYPES["LONG"]
     except ValueError:
         pass
     try:
         float(value)
-        return DOUBLE
+        return CONFIG_TYPES["DOUBLE"]
     except ValueError:
-        return STRING
+        return CONFIG_TYPES["STRING"]
 
 
 def _entry(
