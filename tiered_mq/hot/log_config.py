@@ -196,6 +196,12 @@ class LogConfig:
         return config
 
     def _check(self) -> None:
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms:  # Kafka's validateValues
+            raise InvalidConfigError(
+                f"conflict topic config setting min.compaction.lag.ms "
+                f"({self.min_compaction_lag_ms}) > max.compaction.lag.ms "
+                f"({self.max_compaction_lag_ms})"
+            )
         if self.retention_ms >= 0 and self.local_retention_ms > self.retention_ms:
             raise InvalidConfigError(
                 f"local.retention.ms: {self.local_retention_ms} exceeds retention.ms "

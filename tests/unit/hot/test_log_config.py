@@ -79,3 +79,11 @@ def test_local_retention_cannot_exceed_total() -> None:
         LogConfig.from_properties({"retention.bytes": "10", "local.retention.bytes": "20"})
     with pytest.raises(InvalidConfigError, match="unknown"):
         LogConfig().value("nope")
+
+
+def test_min_compaction_lag_cannot_exceed_max() -> None:
+    """Kafka's LogConfig.validateValues (INVALID_CONFIG); it used to be accepted."""
+    with pytest.raises(InvalidConfigError, match=r"min\.compaction\.lag\.ms \(100\) > max"):
+        LogConfig.from_properties({"min.compaction.lag.ms": "100", "max.compaction.lag.ms": "10"})
+    equal = {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "10"}
+    assert LogConfig.from_properties(equal).max_compaction_lag_ms == 10
