@@ -34,7 +34,7 @@ COMPRESSION_TYPES: Final = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "pr
 class _Key:
     name: str  # Kafka's name
     field: str  # attribute of LogConfig
-    kind: str  # "int" | "bool" | "float" | "enum" | "list"
+    kind: str  # "int" | "bool" | "float" | "enum" | "list" (in the order given, each once)
     default: str
     low: float | None = None
     high: float | None = None
@@ -126,7 +126,7 @@ def _parse(key: _Key, raw: str) -> Any:
             raise InvalidConfigError(f"{key.name}: {raw!r} not one of {', '.join(key.choices)}")
         return text
     if key.kind == "list":
-        items = tuple(sorted({p.strip() for p in text.split(",") if p.strip()}))
+        items = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
         if not items or any(p not in key.choices for p in items):
             raise InvalidConfigError(f"{key.name}: {raw!r} not a list of {', '.join(key.choices)}")
         return items

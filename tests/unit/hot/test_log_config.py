@@ -87,3 +87,11 @@ def test_min_compaction_lag_cannot_exceed_max() -> None:
         LogConfig.from_properties({"min.compaction.lag.ms": "100", "max.compaction.lag.ms": "10"})
     equal = {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "10"}
     assert LogConfig.from_properties(equal).max_compaction_lag_ms == 10
+
+
+def test_a_list_keeps_the_order_it_was_given() -> None:
+    """Kafka describes ``cleanup.policy=delete,compact`` as given (and APPEND adds at the end);
+    it used to come back sorted, ``compact,delete``."""
+    config = LogConfig.from_properties({"cleanup.policy": "delete, compact,delete"})
+    assert config.value("cleanup.policy") == "delete,compact"
+    assert config.compact and config.delete
