@@ -59,24 +59,24 @@ class OffsetIndexView:
 class TimeIndexView:
     base_offset: int
     timestamps: array[int]
-    offsets: array[int]  # relative to base_offset
+    offsets: array[int]  # absolute offsets
 
     @classmethod
     def parse(cls, base_offset: int, data: bytes) -> TimeIndexView:
         entries = _TIME.iter_unpack(data[: len(data) - len(data) % _TIME_ENTRY])
-        timestamps, offsets = array("q"), array("I")
+        timestamps, offsets = array("q"), array("q")
         for ts, rel in entries:
             timestamps.append(ts)
-            offsets.append(rel)
+            offsets.append(base_offset + rel)
         if not (_increasing(timestamps) and _increasing(offsets, strict=False)):
-            return cls(base_offset, array("q"), array("I"))
+            return cls(base_offset, array("q"), array("q"))
         return cls(base_offset, timestamps, offsets)
 
     def lookup(self, timestamp: int) -> int:
         """An offset from which a scan finds the first record with timestamp >= ``timestamp``:
         one past the greatest entry whose timestamp is < ``timestamp`` (else the base offset)."""
         i = bisect_left(self.timestamps, timestamp) - 1
-        return self.base_offset if i < 0 else self.base_offset + self.offsets[i] + 1
+        return self.base_offset if i < 0 else self.offsets[i] + 1
 
 
 def _increasing(column: array[int], *, strict: bool = True) -> bool:
