@@ -595,7 +595,11 @@ def test_java_admin_topics_and_configs(java: Java, shared_broker: BrokerProcess)
         f"delete-topics {topic}",
     ]
     a = java.admin(shared_broker, *ops)
-    assert a[0]["ok"] is True
+    # CreateTopicsResult describes the new topic (CreateTopics v5+) and gives its id (v7)
+    assert a[0]["ok"]["partitions"] == 3 and a[0]["ok"]["replication"] == 1
+    assert a[0]["ok"]["retention.ms"] == "3600000 DYNAMIC_TOPIC_CONFIG"
+    assert a[0]["ok"]["segment.ms"] == "604800000 DEFAULT_CONFIG"
+    assert a[0]["ok"]["topic_id"] != "AAAAAAAAAAAAAAAAAAAAAA"
     assert a[1]["error"] == "TopicExistsException"
     assert a[2]["error"] == "InvalidTopicException"
     assert a[3]["error"] == "InvalidPartitionsException"

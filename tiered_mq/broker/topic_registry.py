@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, replace
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.replica_manager import ReplicaManager
@@ -83,6 +84,15 @@ def check_assignment(
             "replica(s), but this is not consistent with previous partitions, which have "
             f"{replication_factor} replica(s)."
         )
+
+
+@dataclass(frozen=True)
+class CreatedTopic:
+    name: str
+    topic_id: str | None  # 32 hex digits; None for a validate_only request
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str]
 
 
 class TopicRegistry:
@@ -160,9 +170,10 @@ class TopicRegistry:
         validate_only: bool = False,
         internal: bool = False,
         assignments: list[list[int]] | None = None,
-    ) -> TopicMetadata | None:
+    ) -> CreatedTopic:
         """``assignments`` (the replicas of partition 0, 1, ...) replace ``partitions`` and
-        ``replication_factor`` when given."""
+        ``replication_factor`` when given. Returns what was created (or would be, with
+        ``validate_only``: no topic id then)."""
         configs = dict(configs or {})
         validate_topic_name(name)
         if assignments:
@@ -185,12 +196,13 @@ class TopicRegistry:
                 raise InvalidTopicError(
                     f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
                 )
+            created = CreatedTopic(name, None, partitions, len(replicas[0]), configs)
             if validate_only:
-                return None
+                return created
             meta = await self.coordinator.create_topic(name, partitions, configs, replicas)
             await self.replica_manager.open_partitions(name, range(partitions), configs)
         await self.publish_topic_manifest(name)
-        return meta
+        return replace(created, topic_id=meta.topic_id)
 
     async def delete_topic(self, name: str) -> None:
         async with self._lock:

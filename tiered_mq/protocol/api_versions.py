@@ -83,7 +83,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.LIST_GROUPS: (0, 2),
     ApiKey.SASL_HANDSHAKE: (0, 1),
     ApiKey.API_VERSIONS: (0, 3),
-    ApiKey.CREATE_TOPICS: (2, 4),
+    ApiKey.CREATE_TOPICS: (2, 7),
     ApiKey.DELETE_TOPICS: (1, 3),
     ApiKey.DELETE_RECORDS: (0, 1),
     ApiKey.INIT_PRODUCER_ID: (0, 1),

@@ -64,6 +64,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -433,8 +434,17 @@ public final class JavaClient {
       case "create" -> {
         NewTopic topic = new NewTopic(a.get(0), Integer.parseInt(a.get(1)), (short) 1);
         topic.configs(keyValues(a.subList(2, a.size())));
-        admin.createTopics(List.of(topic)).all().get();
-        yield true;
+        CreateTopicsResult created = admin.createTopics(List.of(topic));
+        created.all().get();
+        Config config = created.config(a.get(0)).get();
+        Map<String, Object> out = new TreeMap<>();
+        out.put("partitions", created.numPartitions(a.get(0)).get());
+        out.put("replication", created.replicationFactor(a.get(0)).get());
+        out.put("topic_id", created.topicId(a.get(0)).get().toString());
+        for (ConfigEntry e : config.entries()) {
+          out.put(e.name(), e.value() + " " + e.source().name());
+        }
+        yield out;
       }
       case "list" -> new ArrayList<>(new TreeMap<>(toMap(admin.listTopics().names().get())).keySet());
       case "describe-topics" -> describeTopics(admin.describeTopics(a).allTopicNames().get());

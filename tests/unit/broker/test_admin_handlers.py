@@ -277,3 +277,57 @@ async def test_dot_underscore_collision_is_refused(client: Client) -> None:
     assert (await create(client, "a.b"))["error_code"] == 0
     clash = await create(client, "a_b")
     assert clash["error_code"] == 17 and "collides" in clash["error_message"]
+
+
+async def test_create_topics_v5_describes_the_topic_and_v7_gives_its_id(
+    client: Client, broker: Broker
+) -> None:
+    r = await client.call(19, 7, topic_req("described", 3, retention_ms="1000"))
+    t = r["topics"][0]
+    assert (t["error_code"], t["num_partitions"], t["replication_factor"]) == (0, 3, 1)
+    configs = {c["name"]: (c["value"], c["config_source"]) for c in t["configs"]}
+    assert configs["retention.ms"] == ("1000", 1)  # DYNAMIC_TOPIC_CONFIG
+    assert configs["segment.bytes"] == ("1073741824", 5)  # DEFAULT_CONFIG
+    meta = broker.topic_registry.get_topic("described")
+    assert meta is not None and t["topic_id"].hex == meta.topic_id
+    r = await client.call(19, 5, {**topic_req("checked", 2), "validate_only": True})
+    t = r["topics"][0]
+    assert (t["error_code"], t["num_partitions"], len(t["configs"])) == (0, 2, len(configs))
+    assert broker.topic_registry.get_topic("checked") is None
+    r = await client.call(19, 6, topic_req("described"))
+    t = r["topics"][0]
+    assert (t["error_code"], t["num_partitions"], t["configs"]) == (36, -1, None)
+
+
+async def test_describe_configs_synonyms_list_the_chain_most_specific_first(
+    client: Client, broker: Broker
+) -> None:
+    broker.config.set("log.retention.ms", "5000")  # as --config log.retention.ms=5000 does
+    await create(client, "syn", 1, retention_ms="1000")
+    r = await client.call(
+        32,
+        3,
+        {
+            "resources": [
+                {
+                    "resource_type": 2,
+                    "resource_name": "syn",
+                    "configuration_keys": ["retention.ms", "segment.bytes"],
+                }
+            ],
+            "include_synonyms": True,
+            "include_documentation": False,
+        },
+    )
+    chains = {
+        c["name"]: [(s["name"], s["value"], s["source"]) for s in c["synonyms"]]
+        for c in r["results"][0]["configs"]
+    }
+    assert chains == {
+        "retention.ms": [
+            ("retention.ms", "1000", 1),
+            ("log.retention.ms", "5000", 4),
+            ("log.retention.ms", "604800000", 5),
+        ],
+        "segment.bytes": [("log.segment.bytes", "1073741824", 5)],
+    }

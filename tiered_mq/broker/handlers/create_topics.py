@@ -10,11 +10,14 @@ nothing. A topic named more than once in one request is answered once, INVALID_R
 "Duplicate topic name.", and not created (as Kafka's controller does; librdkafka refuses a
 response naming a topic twice). A request that would make more than 10,000 partitions in all
 is refused whole (POLICY_VIOLATION for every topic, Kafka's limit), before any assignment is
-built.
+built. From v5 a created topic (or one that would be, with ``validate_only``) is described in
+the answer: partitions, replication factor and every config with its source, as
+DescribeConfigs gives them; v7 adds its topic id.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
@@ -26,11 +29,13 @@ from tiered_mq.broker.handlers._common import (
     once_each,
     require_topic,
 )
-from tiered_mq.broker.topic_registry import check_partitions_per_request
+from tiered_mq.broker.handlers.describe_configs import topic_config_entries
+from tiered_mq.broker.topic_registry import CreatedTopic, check_partitions_per_request
 from tiered_mq.errors import InvalidReplicaAssignmentError, InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.CREATE_TOPICS
+DESCRIBED_FROM_VERSION = 5
 
 
 def _assignments(t: dict[str, Any]) -> list[list[int]]:
@@ -59,10 +64,24 @@ def _assignments(t: dict[str, Any]) -> list[list[int]]:
     return [by_index[p] for p in range(len(by_index))]
 
 
-async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> None:
+def _described(ctx: RequestContext, created: CreatedTopic) -> dict[str, Any]:
+    """The v5+ fields of a created topic's result."""
+    configs = topic_config_entries(ctx.broker, created.configs, synonyms=False)
+    return {
+        "topic_id": uuid.UUID(hex=created.topic_id) if created.topic_id else uuid.UUID(int=0),
+        "num_partitions": created.partitions,
+        "replication_factor": created.replication_factor,
+        "configs": [
+            {k: c[k] for k in ("name", "value", "read_only", "config_source", "is_sensitive")}
+            for c in configs
+        ],
+    }
+
+
+async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> CreatedTopic:
     assignments = _assignments(t) if t.get("assignments") else None
     configs = {c["name"]: c["value"] for c in t.get("configs") or []}
-    await ctx.broker.topic_registry.create_topic(
+    return await ctx.broker.topic_registry.create_topic(
         t["name"],
         t["num_partitions"],
         configs,
@@ -92,7 +111,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             check_partitions_per_request(total)  # the whole request's, for every topic
             if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
                 require_topic(ctx, AclOperation.CREATE, name)
-            await _create(ctx, t, validate_only)
+            created = await _create(ctx, t, validate_only)
+            if ctx.api_version >= DESCRIBED_FROM_VERSION:
+                result.update(_described(ctx, created))
         except Exception as e:
             result["error_code"] = error_code(e)
             result["error_message"] = error_message(e)

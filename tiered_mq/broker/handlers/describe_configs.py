@@ -2,13 +2,17 @@
 
 Topic configs resolve as Kafka's do: the topic's own override (source DYNAMIC_TOPIC_CONFIG 1),
 else the broker's default for it from ``--config`` (STATIC_BROKER_CONFIG 4), else Kafka's
-default (DEFAULT_CONFIG 5). Broker configs are STATIC_BROKER_CONFIG when set on the command
-line, else DEFAULT_CONFIG, and read-only. ``configuration_keys`` (null = all) filters the answer.
+default (DEFAULT_CONFIG 5). With ``include_synonyms`` a topic config lists that chain, most
+specific first, the broker's entries under the broker's name (``log.retention.ms``), as
+Kafka's ``kafka-configs.sh --describe --all`` shows. Broker configs are STATIC_BROKER_CONFIG
+when set on the command line, else DEFAULT_CONFIG, and read-only. ``configuration_keys``
+(null = all) filters the answer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.config import TOPIC_SYNONYMS
@@ -26,6 +30,9 @@ from tiered_mq.errors import (
 )
 from tiered_mq.hot import log_config
 from tiered_mq.protocol.api_versions import ApiKey
+
+if TYPE_CHECKING:
+    from tiered_mq.broker.broker import Broker
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 
@@ -120,22 +127,35 @@ def _entry(
     }
 
 
-def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
-    broker = ctx.broker
-    meta = broker.topic_registry.get_topic(name)
-    if meta is None:
-        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-    effective = broker.replica_manager.log_config(meta.configs).to_properties()
+_BROKER_NAMES = {topic: broker for broker, topic in TOPIC_SYNONYMS.items()}
+
+
+def topic_config_entries(
+    broker: Broker, overrides: Mapping[str, str], synonyms: bool
+) -> list[dict[str, Any]]:
+    """Every config of a topic with these ``overrides``, each with its source (and the chain
+    of synonyms when asked)."""
+    effective = broker.replica_manager.log_config(dict(overrides)).to_properties()
+    defaults = broker.config.topic_defaults
     out = []
     for key, value in effective.items():
-        if key in meta.configs:
-            source = DYNAMIC_TOPIC_CONFIG
-        elif key in broker.config.topic_defaults:
-            source = STATIC_BROKER_CONFIG
-        else:
-            source = DEFAULT_CONFIG
-        out.append(_entry(key, value, source, False, synonyms))
+        broker_name = _BROKER_NAMES.get(key, key)
+        chain = [(key, overrides[key], DYNAMIC_TOPIC_CONFIG)] if key in overrides else []
+        if key in defaults:
+            chain.append((broker_name, defaults[key], STATIC_BROKER_CONFIG))
+        chain.append((broker_name, log_config.DEFAULTS[key], DEFAULT_CONFIG))
+        entry = _entry(key, value, chain[0][2], False, False)
+        if synonyms:
+            entry["synonyms"] = [{"name": n, "value": v, "source": src} for n, v, src in chain]
+        out.append(entry)
     return out
+
+
+def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
+    meta = ctx.broker.topic_registry.get_topic(name)
+    if meta is None:
+        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+    return topic_config_entries(ctx.broker, meta.configs, synonyms)
 
 
 def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
