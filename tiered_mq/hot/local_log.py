@@ -257,9 +257,9 @@ class LocalLog:
         return log_read.iter_batch_headers(self._segments, start)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first local record whose timestamp is >= ``timestamp``
-        (one batch decoded; not a hot path: ListOffsets)."""
-        return log_read.offset_for_timestamp(self._segments, timestamp)
+        """(offset, timestamp) of the first local record at or above the log start offset
+        whose timestamp is >= ``timestamp`` (one batch decoded; not a hot path: ListOffsets)."""
+        return log_read.offset_for_timestamp(self._segments, timestamp, self.log_start_offset)
 
     def offset_of_max_timestamp(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the first local record with the greatest timestamp."""

@@ -94,26 +94,31 @@ def iter_batch_headers(segments: LogSegments, start: int) -> Iterator[BatchHeade
             yield header
 
 
-def offset_for_timestamp(segments: LogSegments, timestamp: int) -> tuple[int, int] | None:
-    """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``.
+def offset_for_timestamp(
+    segments: LogSegments, timestamp: int, start_offset: int = 0
+) -> tuple[int, int] | None:
+    """(offset, timestamp) of the first record at or above ``start_offset`` whose timestamp
+    is >= ``timestamp``. ``start_offset`` is the log start offset: records below it are
+    deleted (DeleteRecords may move it into a segment, even into a batch) and never found,
+    as in Kafka's ``LogSegment.findOffsetByTimestamp``.
 
     Batch max timestamps (time index, then headers) find the batch; only that batch is
     decoded, to pick the record (not a hot path: ListOffsets).
     """
-    for segment in segments:
+    for segment in segments.from_offset(start_offset):
         if segment.max_timestamp() < timestamp:
             continue
         found = segment.find_by_timestamp(timestamp)
         if found is None:
             continue
         for position, header in segment.iter_headers(found[0]):
-            if header.max_timestamp < timestamp:
+            if header.max_timestamp < timestamp or header.last_offset < start_offset:
                 continue
             if header.is_log_append_time:
-                return header.base_offset, header.max_timestamp
+                return max(header.base_offset, start_offset), header.max_timestamp
             data = os.pread(segment.file.fileno(), header.size, position)
             for record in decode_batch(data)[1]:
-                if record.timestamp >= timestamp:
+                if record.timestamp >= timestamp and record.offset >= start_offset:
                     return record.offset, record.timestamp
     return None
 

@@ -271,6 +271,30 @@ def test_offset_for_timestamp(tmp_path: Path) -> None:
     assert log.offset_for_timestamp(1093) is None
 
 
+def test_offset_for_timestamp_skips_records_below_the_log_start_offset(tmp_path: Path) -> None:
+    """After DeleteRecords the lookup answers offsets at or above the log start offset only
+    (Kafka's findOffsetByTimestamp), even when the log start lies inside a batch."""
+    batch_size = len(make_batch(3))
+    log = open_log(tmp_path / "t-0", segment_bytes=str(batch_size * 3), index_interval_bytes="50")
+    for i in range(10):
+        log.append_as_leader(make_batch(3, timestamp=1000 + 10 * i), 0)  # ts 1000+10i+{0,1,2}
+    log.set_log_start_offset(4)  # inside the second batch (offsets 3-5)
+    assert log.offset_for_timestamp(0) == (4, 1011)
+    assert log.offset_for_timestamp(1001) == (4, 1011)
+    assert log.offset_for_timestamp(1012) == (5, 1012)
+    log.set_log_start_offset(10)  # a later segment
+    assert log.offset_for_timestamp(0) == (10, 1031)
+    assert log.offset_for_timestamp(1092) == (29, 1092)
+    assert log.offset_for_timestamp(1093) is None
+
+
+def test_log_append_time_lookup_from_inside_a_batch(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0", Clock(5_000_000), message_timestamp_type="LogAppendTime")
+    log.append_as_leader(make_batch(3, timestamp=10), 0)
+    log.set_log_start_offset(2)
+    assert log.offset_for_timestamp(0) == (2, 5_000_000)
+
+
 def test_offset_of_max_timestamp_finds_the_first_record_with_it(tmp_path: Path) -> None:
     batch_size = len(make_batch(3))
     log = open_log(tmp_path / "t-0", segment_bytes=str(batch_size * 2), index_interval_bytes="50")

@@ -2,8 +2,9 @@
 
 - ``-2``: the log start offset; ``-1``: the high watermark (the last stable offset for
   read_committed); both answer timestamp -1.
-- ``t >= 0``: the first offset whose record timestamp is >= t, through the time index
-  (``LocalLog.offset_for_timestamp``); none -> offset -1 and timestamp -1, as Kafka does.
+- ``t >= 0``: the first offset at or above the log start offset whose record timestamp is
+  >= t, through the time index (``LocalLog.offset_for_timestamp``; records DeleteRecords left
+  below the log start are skipped); none -> offset -1 and timestamp -1, as Kafka does.
 - ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
   timestamp; an empty partition answers -1 / -1.
 Offsets at or above the high watermark (LSO) are never returned.
