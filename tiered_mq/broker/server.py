@@ -327,8 +327,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, CloseConnection):
+            raise  # CloseConnection: the handler's answer is the disconnect (acks=0 Produce)
         except Exception as e:
             errors.inc()
             log.exception("%s v%d from %s failed", handler.name, header.api_version, self.peer)

@@ -122,6 +122,15 @@ async def test_acks_zero_sends_no_response(client: Client) -> None:
     assert got == corr  # the first answer on the connection is the metadata one
 
 
+async def test_acks_zero_error_closes_the_connection(client: Client) -> None:
+    """acks=0 has no answer to carry an error: Kafka closes the connection, so the producer
+    notices (and refreshes its metadata) instead of sending into the void."""
+    await create(client, "t")
+    await client.send(PRODUCE, 8, produce_body("t", batch([b"a"]), acks=0, partition=7))
+    await client.send(METADATA, 8, {"topics": None})
+    assert await asyncio.wait_for(client.reader.read(), 10) == b""  # closed, nothing answered
+
+
 async def test_retried_idempotent_batch_is_not_duplicated(client: Client) -> None:
     await create(client, "t")
     b0 = batch([b"a", b"b"], producer_id=5, producer_epoch=0, base_sequence=0)

@@ -8,8 +8,10 @@ offsets in the request's own buffer and writes it to the active segment (zero co
 socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
 the batch is in the log (single node: the ISR is this broker, so the high watermark moved with
 the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
-NOT_ENOUGH_REPLICAS). A duplicate idempotent batch answers its original base offset and
-appends nothing.
+NOT_ENOUGH_REPLICAS). An acks=0 request with any partition in error closes the connection
+instead (Kafka's KafkaApis: the producer reads no answer, the disconnect makes it refresh its
+metadata and log the failure). A duplicate idempotent batch answers its original base offset
+and appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
 codec first (recompress.py). A compacted topic refuses records without a key
 (compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Both decode records, so
@@ -36,6 +38,7 @@ from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.broker.partition import validate_records
 from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
+from tiered_mq.broker.response_writer import CloseConnection
 from tiered_mq.broker.topic_names import is_internal
 from tiered_mq.compaction.validation import require_keys
 from tiered_mq.errors import (
@@ -189,5 +192,13 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 parts.append(_error(index, error_code(e), error_message(e)))
         responses.append({"name": name, "partition_responses": parts})
     if acks == 0:
+        failed = [
+            f"{topic['name']}-{p['index']}: error {p['error_code']}"
+            for topic in responses
+            for p in topic["partition_responses"]
+            if p["error_code"] != 0
+        ]
+        if failed:  # no answer to carry the error: Kafka closes the connection
+            raise CloseConnection(f"acks=0 produce failed ({', '.join(failed)})")
         return None
     return {"responses": responses, "throttle_time_ms": 0}
