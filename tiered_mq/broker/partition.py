@@ -21,6 +21,7 @@ update -> high watermark -> waiters woken.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -187,13 +188,20 @@ class Partition:
             ps = self.producer_state
             if any(h.producer_id >= 0 for _, h in batches):
                 dup = ps.check_all([h for _, h in batches])
-                if dup is not None:
+                if dup is not None:  # with LogAppendTime, the time the original was appended
+                    append_time = dup.timestamp if self.log.config.log_append_time else -1
                     return AppendResult(
-                        dup.first_offset, dup.last_offset, self.log.log_start_offset, True
+                        dup.first_offset,
+                        dup.last_offset,
+                        self.log.log_start_offset,
+                        True,
+                        append_time,
                     )
             info = self.log.append_as_leader(records, self.leader_epoch, batches)  # type: ignore[arg-type]
             offset = info.first_offset
             for _, h in batches:
+                if info.log_append_time_ms >= 0:  # as written: the broker's time (LogAppendTime)
+                    h = dataclasses.replace(h, max_timestamp=info.log_append_time_ms)
                 ps.update(h, offset)
                 offset += h.last_offset_delta + 1
             self.maybe_advance_high_watermark()

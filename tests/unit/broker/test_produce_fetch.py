@@ -144,6 +144,33 @@ async def test_retried_idempotent_batch_is_not_duplicated(client: Client) -> Non
     assert fp["high_watermark"] == 2
 
 
+async def test_retried_batch_answers_its_log_append_time(client: Client) -> None:
+    """A duplicate on a LogAppendTime topic answers the time the original was appended (Kafka:
+    ``setLogAppendTime(duplicate.timestamp)``), so the client reports the broker's time."""
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [
+                {
+                    "name": "lat",
+                    "num_partitions": 1,
+                    "replication_factor": 1,
+                    "configs": [{"name": "message.timestamp.type", "value": "LogAppendTime"}],
+                }
+            ],
+            "timeout_ms": 5000,
+        },
+    )
+    assert r["topics"][0]["error_code"] == 0
+    b0 = batch([b"a", b"b"], producer_id=5, producer_epoch=0, base_sequence=0)
+    first = part(await client.call(PRODUCE, 8, produce_body("lat", b0)))
+    await asyncio.sleep(0.01)
+    again = part(await client.call(PRODUCE, 8, produce_body("lat", b0)))
+    assert first["log_append_time_ms"] > 1_000_000  # the broker's clock, not the records' 1000
+    assert (again["base_offset"], again["log_append_time_ms"]) == (0, first["log_append_time_ms"])
+
+
 async def test_duplicate_detected_after_restart(tmp_path: Path) -> None:
     broker = await start_broker(tmp_path / "d")
     c = await Client.connect(broker.port)
