@@ -23,6 +23,7 @@ from tiered_mq.errors import (
 )
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.hot.time_index import NO_TIMESTAMP
 from tiered_mq.record.batch import (
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
@@ -74,9 +75,12 @@ def check_batches(
 
 
 def check_timestamp(config: LogConfig, header: BatchHeader, now: int) -> None:
-    """CreateTime batches must lie within message.timestamp.before/after.max.ms of ``now``."""
+    """CreateTime batches must lie within message.timestamp.before/after.max.ms of ``now``
+    (per batch: its first and max timestamps). A record without a timestamp (-1,
+    NO_TIMESTAMP) has none to judge and passes, as in Kafka's LogValidator."""
     if (
         config.message_timestamp_before_max_ms < LONG_MAX
+        and header.base_timestamp != NO_TIMESTAMP
         and header.base_timestamp < now - config.message_timestamp_before_max_ms
     ) or (
         config.message_timestamp_after_max_ms < LONG_MAX

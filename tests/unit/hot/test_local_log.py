@@ -6,6 +6,7 @@ import pytest
 
 from tiered_mq.errors import (
     CorruptRecordError,
+    InvalidTimestampError,
     KafkaStorageError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
@@ -13,6 +14,7 @@ from tiered_mq.errors import (
 from tiered_mq.hot.local_log import LocalLog, UnexpectedAppendOffsetError
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import iter_batches, read_header, validate_batch
+from tiered_mq.record.records import encode_batch
 
 from .helpers import make_batch, read_all
 
@@ -256,6 +258,21 @@ def test_log_append_time(tmp_path: Path) -> None:
     header = validate_batch(read_all(log))
     assert header.is_log_append_time and header.max_timestamp == 5_000_000
     assert log.offset_for_timestamp(4_999_999) == (0, 5_000_000)
+
+
+def test_timestamp_bounds(tmp_path: Path) -> None:
+    """message.timestamp.before/after.max.ms refuse a CreateTime batch (INVALID_TIMESTAMP),
+    nothing appended; a batch without timestamps (-1) has none to judge (Kafka)."""
+    clock = Clock(5_000_000)
+    bounds = {"message_timestamp_before_max_ms": "1000", "message_timestamp_after_max_ms": "1000"}
+    log = open_log(tmp_path / "t-0", clock, **bounds)
+    for ts in (5_000_000 - 1001, 5_000_000 + 1001):
+        with pytest.raises(InvalidTimestampError):
+            log.append_as_leader(make_batch(1, timestamp=ts), 0)
+    assert log.log_end_offset == 0
+    log.append_as_leader(make_batch(1, timestamp=5_000_000 - 1000), 0)
+    log.append_as_leader(bytearray(encode_batch([(b"k", b"v", [], -1)])), 0)
+    assert log.log_end_offset == 2
 
 
 def test_offset_for_timestamp(tmp_path: Path) -> None:
