@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import BatchHeader
-from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, GZIP, LZ4, ZSTD
 from tiered_mq.record.records import decode_batch, reencode_batch
 
 CODECS: Final[dict[str, int | None]] = {
@@ -35,6 +36,16 @@ def target_codec(compression_type: str) -> int | None:
     return CODECS.get(compression_type)
 
 
+def target_level(config: LogConfig, codec: int) -> int | None:
+    """The topic's ``compression.<codec>.level`` for ``codec`` (None: snappy, none)."""
+    levels = {
+        GZIP: config.compression_gzip_level,
+        LZ4: config.compression_lz4_level,
+        ZSTD: config.compression_zstd_level,
+    }
+    return levels.get(codec)
+
+
 def needs_recompression(batches: list[tuple[int, BatchHeader]], codec: int | None) -> bool:
     return codec is not None and any(h.compression != codec for _, h in batches)
 
@@ -44,10 +55,13 @@ def recompress(
     batches: list[tuple[int, BatchHeader]],
     codec: int,
     *,
+    level: int | None = None,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> bytearray:
-    """The batches of ``records`` with every batch in ``codec`` (others copied unchanged);
-    a batch decompressing to more than ``max_size`` bytes raises DecompressedTooLargeError."""
+    """The batches of ``records`` with every batch in ``codec`` at ``level`` (the topic's
+    ``compression.<codec>.level``; batches already in ``codec`` are copied unchanged, as Kafka
+    keeps them); a batch decompressing to more than ``max_size`` bytes raises
+    DecompressedTooLargeError."""
     out = bytearray()
     view = memoryview(records)
     for pos, h in batches:
@@ -55,5 +69,5 @@ def recompress(
             out += view[pos : pos + h.size]
             continue
         _, decoded = decode_batch(records, pos, max_size=max_size)
-        out += reencode_batch(h, decoded, compression=codec)
+        out += reencode_batch(h, decoded, compression=codec, compression_level=level)
     return out

@@ -82,6 +82,9 @@ _KEYS: Final = (
     _Key("min.insync.replicas", "min_insync_replicas", "int", "1", 1, INT_MAX),
     _Key("file.delete.delay.ms", "file_delete_delay_ms", "int", "60000", 0, LONG_MAX),
     _Key("compression.type", "compression_type", "enum", "producer", choices=COMPRESSION_TYPES),
+    _Key("compression.gzip.level", "compression_gzip_level", "int", "-1", -1, 9),
+    _Key("compression.lz4.level", "compression_lz4_level", "int", "9", 1, 17),
+    _Key("compression.zstd.level", "compression_zstd_level", "int", "3", -131072, 22),
     _Key("delete.retention.ms", "delete_retention_ms", "int", "86400000", 0, LONG_MAX),
     _Key("min.compaction.lag.ms", "min_compaction_lag_ms", "int", "0", 0, LONG_MAX),
     _Key("max.compaction.lag.ms", "max_compaction_lag_ms", "int", str(LONG_MAX), 1, LONG_MAX),
@@ -98,6 +101,9 @@ _INT_CONFIGS: Final = frozenset(
         "index.interval.bytes",
         "max.message.bytes",
         "min.insync.replicas",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.zstd.level",
     }
 )
 _KAFKA_TYPES: Final = {"bool": "BOOLEAN", "enum": "STRING", "list": "LIST", "float": "DOUBLE"}
@@ -173,6 +179,9 @@ class LogConfig:
     min_insync_replicas: int = 1
     file_delete_delay_ms: int = 60000
     compression_type: str = "producer"
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
     delete_retention_ms: int = 86400000
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX
@@ -196,6 +205,8 @@ class LogConfig:
         return config
 
     def _check(self) -> None:
+        if self.compression_gzip_level == 0:  # Kafka: -1 (the default) or 1-9
+            raise InvalidConfigError("compression.gzip.level: 0 not -1 or in 1..9")
         if self.min_compaction_lag_ms > self.max_compaction_lag_ms:  # Kafka's validateValues
             raise InvalidConfigError(
                 f"conflict topic config setting min.compaction.lag.ms "

@@ -21,6 +21,12 @@ xerial framing::
 librdkafka may write a single raw snappy block. :func:`decompress` accepts both; :func:`compress`
 writes xerial framing, which Java, librdkafka, kafka-python, aiokafka and sarama all read.
 
+Compression levels (Kafka's topic configs ``compression.gzip.level``, ``compression.lz4.level``,
+``compression.zstd.level``, used when the broker re-encodes a batch): ``level=None`` is Kafka's
+default for the codec: gzip 6 (``-1`` means the same), lz4 the fast compressor (Kafka's default
+level 9 selects it), zstd 3. Another lz4 level selects LZ4 HC at that level (as Kafka's
+``highCompressor(level)``; LZ4 caps it at 12).
+
 Any failure to decode a payload raises CorruptRecordError naming the codec; an id outside 0-4
 raises UnsupportedCompressionTypeError. Both functions are pure and thread-safe (zstd contexts
 are per thread).
@@ -84,6 +90,8 @@ _XERIAL_BLOCK: Final = 32 * 1024
 _I32: Final = struct.Struct(">i")
 
 _ZSTD_LEVEL: Final = 3
+GZIP_DEFAULT_LEVEL: Final = -1  # zlib's default, 6
+LZ4_DEFAULT_LEVEL: Final = 9  # Kafka's default: the fast compressor
 
 #: Default bound on one payload's decompressed size (a tiered-mq choice: Kafka has none).
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -122,8 +130,14 @@ class _ZstdContexts(threading.local):
     """zstandard contexts are not safe to share between threads: one pair per thread."""
 
     def __init__(self) -> None:
-        self.compressor = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+        self.compressors: dict[int, zstandard.ZstdCompressor] = {}
         self.decompressor = zstandard.ZstdDecompressor()
+
+    def compressor(self, level: int) -> zstandard.ZstdCompressor:
+        found = self.compressors.get(level)
+        if found is None:
+            found = self.compressors[level] = zstandard.ZstdCompressor(level=level)
+        return found
 
 
 _ZSTD: Final = _ZstdContexts()
@@ -147,18 +161,23 @@ def codec_id(name: str) -> int:
     raise UnsupportedCompressionTypeError(f"unknown compression type {name!r}")
 
 
-def compress(codec: int, data: Buffer) -> bytes:
-    """Compress ``data`` as a batch payload with ``codec``."""
+def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
+    """Compress ``data`` as a batch payload with ``codec`` at ``level`` (None: the codec's
+    default; snappy has no level)."""
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        gzip_level = 6 if level is None or level == GZIP_DEFAULT_LEVEL else level
+        return gzip.compress(data, compresslevel=gzip_level, mtime=0)
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        return bytes(lz4.frame.compress(data, block_linked=False, store_size=False))
+        hc = 0 if level is None or level == LZ4_DEFAULT_LEVEL else level
+        return bytes(
+            lz4.frame.compress(data, compression_level=hc, block_linked=False, store_size=False)
+        )
     if codec == ZSTD:
-        return _ZSTD.compressor.compress(data)
+        return _ZSTD.compressor(_ZSTD_LEVEL if level is None else level).compress(data)
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 

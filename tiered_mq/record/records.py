@@ -140,6 +140,7 @@ def encode_batch(
     append_time: int | None = None,
     keep_offsets: bool = False,
     last_offset_delta: int | None = None,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encode one v2 batch (CRC-32C included).
 
@@ -193,7 +194,7 @@ def encode_batch(
         attributes |= CONTROL_FLAG
     payload = b"".join(encoded)
     if attributes & COMPRESSION_MASK:
-        payload = _compress(compression, payload)
+        payload = _compress(compression, payload, compression_level)
     try:
         head = HEADER.pack(
             base_offset,
@@ -392,16 +393,19 @@ def reencode_batch(
     records: Sequence[Record],
     *,
     compression: int | None = None,
+    compression_level: int | None = None,
     base_timestamp: int | None = None,
 ) -> bytes:
     """Rebuild a batch from ``records`` (a subset of its own, e.g. after compaction) keeping
     every header field: offsets and last offset delta, producer id/epoch/sequence, the
     transactional and control flags, leader epoch and LogAppendTime. ``compression`` changes
-    the codec (None keeps it); ``base_timestamp`` is the batch's base timestamp (the cleaner's
+    the codec (None keeps it), at ``compression_level`` (None: the codec's default);
+    ``base_timestamp`` is the batch's base timestamp (the cleaner's
     delete horizon), by default the first kept record's timestamp."""
     return encode_batch(
         records,
         compression=header.compression if compression is None else compression,
+        compression_level=compression_level,
         base_offset=header.base_offset,
         base_timestamp=base_timestamp,
         producer_id=header.producer_id,

@@ -339,3 +339,38 @@ async def test_topic_compression_type_recompresses(client: Client) -> None:
     ]
     # the retried batch is still recognised as a duplicate after re-encoding
     assert part(await client.call(PRODUCE, 8, produce_body("zt", gz)))["base_offset"] == 0
+
+
+async def test_topic_compression_level_is_used_when_the_broker_re_encodes(client: Client) -> None:
+    """compression.<codec>.level (Kafka 3.8, KIP-390) sets how hard the broker compresses the
+    batches it re-encodes: a higher level stores the same records in fewer bytes."""
+    words = [b"alpha", b"bravo", b"charlie", b"delta", b"echo", b"foxtrot", b"golf"]
+    values = [b" ".join(words[(i * 7 + j * 3) % 7] for j in range(i % 40)) for i in range(400)]
+    stored: dict[tuple[str, str], tuple[int, list[bytes | None]]] = {}
+    for codec, levels in (("gzip", ("1", "9")), ("zstd", ("1", "19")), ("lz4", ("9", "12"))):
+        for level in levels:
+            topic = f"{codec}-{level}"
+            configs = {"compression.type": codec, f"compression.{codec}.level": level}
+            r = await client.call(
+                19,
+                4,
+                {
+                    "topics": [
+                        {
+                            "name": topic,
+                            "num_partitions": 1,
+                            "replication_factor": 1,
+                            "configs": [{"name": k, "value": v} for k, v in configs.items()],
+                        }
+                    ]
+                },
+            )
+            assert r["topics"][0]["error_code"] == 0, r
+            sent = part(await client.call(PRODUCE, 8, produce_body(topic, batch(values))))
+            assert sent["error_code"] == 0
+            fp = part(await client.call(FETCH, 11, fetch_body(topic, 0)), "responses", "partitions")
+            [(header, records)] = list(decode_batches(fp["records"]))
+            stored[codec, level] = (header.size, [r.value for r in records])
+    for codec, (low, high) in (("gzip", ("1", "9")), ("zstd", ("1", "19")), ("lz4", ("9", "12"))):
+        assert stored[codec, high][1] == stored[codec, low][1] == values
+        assert stored[codec, high][0] < stored[codec, low][0], (codec, stored)

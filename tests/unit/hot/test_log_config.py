@@ -95,3 +95,26 @@ def test_a_list_keeps_the_order_it_was_given() -> None:
     config = LogConfig.from_properties({"cleanup.policy": "delete, compact,delete"})
     assert config.value("cleanup.policy") == "delete,compact"
     assert config.compact and config.delete
+
+
+def test_compression_levels_take_kafkas_ranges() -> None:
+    config = LogConfig.from_properties({})
+    assert (
+        config.compression_gzip_level,
+        config.compression_lz4_level,
+        config.compression_zstd_level,
+    ) == (-1, 9, 3)
+    ok = {"compression.gzip.level": "9", "compression.lz4.level": "17"}
+    assert (
+        LogConfig.from_properties({**ok, "compression.zstd.level": "-5"}).compression_zstd_level
+        == -5
+    )
+    for name, bad in (
+        ("compression.gzip.level", "0"),
+        ("compression.gzip.level", "10"),
+        ("compression.lz4.level", "0"),
+        ("compression.lz4.level", "18"),
+        ("compression.zstd.level", "23"),
+    ):
+        with pytest.raises(InvalidConfigError, match=name):
+            LogConfig.from_properties({name: bad})

@@ -37,7 +37,12 @@ from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, error_message, require_topic
 from tiered_mq.broker.partition import validate_records
-from tiered_mq.broker.recompress import needs_recompression, recompress, target_codec
+from tiered_mq.broker.recompress import (
+    needs_recompression,
+    recompress,
+    target_codec,
+    target_level,
+)
 from tiered_mq.broker.response_writer import CloseConnection
 from tiered_mq.broker.topic_names import is_internal
 from tiered_mq.compaction.validation import require_keys
@@ -94,19 +99,21 @@ def _decoded_checks(
     batches: list[Any],
     compact: bool,
     recompress_to: int | None,
+    level: int | None,
     api_version: int,
     max_size: int,
 ) -> tuple[Any, list[Any]]:
     """The checks that decode records (in a worker thread: a batch may take up to ``max_size``
     bytes and a second to decompress): a compacted topic's key check, and re-encoding with the
-    topic's codec (``recompress_to``, None: kept as sent). Returns the records to append and
-    their batches. Records that cannot be encoded again (offset deltas out of order, a
-    timestamp out of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8)."""
+    topic's codec (``recompress_to``, None: kept as sent) at the topic's ``level``. Returns
+    the records to append and their batches. Records that cannot be encoded again (offset
+    deltas out of order, a timestamp out of range) are INVALID_RECORD (CORRUPT_MESSAGE before
+    v8)."""
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
     if recompress_to is not None:
         try:
-            records = recompress(records, batches, recompress_to, max_size=max_size)
+            records = recompress(records, batches, recompress_to, level=level, max_size=max_size)
         except (ValueError, OverflowError, struct.error) as e:
             raise invalid_record(f"records cannot be re-encoded: {e}", api_version) from None
         # freshly encoded by us: headers only (LocalLog still checks their size)
@@ -146,6 +153,7 @@ async def _append(
             batches,
             config.compact,
             recompress_to,
+            None if recompress_to is None else target_level(config, recompress_to),
             ctx.api_version,
             max_size,
         )
