@@ -166,10 +166,13 @@ class ReplicaManager:
             self.purgatory.notify(tp)
 
     def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
+        """The topic's new configs for its local partitions; their uploaders run a pass at
+        once (uploads start or stop, a remote log disabled with delete.on.disable goes)."""
         config = self.log_config(overrides)
         for tp, partition in self.partitions.items():
             if tp.topic == topic:
                 partition.log.update_config(config)
+                self._on_roll(tp)  # wakes the uploader
 
     async def close(self) -> None:
         if self._closed:

@@ -12,7 +12,8 @@ auto-creation) goes through here so that the checks are the same everywhere:
   ``validateManualPartitionAssignment`` (INVALID_REPLICA_ASSIGNMENT: no empty list, only live
   brokers, none twice, every partition with as many replicas as the others), stored as given;
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
-  naming the key).
+  naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
+  ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``).
 
 Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
 between leaves a topic whose partitions are created empty at the next start.
@@ -40,6 +41,7 @@ from tiered_mq.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from tiered_mq.hot.log_config import validate_turning_off_remote_storage_with_delete
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -259,8 +261,14 @@ class TopicRegistry:
         """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
         self.validate_configs(configs)
         async with self._lock:
-            if self.coordinator.get_topic(name) is None:
+            meta = self.coordinator.get_topic(name)
+            if meta is None:
                 raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            old = self.replica_manager.log_config(meta.configs)
+            validate_turning_off_remote_storage_with_delete(
+                self.replica_manager.log_config(configs),
+                old.remote_storage_enable and not old.compact and not name.startswith("__"),
+            )
             if validate_only:
                 return
             await self.coordinator.set_topic_configs(name, configs)

@@ -11,6 +11,13 @@ Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll
 5. local retention: ``log.apply_retention(now, upper_bound_offset=uploaded end + 1)``, so only
    uploaded segments are ever deleted locally.
 
+With ``remote.storage.enable=false`` a pass does nothing, unless
+``remote.log.delete.on.disable=true`` (KIP-950: the topic was tiered and turned off): then it
+raises the log start offset to the local log start offset (consumers below it get
+OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
+partition through the manifest state machine. Each pass redoes what is left, so a crash or an
+unreachable bucket only delays the deletion; nothing below the local log is readable meanwhile.
+
 One segment upload: read ``.log`` (validated batch by batch with CRC-32C and summarized),
 ``.index``, ``.timeindex``, the producer snapshot at the segment's end offset and the
 ``.txnindex`` when present; manifest entry COPY_STARTED; the objects, all at once, under fresh
@@ -183,11 +190,10 @@ class PartitionUploader:
         if self._config_source is not None:
             self.config = self._config_source()
         if not getattr(self.config, "remote_storage_enable", True):
+            if getattr(self.config, "remote_log_delete_on_disable", False):
+                await self._delete_remote_log()
             return
-        if not self._loaded:
-            await self.writer.load()
-            self._loaded = True
-            self._publish()
+        await self._load()
         await cleanup_unfinished(
             self.store, self.writer, self._in_flight, self._clock, self._metrics
         )
@@ -212,6 +218,26 @@ class PartitionUploader:
             async with self._locked():
                 self.log.apply_retention(self._clock(), self.manifest.upload_bound())
         await self._candidates()  # refresh the copy lag after this pass
+        self._publish()
+
+    async def _load(self) -> None:
+        if not self._loaded:
+            await self.writer.load()
+            self._loaded = True
+            self._publish()
+
+    async def _delete_remote_log(self) -> None:
+        """Remote storage turned off with remote.log.delete.on.disable (module docstring)."""
+        async with self._locked():
+            self.log.set_log_start_offset(self.log.local_log_start_offset)
+        await self._load()
+        await cleanup_unfinished(
+            self.store, self.writer, self._in_flight, self._clock, self._metrics
+        )
+        victims = [s for s in self.manifest.segments if s.state == SegmentState.COPY_FINISHED]
+        if victims:
+            log.info("%s: remote storage disabled, deleting remote log", self.tp)
+        await delete_remote_segments(self.store, self.writer, victims, self._clock, self._metrics)
         self._publish()
 
     async def _candidates(self) -> list[_Candidate]:

@@ -54,6 +54,7 @@ _KEYS: Final = (
     _Key("flush.messages", "flush_messages", "int", str(LONG_MAX), 1, LONG_MAX),
     _Key("flush.ms", "flush_ms", "int", str(LONG_MAX), 0, LONG_MAX),
     _Key("remote.storage.enable", "remote_storage_enable", "bool", "false"),
+    _Key("remote.log.delete.on.disable", "remote_log_delete_on_disable", "bool", "false"),
     _Key("cleanup.policy", "cleanup_policy", "list", DELETE, choices=(DELETE, COMPACT)),
     _Key("max.message.bytes", "max_message_bytes", "int", "1048588", 0, INT_MAX),
     _Key(
@@ -121,6 +122,26 @@ def config_type(name: str) -> str | None:
     return _KAFKA_TYPES[key.kind]
 
 
+def validate_turning_off_remote_storage_with_delete(
+    new: LogConfig, was_remote_log_enabled: bool
+) -> None:
+    """Kafka's ``LogConfig.validateTurningOffRemoteStorageWithDelete`` (KIP-950): a tiered
+    topic's ``remote.storage.enable`` may go to false only together with
+    ``remote.log.delete.on.disable=true``, which deletes its remote segments and raises its log
+    start offset to the local log start (cold/uploader.py). Without it the bucket's data would
+    silently become unreadable (the log start offset follows the local segments once remote
+    storage is off), so the change is refused (INVALID_CONFIG) with Kafka's message."""
+    off = was_remote_log_enabled and not new.remote_storage_enable
+    if off and not new.remote_log_delete_on_disable:
+        raise InvalidConfigError(
+            "It is invalid to disable remote storage without deleting remote data. If you "
+            "want to keep the remote data and turn to read only, please set "
+            "`remote.storage.enable=true,remote.log.copy.disable=true`. If you want to "
+            "disable remote storage and delete all remote data, please set "
+            "`remote.storage.enable=false,remote.log.delete.on.disable=true`."
+        )
+
+
 def _parse(key: _Key, raw: str) -> Any:
     text = raw.strip()
     if key.kind == "bool":
@@ -171,6 +192,7 @@ class LogConfig:
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
     remote_storage_enable: bool = False
+    remote_log_delete_on_disable: bool = False
     cleanup_policy: tuple[str, ...] = (DELETE,)
     max_message_bytes: int = 1048588
     message_timestamp_type: str = CREATE_TIME

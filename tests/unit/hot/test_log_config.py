@@ -1,7 +1,11 @@
 import pytest
 
 from tiered_mq.errors import InvalidConfigError
-from tiered_mq.hot.log_config import DEFAULTS, LogConfig
+from tiered_mq.hot.log_config import (
+    DEFAULTS,
+    LogConfig,
+    validate_turning_off_remote_storage_with_delete,
+)
 
 
 def test_defaults_match_kafka() -> None:
@@ -118,3 +122,12 @@ def test_compression_levels_take_kafkas_ranges() -> None:
     ):
         with pytest.raises(InvalidConfigError, match=name):
             LogConfig.from_properties({name: bad})
+
+
+def test_turning_remote_storage_off_needs_delete_on_disable() -> None:
+    off = LogConfig.from_properties({"remote.storage.enable": "false"})
+    with pytest.raises(InvalidConfigError, match=r"remote\.log\.delete\.on\.disable=true"):
+        validate_turning_off_remote_storage_with_delete(off, was_remote_log_enabled=True)
+    validate_turning_off_remote_storage_with_delete(off, was_remote_log_enabled=False)
+    deleting = LogConfig.from_properties({"remote.log.delete.on.disable": "true"})
+    validate_turning_off_remote_storage_with_delete(deleting, was_remote_log_enabled=True)

@@ -1,0 +1,98 @@
+"""Topic config changes on a tiered topic with data in the bucket, as Kafka (3.9 / 4.x) handles
+them: an in-process broker on a memory cold tier, its uploader driven one pass at a time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.unit.cold.helpers import fill
+from tiered_mq.broker.broker import Broker
+from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.partition import Partition
+from tiered_mq.cold import layout
+from tiered_mq.errors import InvalidConfigError
+from tiered_mq.topic_partition import TopicPartition
+
+TP = TopicPartition("orders", 0)
+
+
+@pytest.fixture
+async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
+    config = BrokerConfig(
+        tmp_path,
+        port=0,
+        cold_url=f"memory://{uuid.uuid4().hex}/p",
+        overrides={
+            "offsets.topic.num.partitions": "1",
+            "remote.log.manager.task.interval.ms": "3600000",  # passes run by the test
+        },
+    )
+    b = Broker(config)
+    await b.start()
+    try:
+        yield b
+    finally:
+        await b.close()
+
+
+async def _pass(broker: Broker, tp: TopicPartition = TP) -> None:
+    uploader = broker.remote_log_manager.uploader(tp)
+    assert uploader is not None
+    await uploader.stop()  # no background pass racing the explicit one
+    await uploader.run_pass()
+
+
+async def _tiered(broker: Broker, **configs: str) -> Partition:
+    """``orders`` with 3 rolled segments (offsets 0-59), uploaded, only 40-59 kept locally."""
+    props = {
+        "remote.storage.enable": "true",
+        "retention.ms": "-1",
+        "local.retention.bytes": "1000",
+        "file.delete.delay.ms": "0",
+        **configs,
+    }
+    await broker.topic_registry.create_topic("orders", 1, props)
+    partition = broker.replica_manager.get_partition(TP)
+    async with partition.lock:
+        fill(partition.log, 3)
+        partition.high_watermark = partition.log.log_end_offset
+    await _pass(broker)
+    assert (partition.log.log_start_offset, partition.log.local_log_start_offset) == (0, 40)
+    return partition
+
+
+async def _segment_objects(broker: Broker) -> list[str]:
+    rlm = broker.remote_log_manager
+    objects = await rlm.store.list(layout.topic_prefix(rlm.prefix, "orders"))
+    return [o.key for o in objects if o.key.endswith("." + layout.LOG)]
+
+
+async def test_turning_remote_storage_off_needs_delete_on_disable(broker: Broker) -> None:
+    partition = await _tiered(broker)
+    registry = broker.topic_registry
+    for overrides in ({"remote.storage.enable": "false"}, {}):  # set false, or drop the override
+        with pytest.raises(InvalidConfigError, match=r"remote\.log\.delete\.on\.disable=true"):
+            await registry.set_configs("orders", overrides, validate_only=False)
+    assert partition.log.config.remote_storage_enable
+    assert len(await _segment_objects(broker)) == 3
+    assert await broker.remote_log_manager.read(TP, 0, 100)  # offset 0 stays readable
+
+    # Kafka's way off: the remote log is deleted, the log start offset is the local one.
+    await registry.set_configs(
+        "orders",
+        {"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"},
+        validate_only=False,
+    )
+    await _pass(broker)
+    assert partition.log.log_start_offset == partition.log.local_log_start_offset == 40
+    assert await _segment_objects(broker) == []
+    uploader = broker.remote_log_manager.uploader(TP)
+    assert uploader is not None and uploader.manifest.readable_segments() == []
+
+    # A topic that never was tiered turns nothing off.
+    await registry.create_topic("plain", 1, {})
+    await registry.set_configs("plain", {"retention.ms": "1000"}, validate_only=False)
