@@ -130,6 +130,7 @@ class PartitionUploader:
         self._task: asyncio.Task[None] | None = None
         self._in_flight: set[str] = set()
         self._loaded = False
+        self._start_synced = False  # _sync_log_start_offset ran (a new leader's lowering)
         self.state = "created"
         self.last_error: str | None = None
         self.copy_lag_bytes = 0
@@ -361,16 +362,24 @@ class PartitionUploader:
         """Keep the log start offset of the local log and of the manifest in step.
 
         Lowered to the bucket's first offset when the bucket's data joins the local data and
-        nothing trimmed the local log (a new leader); raised after remote retention; a log
-        start offset raised locally above the local segments (DeleteRecords) goes to the
-        manifest, and the next pass deletes the remote segments below it."""
+        nothing trimmed the local log, at this leader's first sync only (a new leader): a log
+        start offset raised later to the local log start (DeleteRecords) is never
+        undone; raised after remote retention; a log start offset raised locally above the
+        local segments (DeleteRecords) goes to the manifest, and the next pass deletes the
+        remote segments below it."""
         manifest = self.manifest
         remote_start = manifest.remote_log_start_offset()
+        first, self._start_synced = not self._start_synced, True
         async with self._locked():
             current = self.log.log_start_offset
             local_start = self.log.local_log_start_offset
             joined = manifest.next_offset() >= local_start
-            if remote_start is not None and joined and current == local_start > remote_start:
+            if (
+                first
+                and remote_start is not None
+                and joined
+                and current == local_start > remote_start
+            ):
                 self.log.set_log_start_offset(remote_start)
                 return
             if manifest.log_start_offset > current:

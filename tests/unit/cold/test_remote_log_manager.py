@@ -327,6 +327,35 @@ async def test_new_leader_lowers_log_start_to_bucket(mem: MemoryStore, tmp_path:
     await b.close()
 
 
+async def test_log_start_raised_to_the_local_log_start_stays(
+    mem: MemoryStore, tmp_path: Path
+) -> None:
+    """Only a new leader lowers the log start offset to the bucket's: one raised later to the
+    local log start (DeleteRecords, local retention with remote.log.copy.disable) stays, and
+    the remote segments below it go."""
+    log = open_log(tmp_path / "orders-0", local_retention_bytes="1000", retention_ms="-1")
+    fill(log, 3)
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=Clock(),
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(manager)
+    assert (log.log_start_offset, log.local_log_start_offset) == (0, 40)
+    log.set_log_start_offset(40)  # DeleteRecords up to the local log start
+    uploader = manager.uploader(TP)
+    assert uploader is not None
+    for _ in range(2):
+        await uploader.run_pass()
+        assert log.log_start_offset == 40
+    assert [s.base_offset for s in uploader.manifest.readable_segments()] == [40]
+    await manager.close()
+
+
 async def test_delete_topic_removes_every_object(
     rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
 ) -> None:
