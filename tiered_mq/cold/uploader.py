@@ -11,7 +11,10 @@ Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll
 5. local retention: ``log.apply_retention(now, upper_bound_offset=uploaded end + 1)``, so only
    uploaded segments are ever deleted locally.
 
-With ``remote.storage.enable=false`` a pass does nothing, unless
+With ``remote.log.copy.disable=true`` (KIP-950) step 3 is skipped: the bucket stays readable and
+remote retention goes on, while local retention applies retention.ms/bytes to the local log
+(hot/retention.py) and moves the log start offset with it, as Kafka does; the remote segments
+below it are then deleted. With ``remote.storage.enable=false`` a pass does nothing, unless
 ``remote.log.delete.on.disable=true`` (KIP-950: the topic was tiered and turned off): then it
 raises the log start offset to the local log start offset (consumers below it get
 OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
@@ -198,7 +201,8 @@ class PartitionUploader:
         await cleanup_unfinished(
             self.store, self.writer, self._in_flight, self._clock, self._metrics
         )
-        candidates = await self._candidates()
+        copying = getattr(self.config, "remote_copy_enabled", True)
+        candidates = await self._candidates() if copying else []
         # Pipeline: the next segment is read and checked while this one is uploaded.
         prepared = self._prepare_soon(candidates[0]) if candidates else None
         for i, candidate in enumerate(candidates):
@@ -363,10 +367,10 @@ class PartitionUploader:
 
         Lowered to the bucket's first offset when the bucket's data joins the local data and
         nothing trimmed the local log, at this leader's first sync only (a new leader): a log
-        start offset raised later to the local log start (DeleteRecords) is never
-        undone; raised after remote retention; a log start offset raised locally above the
-        local segments (DeleteRecords) goes to the manifest, and the next pass deletes the
-        remote segments below it."""
+        start offset raised later to the local log start (DeleteRecords, local retention with
+        remote.log.copy.disable) is never undone; raised after remote retention; a log start
+        offset raised locally above the local segments (DeleteRecords) goes to the manifest,
+        and the next pass deletes the remote segments below it."""
         manifest = self.manifest
         remote_start = manifest.remote_log_start_offset()
         first, self._start_synced = not self._start_synced, True

@@ -325,7 +325,8 @@ class LocalLog:
         self, now_ms: int, upper_bound_offset: int | None = None
     ) -> list[LogSegment]:
         """Delete what the config's retention allows: with ``remote.storage.enable`` the local
-        retention settings bound by ``upper_bound_offset``, else retention.ms/bytes."""
+        retention settings bound by ``upper_bound_offset``, else (or with
+        ``remote.log.copy.disable``) retention.ms/bytes."""
         limits = _retention.retention_limits(self.config, upper_bound_offset)
         if limits is None:
             return []
@@ -342,7 +343,7 @@ class LocalLog:
             self._remove(segment, delay=True)
         if deleted:
             log_files.fsync_dir(self.dir)
-            if not self.config.remote_storage_enable:
+            if not self.config.remote_copy_enabled:  # Kafka's incrementStartOffset
                 self.log_start_offset = self.local_log_start_offset
             self.checkpoint()
         self._pending_deletes.delete_expired(self.clock())

@@ -54,6 +54,7 @@ _KEYS: Final = (
     _Key("flush.messages", "flush_messages", "int", str(LONG_MAX), 1, LONG_MAX),
     _Key("flush.ms", "flush_ms", "int", str(LONG_MAX), 0, LONG_MAX),
     _Key("remote.storage.enable", "remote_storage_enable", "bool", "false"),
+    _Key("remote.log.copy.disable", "remote_log_copy_disable", "bool", "false"),
     _Key("remote.log.delete.on.disable", "remote_log_delete_on_disable", "bool", "false"),
     _Key("cleanup.policy", "cleanup_policy", "list", DELETE, choices=(DELETE, COMPACT)),
     _Key("max.message.bytes", "max_message_bytes", "int", "1048588", 0, INT_MAX),
@@ -192,6 +193,7 @@ class LogConfig:
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
     remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
     cleanup_policy: tuple[str, ...] = (DELETE,)
     max_message_bytes: int = 1048588
@@ -246,6 +248,19 @@ class LogConfig:
                 f"{self.retention_bytes}"
             )
 
+        if self.remote_storage_enable and self.remote_log_copy_disable:
+            # Kafka's validateRetentionConfigsWhenRemoteCopyDisabled: local retention is then
+            # retention.ms/bytes (hot/retention.py), so a different local value would be ignored
+            for kind in ("bytes", "ms"):
+                local = getattr(self, f"local_retention_{kind}")
+                if local not in (-2, getattr(self, f"retention_{kind}")):
+                    raise InvalidConfigError(
+                        f"When `remote.log.copy.disable` is set to true, the "
+                        f"`local.retention.{kind}` and `retention.{kind}` must be set to the "
+                        "identical value because there will be no more logs copied to the "
+                        "remote storage."
+                    )
+
     def to_properties(self) -> dict[str, str]:
         return {k.name: _format(k, getattr(self, k.field)) for k in _KEYS}
 
@@ -267,6 +282,12 @@ class LogConfig:
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == LOG_APPEND_TIME
+
+    @property
+    def remote_copy_enabled(self) -> bool:
+        """Rolled segments are uploaded: remote.storage.enable without remote.log.copy.disable
+        (Kafka's ``remoteLogEnabledAndRemoteCopyEnabled``)."""
+        return self.remote_storage_enable and not self.remote_log_copy_disable
 
     @property
     def effective_local_retention_ms(self) -> int:

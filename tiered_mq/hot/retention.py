@@ -8,7 +8,8 @@ Kafka's three rules, checked from the oldest segment and stopping at the first t
 - log start offset: the segment lies wholly below the log start offset.
 
 With tiered storage an ``upper_bound_offset`` (the first offset not yet in the object store)
-keeps every segment holding data at or above it.
+keeps every segment holding data at or above it, unless ``remote.log.copy.disable`` stopped the
+uploads (KIP-950): then retention.ms/bytes apply to the local log, unbounded, as in Kafka.
 """
 
 from __future__ import annotations
@@ -60,12 +61,12 @@ def retention_limits(
 ) -> tuple[int, int, int | None] | None:
     """``(retention_ms, retention_bytes, upper_bound_offset)`` for :func:`deletable_segments`
     on the local log, or None when nothing may be deleted: (-1, -1, bound) (only the log start
-    offset rule) when ``cleanup.policy`` lacks delete; with ``remote.storage.enable`` the local
-    retention settings and the bound (the first offset not yet uploaded), None while the bound
-    is unknown; else retention.ms/bytes, unbounded."""
+    offset rule) when ``cleanup.policy`` lacks delete; with ``remote.storage.enable`` (and
+    copies not disabled) the local retention settings and the bound (the first offset not yet
+    uploaded), None while the bound is unknown; else retention.ms/bytes, unbounded."""
     if not config.delete:
         return -1, -1, upper_bound_offset
-    if config.remote_storage_enable:
+    if config.remote_copy_enabled:
         if upper_bound_offset is None:
             return None
         return (

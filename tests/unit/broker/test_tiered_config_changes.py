@@ -96,3 +96,36 @@ async def test_turning_remote_storage_off_needs_delete_on_disable(broker: Broker
     # A topic that never was tiered turns nothing off.
     await registry.create_topic("plain", 1, {})
     await registry.set_configs("plain", {"retention.ms": "1000"}, validate_only=False)
+
+
+async def test_remote_log_copy_disable_keeps_the_bucket_readable(broker: Broker) -> None:
+    """KIP-950's read-only tier: no more copies, remote reads go on, and the local log is
+    then kept by retention.ms/bytes (local.retention.* must be unset or the same)."""
+    partition = await _tiered(broker)
+    registry = broker.topic_registry
+    tiered = {"remote.storage.enable": "true", "retention.ms": "-1"}
+    with pytest.raises(InvalidConfigError, match=r"`local\.retention\.bytes` and `retention"):
+        await registry.set_configs(
+            "orders",
+            {**tiered, "remote.log.copy.disable": "true", "local.retention.bytes": "1000"},
+            validate_only=False,
+        )
+    read_only = {**tiered, "remote.log.copy.disable": "true"}
+    await registry.set_configs("orders", read_only, validate_only=False)
+    async with partition.lock:
+        fill(partition.log, 2)  # 60-99, never uploaded
+        partition.high_watermark = partition.log.log_end_offset
+    await _pass(broker)
+    uploader = broker.remote_log_manager.uploader(TP)
+    assert uploader is not None and uploader.manifest.end_offset() == 59
+    assert len(await _segment_objects(broker)) == 3
+    assert await broker.remote_log_manager.read(TP, 0, 100)
+    assert partition.log.local_log_start_offset == 40  # local.retention.bytes no longer applies
+
+    # retention.bytes now deletes local segments that were never uploaded: the log start
+    # offset follows them (Kafka's incrementStartOffset) and the older remote data goes too.
+    await registry.set_configs("orders", {**read_only, "retention.bytes": "1000"}, False)
+    for _ in range(2):
+        await _pass(broker)
+        assert partition.log.log_start_offset == partition.log.local_log_start_offset == 80
+    assert await _segment_objects(broker) == []

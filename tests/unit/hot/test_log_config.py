@@ -131,3 +131,15 @@ def test_turning_remote_storage_off_needs_delete_on_disable() -> None:
     validate_turning_off_remote_storage_with_delete(off, was_remote_log_enabled=False)
     deleting = LogConfig.from_properties({"remote.log.delete.on.disable": "true"})
     validate_turning_off_remote_storage_with_delete(deleting, was_remote_log_enabled=True)
+
+
+def test_remote_log_copy_disable_needs_the_same_local_retention() -> None:
+    read_only = {"remote.storage.enable": "true", "remote.log.copy.disable": "true"}
+    for kind in ("ms", "bytes"):
+        with pytest.raises(InvalidConfigError, match=f"`local.retention.{kind}` and"):
+            LogConfig.from_properties({**read_only, f"local.retention.{kind}": "1000"})
+        same = {f"retention.{kind}": "1000", f"local.retention.{kind}": "1000"}
+        assert not LogConfig.from_properties({**read_only, **same}).remote_copy_enabled
+    assert LogConfig.from_properties(
+        {"remote.log.copy.disable": "true", "local.retention.ms": "1000"}
+    ).remote_log_copy_disable  # not tiered: nothing to check
