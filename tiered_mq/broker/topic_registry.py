@@ -13,7 +13,8 @@ auto-creation) goes through here so that the checks are the same everywhere:
   brokers, none twice, every partition with as many replicas as the others), stored as given;
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
-  ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``).
+  ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
+  setting ``remote.storage.enable=true`` on a compacted topic are refused, as in Kafka.
 
 Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
 between leaves a topic whose partitions are created empty at the next start.
@@ -41,7 +42,10 @@ from tiered_mq.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from tiered_mq.hot.log_config import validate_turning_off_remote_storage_with_delete
+from tiered_mq.hot.log_config import (
+    validate_no_remote_storage_for_compacted_topic,
+    validate_turning_off_remote_storage_with_delete,
+)
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -129,7 +133,9 @@ class TopicRegistry:
             if value is None:
                 raise InvalidConfigError(f"config '{key}' has a null value")
         try:
-            self.replica_manager.log_config(configs)
+            validate_no_remote_storage_for_compacted_topic(
+                configs, self.replica_manager.log_config(configs)
+            )
         except KafkaError:
             raise
         except (ValueError, KeyError, TypeError) as e:

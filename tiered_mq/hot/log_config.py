@@ -143,6 +143,18 @@ def validate_turning_off_remote_storage_with_delete(
         )
 
 
+def validate_no_remote_storage_for_compacted_topic(
+    overrides: Mapping[str, str], config: LogConfig
+) -> None:
+    """Kafka's ``validateNoRemoteStorageForCompactedTopic``: a topic whose own overrides set
+    ``remote.storage.enable=true`` may not compact (from its overrides or the broker default);
+    it would silently never be tiered. A broker-wide default enabling remote storage still
+    leaves compacted topics untiered (broker/remote_tier.py), as before."""
+    wants_remote = str(overrides.get("remote.storage.enable", "")).strip().lower() == "true"
+    if wants_remote and config.compact:
+        raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
+
+
 def _parse(key: _Key, raw: str) -> Any:
     text = raw.strip()
     if key.kind == "bool":

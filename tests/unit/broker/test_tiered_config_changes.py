@@ -129,3 +129,13 @@ async def test_remote_log_copy_disable_keeps_the_bucket_readable(broker: Broker)
         await _pass(broker)
         assert partition.log.log_start_offset == partition.log.local_log_start_offset == 80
     assert await _segment_objects(broker) == []
+
+
+async def test_a_compacted_topic_cannot_ask_for_remote_storage(broker: Broker) -> None:
+    registry = broker.topic_registry
+    both = {"cleanup.policy": "compact", "remote.storage.enable": "true"}
+    with pytest.raises(InvalidConfigError, match="unsupported for the compacted topics"):
+        await registry.create_topic("kv", 1, both)
+    await registry.create_topic("kv", 1, {"cleanup.policy": "compact,delete"})
+    with pytest.raises(InvalidConfigError, match="unsupported for the compacted topics"):
+        await registry.set_configs("kv", {**both, "cleanup.policy": "compact,delete"}, False)

@@ -4,6 +4,7 @@ from tiered_mq.errors import InvalidConfigError
 from tiered_mq.hot.log_config import (
     DEFAULTS,
     LogConfig,
+    validate_no_remote_storage_for_compacted_topic,
     validate_turning_off_remote_storage_with_delete,
 )
 
@@ -143,3 +144,12 @@ def test_remote_log_copy_disable_needs_the_same_local_retention() -> None:
     assert LogConfig.from_properties(
         {"remote.log.copy.disable": "true", "local.retention.ms": "1000"}
     ).remote_log_copy_disable  # not tiered: nothing to check
+
+
+def test_only_a_topics_own_remote_storage_enable_is_refused_with_compaction() -> None:
+    compacted = {"cleanup.policy": "compact"}
+    by_default = LogConfig.from_properties({"remote.storage.enable": "true", **compacted})
+    validate_no_remote_storage_for_compacted_topic(compacted, by_default)  # left untiered
+    asked = {"remote.storage.enable": "true", **compacted}
+    with pytest.raises(InvalidConfigError, match="unsupported for the compacted topics"):
+        validate_no_remote_storage_for_compacted_topic(asked, by_default)
