@@ -232,9 +232,14 @@ class PartitionUploader:
             self._publish()
 
     async def _delete_remote_log(self) -> None:
-        """Remote storage turned off with remote.log.delete.on.disable (module docstring)."""
+        """Remote storage turned off with remote.log.delete.on.disable (module docstring).
+
+        The emptied manifest's log start offset is then the local log's: deleting the
+        segments raised it to their end, above local data that stays readable and that a
+        later remote.storage.enable=true uploads again (remote retention would delete it)."""
         async with self._locked():
             self.log.set_log_start_offset(self.log.local_log_start_offset)
+            log_start = self.log.log_start_offset
         await self._load()
         await cleanup_unfinished(
             self.store, self.writer, self._in_flight, self._clock, self._metrics
@@ -243,6 +248,8 @@ class PartitionUploader:
         if victims:
             log.info("%s: remote storage disabled, deleting remote log", self.tp)
         await delete_remote_segments(self.store, self.writer, victims, self._clock, self._metrics)
+        if not self.manifest.readable_segments() and self.manifest.log_start_offset > log_start:
+            await self.writer.commit(lambda m: setattr(m, "log_start_offset", log_start))
         self._publish()
 
     async def _candidates(self) -> list[_Candidate]:

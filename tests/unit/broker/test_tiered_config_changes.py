@@ -18,6 +18,7 @@ from tiered_mq.errors import InvalidConfigError
 from tiered_mq.topic_partition import TopicPartition
 
 TP = TopicPartition("orders", 0)
+TIERED = {"remote.storage.enable": "true", "retention.ms": "-1", "file.delete.delay.ms": "0"}
 
 
 @pytest.fixture
@@ -48,13 +49,7 @@ async def _pass(broker: Broker, tp: TopicPartition = TP) -> None:
 
 async def _tiered(broker: Broker, **configs: str) -> Partition:
     """``orders`` with 3 rolled segments (offsets 0-59), uploaded, only 40-59 kept locally."""
-    props = {
-        "remote.storage.enable": "true",
-        "retention.ms": "-1",
-        "local.retention.bytes": "1000",
-        "file.delete.delay.ms": "0",
-        **configs,
-    }
+    props = {**TIERED, "local.retention.bytes": "1000", **configs}
     await broker.topic_registry.create_topic("orders", 1, props)
     partition = broker.replica_manager.get_partition(TP)
     async with partition.lock:
@@ -93,6 +88,13 @@ async def test_turning_remote_storage_off_needs_delete_on_disable(broker: Broker
     uploader = broker.remote_log_manager.uploader(TP)
     assert uploader is not None and uploader.manifest.readable_segments() == []
 
+    # On again: uploads start from the oldest local segment, nothing readable is lost.
+    await registry.set_configs("orders", {**TIERED, "local.retention.bytes": "1000"}, False)
+    for _ in range(2):
+        await _pass(broker)
+        assert partition.log.log_start_offset == 40
+    assert uploader.manifest.remote_log_start_offset() == 40
+
     # A topic that never was tiered turns nothing off.
     await registry.create_topic("plain", 1, {})
     await registry.set_configs("plain", {"retention.ms": "1000"}, validate_only=False)
@@ -103,7 +105,7 @@ async def test_remote_log_copy_disable_keeps_the_bucket_readable(broker: Broker)
     then kept by retention.ms/bytes (local.retention.* must be unset or the same)."""
     partition = await _tiered(broker)
     registry = broker.topic_registry
-    tiered = {"remote.storage.enable": "true", "retention.ms": "-1"}
+    tiered = TIERED
     with pytest.raises(InvalidConfigError, match=r"`local\.retention\.bytes` and `retention"):
         await registry.set_configs(
             "orders",
