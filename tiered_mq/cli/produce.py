@@ -3,9 +3,10 @@
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP); a line
 without SEP is an error that stops the run after flushing what was already sent. Reading
-a file shows a progress bar (tqdm, on stderr, by bytes). At the end, a summary line
-(records, bytes, seconds, records/s) goes to stderr; records the broker did not acknowledge
-make the exit status 1.
+a file shows a progress bar (tqdm, on stderr, by bytes). Ctrl-C stops reading: the records
+already read are still delivered (as ``kafka-console-producer`` does; a second Ctrl-C abandons
+them). At the end, a summary line (records, bytes, seconds, records/s) goes to stderr; records
+the broker did not acknowledge make the exit status 1.
 """
 
 from __future__ import annotations
@@ -129,12 +130,14 @@ def command(
             producer.send(topic, value, key, partition=partition, headers=record_headers)
             count += 1
             nbytes += len(value)
-        producer.flush()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C ends the input; what was read is delivered below
     finally:
         if bar is not None:
             bar.close()
         if path is not None:
             stream.close()
+    producer.flush()
     elapsed = max(time.monotonic() - started, 1e-9)
     records = "record" if count == 1 else "records"
     click.echo(

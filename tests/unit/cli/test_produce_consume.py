@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,26 @@ def test_produce_delivery_failure_exits_1() -> None:
     r = CliRunner().invoke(main, ["produce", "t", "-X", "fail=yes"], input="x\n")
     assert r.exit_code == 1
     assert "NOT_ENOUGH_REPLICAS" in r.output
+
+
+class InterruptedInput(io.BytesIO):
+    """Stdin whose reader presses Ctrl-C after the lines it was given."""
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise KeyboardInterrupt
+        return line
+
+
+@pytest.mark.usefixtures("fake_producer")
+def test_produce_ctrl_c_delivers_what_was_read() -> None:
+    r = CliRunner().invoke(main, ["produce", "t"], input=InterruptedInput(b"a\nb\n"))
+    assert r.exit_code == 0, r.output
+    assert [s[1] for s in FakeProducer.last.sent] == [b"a", b"b"]
+    assert FakeProducer.last.flushes == 1  # not dropped from the queue
+    assert "Produced 2 records (2 bytes) to t" in r.output
+    assert "Aborted" not in r.output
 
 
 def test_produce_bad_compression_is_usage_error() -> None:
