@@ -4,8 +4,10 @@
 assigned: committed offset, log end offset (the high watermark a consumer can reach) and
 lag = log end offset - committed offset (``-`` when nothing is committed yet, as
 ``kafka-consumer-groups.sh`` shows it); the total lag adds up the partitions with a committed
-offset only (``-`` when there are none); then the members with their assignments. On a TLS or
-SASL listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ...).
+offset only (``-`` when there are none); then the members with their assignments. A group
+the broker does not know (state DEAD, no members, no offsets) is an error (exit status 1).
+On a TLS or SASL listener, pass the client settings with ``-X`` (``security.protocol``,
+``sasl.*``, ...).
 """
 
 from __future__ import annotations
@@ -95,5 +97,9 @@ def render_group(desc: GroupDescription) -> str:
 @reports_errors
 def describe(group: str, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
     """Committed offsets, log end offsets, lag and members of GROUP."""
-    admin = admin_client(bootstrap, timeout, properties)
-    click.echo(render_group(admin.describe_group(group)))
+    desc = admin_client(bootstrap, timeout, properties).describe_group(group)
+    if desc.state == "DEAD" and not desc.members and not desc.offsets:
+        # Kafka's DescribeGroups says DEAD for a group id it does not know; since KIP-1043
+        # kafka-consumer-groups.sh reports GroupIdNotFoundException and exits 1
+        raise click.ClickException(f"GROUP_ID_NOT_FOUND: consumer group {group} does not exist")
+    click.echo(render_group(desc))

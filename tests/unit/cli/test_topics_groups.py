@@ -62,6 +62,8 @@ class FakeAdmin:
         return [GroupListing("g1", "STABLE", False), GroupListing("g2", "EMPTY", True)]
 
     def describe_group(self, group: str) -> GroupDescription:
+        if group == "nope":
+            return GroupDescription(group, "DEAD", "", 1, (), ())
         return GroupDescription(
             group,
             "STABLE",
@@ -174,6 +176,12 @@ def test_groups_list_and_describe(runner: CliRunner) -> None:
     assert "Total lag: 10" in r.output
     assert "m-1" in r.output and "t-0" in r.output
     assert "Total lag: 10 (1 partition(s) without a committed offset)" in r.output
+
+
+def test_groups_describe_unknown_group_fails(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["groups", "describe", "nope"])
+    assert r.exit_code == 1
+    assert "Error: GROUP_ID_NOT_FOUND: consumer group nope does not exist" in r.output
 
 
 SASL = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-256"]
