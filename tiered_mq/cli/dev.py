@@ -107,7 +107,12 @@ async def _run(broker: Broker) -> None:
 @click.option(
     "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Broker/topic config."
 )
-@click.option("--log-level", default="INFO", show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+)
 def command(
     port: int,
     host: str,

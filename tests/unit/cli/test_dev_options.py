@@ -32,3 +32,17 @@ def test_s3_endpoint_comes_from_the_environment_as_for_the_tier_commands(
     assert _config_of(monkeypatch, args, env).s3_endpoint == "http://127.0.0.1:9000"
     flag = [*args, "--s3-endpoint", "http://other:9000"]
     assert _config_of(monkeypatch, flag, env).s3_endpoint == "http://other:9000"
+
+
+def test_an_unknown_log_level_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(dev, "Broker", None)  # never started, whatever happens
+    args = ["--data-dir", str(tmp_path), "--port", "0", "--log-level", "verbose"]
+    r = CliRunner().invoke(dev.command, args)
+    assert r.exit_code == 2, r.output
+    assert "Invalid value for '--log-level'" in r.output
+
+
+def test_the_log_level_is_case_insensitive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _config_of(monkeypatch, ["--data-dir", str(tmp_path), "--log-level", "debug"], {})
