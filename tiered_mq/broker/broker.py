@@ -76,6 +76,7 @@ class Broker:
         coordinator: Coordinator | None = None,
         metrics_port: int = 0,
     ) -> None:
+        config.check_values()  # ValueError: num.partitions=abc, auto.create.topics.enable=yes
         self.config = config
         self.metrics_port = metrics_port
         self.coordinator: Coordinator = coordinator or _coordinator(config)

@@ -10,7 +10,8 @@
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
 
-Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them.
+Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them, and
+``check_values`` (when a ``Broker`` is made) refuses a value its setting's type cannot take.
 """
 
 from __future__ import annotations
@@ -158,6 +159,17 @@ class BrokerConfig:
             self.overridden.add(key)
         else:
             self.topic_defaults[key] = value
+
+    def check_values(self) -> None:
+        """``ValueError`` for a broker config given a value its type refuses: a number setting
+        (default ``"1"``) that is not an integer, a boolean one that is not true or false. Kafka
+        refuses to start on such a value; checked lazily, it would fail requests instead."""
+        for key in sorted(self.overridden):
+            default, value = BROKER_DEFAULTS.get(key), self.props[key]
+            if default in ("true", "false") and value.strip().lower() not in ("true", "false"):
+                raise ValueError(f"broker config {key}={value!r} is not true or false")
+            if default and default.lstrip("-").isdigit():
+                self.get_int(key)
 
     @property
     def node_id(self) -> int:

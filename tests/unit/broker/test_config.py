@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.config import BrokerConfig
 
 
@@ -39,3 +40,34 @@ def test_a_non_integer_setting_names_itself(tmp_path: Path) -> None:
     config = BrokerConfig(tmp_path, overrides={"zookeeper.session.timeout.ms": "18s"})
     with pytest.raises(ValueError, match=r"zookeeper.session.timeout.ms='18s' is not an integer"):
         config.get_int("zookeeper.session.timeout.ms")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("num.partitions", "abc", "num.partitions='abc' is not an integer"),
+        ("socket.send.buffer.bytes", "1k", "socket.send.buffer.bytes='1k' is not an integer"),
+        (
+            "auto.create.topics.enable",
+            "yes",
+            "auto.create.topics.enable='yes' is not true or false",
+        ),
+    ],
+)
+def test_a_broker_is_not_made_with_a_value_its_setting_refuses(
+    tmp_path: Path, key: str, value: str, message: str
+) -> None:
+    config = BrokerConfig(tmp_path, overrides={key: value})
+    with pytest.raises(ValueError, match=message):
+        Broker(config)
+
+
+def test_check_values_takes_numbers_booleans_and_free_text(tmp_path: Path) -> None:
+    overrides = {
+        "num.partitions": "3",
+        "socket.send.buffer.bytes": "-1",
+        "auto.create.topics.enable": "FALSE",
+        "zookeeper.connection.timeout.ms": "",
+        "super.users": "User:admin",
+    }
+    BrokerConfig(tmp_path, overrides=overrides).check_values()
