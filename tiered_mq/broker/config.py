@@ -7,7 +7,8 @@
   (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``,
   ``ssl.``, ``sasl.``, ``listener.name.``);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
-  (``log.segment.bytes``; see ``TOPIC_SYNONYMS``). Topic defaults are validated by
+  (``log.segment.bytes``; see ``TOPIC_SYNONYMS``; ``log.retention.hours``, ``.minutes`` and
+  ``log.roll.hours`` in ``TIME_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
 
 Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them, and
@@ -114,6 +115,14 @@ TOPIC_SYNONYMS: Final[dict[str, str]] = {
     "min.insync.replicas": "min.insync.replicas",
 }
 
+#: broker config in hours or minutes -> (the topic config it defaults, ms per unit); in Kafka
+#: ``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``.hours``
+TIME_SYNONYMS: Final[dict[str, tuple[str, int]]] = {
+    "log.retention.hours": ("retention.ms", 3_600_000),
+    "log.retention.minutes": ("retention.ms", 60_000),
+    "log.roll.hours": ("segment.ms", 3_600_000),
+}
+
 _BROKER_PREFIXES: Final = (
     "group.",
     "offsets.",
@@ -149,12 +158,22 @@ class BrokerConfig:
         self.topic_defaults: dict[str, str] = {}
         for key, value in (overrides or {}).items():
             self.set(key, value)
+        in_ms = set(self.topic_defaults)
+        for key, (topic_key, unit) in TIME_SYNONYMS.items():  # minutes after hours: they win
+            value = self.props.get(key, "")
+            if topic_key not in in_ms and value.strip().lstrip("-").isdigit():
+                self.topic_defaults[topic_key] = str(max(-1, int(value) * unit))  # < 0: forever
         self.props["log.dirs"] = str(self.data_dir)
 
     def set(self, key: str, value: str) -> None:
         if key in TOPIC_SYNONYMS:
             self.topic_defaults[TOPIC_SYNONYMS[key]] = value
-        if key in BROKER_DEFAULTS or key in TOPIC_SYNONYMS or key.startswith(_BROKER_PREFIXES):
+        if (
+            key in BROKER_DEFAULTS
+            or key in TOPIC_SYNONYMS
+            or key in TIME_SYNONYMS
+            or key.startswith(_BROKER_PREFIXES)
+        ):
             self.props[key] = value
             self.overridden.add(key)
         else:
@@ -168,7 +187,7 @@ class BrokerConfig:
             default, value = BROKER_DEFAULTS.get(key), self.props[key]
             if default in ("true", "false") and value.strip().lower() not in ("true", "false"):
                 raise ValueError(f"broker config {key}={value!r} is not true or false")
-            if default and default.lstrip("-").isdigit():
+            if (default and default.lstrip("-").isdigit()) or key in TIME_SYNONYMS:
                 self.get_int(key)
 
     @property

@@ -71,3 +71,28 @@ def test_check_values_takes_numbers_booleans_and_free_text(tmp_path: Path) -> No
         "super.users": "User:admin",
     }
     BrokerConfig(tmp_path, overrides=overrides).check_values()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "defaults"),
+    [
+        ({"log.retention.hours": "168"}, {"retention.ms": "604800000"}),
+        ({"log.retention.hours": "1", "log.retention.minutes": "5"}, {"retention.ms": "300000"}),
+        ({"log.retention.minutes": "5", "log.retention.hours": "1"}, {"retention.ms": "300000"}),
+        ({"log.retention.hours": "1", "log.retention.ms": "7"}, {"retention.ms": "7"}),
+        ({"log.retention.hours": "-1"}, {"retention.ms": "-1"}),
+        ({"log.roll.hours": "2"}, {"segment.ms": "7200000"}),
+    ],
+)
+def test_kafka_hours_and_minutes_settings_default_topic_ms(
+    tmp_path: Path, overrides: dict[str, str], defaults: dict[str, str]
+) -> None:
+    config = BrokerConfig(tmp_path, overrides=overrides)
+    config.check_values()
+    assert config.topic_defaults == defaults
+
+
+def test_hours_that_are_not_a_number_are_refused(tmp_path: Path) -> None:
+    config = BrokerConfig(tmp_path, overrides={"log.retention.hours": "1d"})
+    with pytest.raises(ValueError, match=r"log.retention.hours='1d' is not an integer"):
+        config.check_values()
