@@ -141,6 +141,13 @@ def alter_config(
     overlap = sorted(set(to_set) & set(deletes))
     if overlap:
         raise click.UsageError(f"both set and deleted: {', '.join(overlap)}")
-    admin_client(bootstrap, timeout, properties).alter_topic_config(name, to_set, list(deletes))
+    admin = admin_client(bootstrap, timeout, properties)
+    if deletes:  # as kafka-configs.sh --delete-config: a name the topic does not have is a typo
+        unknown = sorted(set(deletes) - set(admin.describe_topic_configs(name)))
+        if unknown:
+            raise click.ClickException(
+                f"INVALID_CONFIG: {name} has no config named {', '.join(unknown)}"
+            )
+    admin.alter_topic_config(name, to_set, list(deletes))
     changes = [f"{k}={v}" for k, v in to_set.items()] + [f"-{k}" for k in deletes]
     click.echo(f"Altered configs of {name}: {' '.join(changes)}")

@@ -55,6 +55,9 @@ class FakeAdmin:
             },
         )
 
+    def describe_topic_configs(self, name: str) -> dict[str, ConfigValue]:
+        return dict(self.describe_topic(name).configs)
+
     def alter_topic_config(self, *args: Any) -> None:
         self.calls.append(("alter", args))
 
@@ -136,13 +139,23 @@ def test_describe_table_and_configs(runner: CliRunner) -> None:
 
 def test_alter_config(runner: CliRunner) -> None:
     r = runner.invoke(
-        main, ["topics", "alter-config", "t", "--set", "retention.ms=9", "--delete", "segment.ms"]
+        main,
+        ["topics", "alter-config", "t", "--set", "retention.ms=9", "--delete", "cleanup.policy"],
     )
     assert r.exit_code == 0, r.output
-    assert FakeAdmin.instances[0].calls == [("alter", ("t", {"retention.ms": "9"}, ["segment.ms"]))]
+    assert FakeAdmin.instances[0].calls == [
+        ("alter", ("t", {"retention.ms": "9"}, ["cleanup.policy"]))
+    ]
     assert runner.invoke(main, ["topics", "alter-config", "t"]).exit_code == 2
     r = runner.invoke(main, ["topics", "alter-config", "t", "--set", "a=1", "--delete", "a"])
     assert r.exit_code == 2 and "both set and deleted" in r.output
+
+
+def test_alter_config_refuses_to_delete_a_config_name_the_topic_lacks(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["topics", "alter-config", "t", "--delete", "retention.mss"])
+    assert r.exit_code == 1, r.output
+    assert "Error: INVALID_CONFIG: t has no config named retention.mss" in r.output
+    assert FakeAdmin.instances[0].calls == []  # nothing altered
 
 
 def test_delete(runner: CliRunner) -> None:
