@@ -51,6 +51,8 @@ def set_(
     """Create USER, or replace its credential for the mechanism."""
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    elif not sys.stdin.isatty():  # the prompt would echo the password, or read nothing
+        raise click.UsageError("stdin is not a terminal: pipe the password with --password-stdin")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     if not password:
