@@ -47,8 +47,9 @@ def create(
     config = parse_kv(configs, "--config")
     admin = admin_client(bootstrap, timeout, properties)
     admin.create_topic(name, partitions, replication_factor, config)
+    noun = "partition" if partitions == 1 else "partitions"
     click.echo(
-        f"Created topic {name} ({partitions} partitions, replication factor {replication_factor})."
+        f"Created topic {name} ({partitions} {noun}, replication factor {replication_factor})."
     )
 
 

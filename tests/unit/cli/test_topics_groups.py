@@ -100,6 +100,11 @@ def test_create_passes_everything(runner: CliRunner) -> None:
     assert "Created topic t" in r.output
 
 
+def test_create_says_partition_for_one(runner: CliRunner) -> None:
+    r = runner.invoke(main, ["topics", "create", "t"])
+    assert r.output == "Created topic t (1 partition, replication factor 1).\n"
+
+
 def test_create_error_is_named_and_fails(runner: CliRunner) -> None:
     r = runner.invoke(main, ["topics", "create", "exists", "-b", "h:1"])
     assert r.exit_code == 1
