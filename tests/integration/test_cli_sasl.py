@@ -4,6 +4,7 @@ listener may need TLS or SASL settings."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -92,3 +93,17 @@ def test_without_x_the_error_says_why(
         f"hint: {lead} the broker at {scram_broker.bootstrap}: is it running, and does its"
         " listener need TLS or SASL (-X security.protocol=...)?"
     )
+
+
+@pytest.mark.parametrize(
+    "args", [["topics", "list"], ["topics", "create", "t"], ["groups", "list"]]
+)
+def test_a_wrong_password_is_named_at_once(scram_broker: BrokerProcess, args: list[str]) -> None:
+    wrong = login("SCRAM-SHA-512", "erin", "not-erins-secret")
+    started = time.monotonic()
+    refused = CliRunner().invoke(main, [*args, "-b", scram_broker.bootstrap, *wrong])
+    assert refused.exit_code == 1
+    error = refused.stderr.splitlines()[-1]
+    assert error.startswith("Error: _AUTHENTICATION: "), refused.stderr
+    assert "Authentication failed" in error
+    assert time.monotonic() - started < 10  # not after the 15 s timeout, as _TIMED_OUT

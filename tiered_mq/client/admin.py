@@ -2,7 +2,9 @@
 
 Each method is one blocking round of confluent-kafka's ``AdminClient`` futures; every
 failure (a broker error code in a result, or a local librdkafka error such as a timeout)
-is raised as ``ClientError`` naming the Kafka error. Offsets are read with ListOffsets
+is raised as ``ClientError`` naming the Kafka error; a login the broker refused (wrong SASL
+password or mechanism) is raised as librdkafka's ``_AUTHENTICATION`` at once, not as a
+timeout or transport failure. Offsets are read with ListOffsets
 (earliest = log start offset, latest = log end offset as the client sees it: the high
 watermark, or the last stable offset for read_committed readers).
 
@@ -20,6 +22,7 @@ the classic AlterConfigs with the full set of dynamic configs recomputed from De
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -111,15 +114,6 @@ class GroupDescription:
     offsets: tuple[PartitionLag, ...]
 
 
-def _result(future: Future[Any], context: str, timeout: float) -> Any:
-    try:
-        return future.result(timeout)
-    except confluent_kafka.KafkaException as exc:
-        raise ClientError.wrap(exc, context) from exc
-    except TimeoutError as exc:
-        raise _timed_out(context, timeout) from exc
-
-
 def _timed_out(context: str, timeout: float) -> ClientError:
     return ClientError("_TIMED_OUT", f"{context}: no answer within {timeout}s")
 
@@ -140,7 +134,52 @@ class Admin:
     def __init__(self, config: AdminConfig | None = None, **overrides: Any) -> None:
         self.config = config if config is not None else AdminConfig(**overrides)
         self._timeout = self.config.request_timeout_s
-        self._admin = ck_admin.AdminClient(self.config.to_librdkafka())
+        self._login_error: Any = None
+        conf = self.config.to_librdkafka()
+        conf.setdefault("error_cb", self._on_error)
+        self._admin = ck_admin.AdminClient(conf)
+
+    def _on_error(self, err: Any) -> None:
+        """librdkafka's error callback (served by ``poll``): keeps a refused login."""
+        if err.code() == confluent_kafka.KafkaError._AUTHENTICATION:
+            self._login_error = err
+
+    def _explain(self, err: ClientError, context: str) -> ClientError:
+        """The refused login behind a transport failure or timeout, if librdkafka saw one."""
+        if err.name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN"):
+            self._admin.poll(0)
+            if self._login_error is not None:
+                return ClientError.from_kafka_error(self._login_error, context)
+        return err
+
+    def _metadata(self, context: str, **kwargs: Any) -> Any:
+        """Metadata within the timeout, asked in rounds of at most 1 s: librdkafka retries a
+        refused login until its timeout, and the error callback tells only between rounds."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return self._admin.list_topics(timeout=min(1.0, max(0.1, left)), **kwargs)
+            except confluent_kafka.KafkaException as exc:
+                err = self._explain(ClientError.wrap(exc, context), context)
+                if err.name not in ("_TRANSPORT", "_TIMED_OUT") or time.monotonic() >= deadline:
+                    raise err from exc
+
+    def _result(self, future: Future[Any], context: str) -> Any:
+        """``future``'s result within the timeout; a refused login ends the wait at once."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                return future.result(min(0.2, max(0.0, deadline - time.monotonic())))
+            except confluent_kafka.KafkaException as exc:
+                raise self._explain(ClientError.wrap(exc, context), context) from exc
+            except TimeoutError as exc:
+                if time.monotonic() >= deadline:
+                    timed_out = _timed_out(context, self._timeout)
+                    raise self._explain(timed_out, context) from exc
+                self._admin.poll(0)
+                if self._login_error is not None:
+                    raise ClientError.from_kafka_error(self._login_error, context) from exc
 
     def __enter__(self) -> Admin:
         return self
@@ -166,25 +205,19 @@ class Admin:
     ) -> None:
         new = ck_admin.NewTopic(name, partitions, replication_factor, config=dict(config or {}))
         futures = self._admin.create_topics([new], request_timeout=self._timeout)
-        _result(futures[name], f"create topic {name}", self._timeout)
+        self._result(futures[name], f"create topic {name}")
 
     def delete_topic(self, name: str) -> None:
         futures = self._admin.delete_topics([name], request_timeout=self._timeout)
-        _result(futures[name], f"delete topic {name}", self._timeout)
+        self._result(futures[name], f"delete topic {name}")
 
     def list_topics(self, include_internal: bool = False) -> list[str]:
-        try:
-            md = self._admin.list_topics(timeout=self._timeout)
-        except confluent_kafka.KafkaException as exc:
-            raise ClientError.wrap(exc, "list topics") from exc
+        md = self._metadata("list topics")
         names = sorted(md.topics)
         return names if include_internal else [n for n in names if not n.startswith("__")]
 
     def _topic_metadata(self, name: str) -> Any:
-        try:
-            md = self._admin.list_topics(topic=name, timeout=self._timeout)
-        except confluent_kafka.KafkaException as exc:
-            raise ClientError.wrap(exc, f"metadata for {name}") from exc
+        md = self._metadata(f"metadata for {name}", topic=name)
         tmd = md.topics.get(name)
         if tmd is None:
             raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", f"topic {name} does not exist", 3)
@@ -205,7 +238,7 @@ class Admin:
         futures = self._admin.list_offsets(query, request_timeout=self._timeout)
         return {
             TopicPartition(tp.topic, tp.partition): int(
-                _result(fut, f"list offsets {tp.topic}-{tp.partition}", self._timeout).offset
+                self._result(fut, f"list offsets {tp.topic}-{tp.partition}").offset
             )
             for tp, fut in futures.items()
         }
@@ -232,7 +265,7 @@ class Admin:
     def describe_topic_configs(self, name: str) -> dict[str, ConfigValue]:
         resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name)
         futures = self._admin.describe_configs([resource], request_timeout=self._timeout)
-        entries = _result(futures[resource], f"describe configs of {name}", self._timeout)
+        entries = self._result(futures[resource], f"describe configs of {name}")
         return {
             key: ConfigValue(
                 name=key,
@@ -258,7 +291,7 @@ class Admin:
         )
         futures = self._admin.incremental_alter_configs([resource], request_timeout=self._timeout)
         try:
-            _result(futures[resource], f"alter configs of {name}", self._timeout)
+            self._result(futures[resource], f"alter configs of {name}")
         except ClientError as err:
             if err.name not in _UNSUPPORTED:
                 raise
@@ -277,7 +310,7 @@ class Admin:
         current.update(set_configs)
         resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name, set_config=current)
         futures = self._admin.alter_configs([resource], request_timeout=self._timeout)
-        _result(futures[resource], f"alter configs of {name}", self._timeout)
+        self._result(futures[resource], f"alter configs of {name}")
 
     # -- consumer groups ---------------------------------------------------------------
     def list_groups(self) -> list[GroupListing]:
@@ -287,7 +320,7 @@ class Admin:
         comes from one DescribeGroups request for all such groups.
         """
         future = self._admin.list_consumer_groups(request_timeout=self._timeout)
-        result = _result(future, "list groups", self._timeout)
+        result = self._result(future, "list groups")
         if result.errors:  # a broker that did not answer in time is a time-out too
             first = result.errors[0]
             if first.code() == confluent_kafka.KafkaError._TIMED_OUT:
@@ -312,7 +345,7 @@ class Admin:
 
     def describe_group(self, group_id: str) -> GroupDescription:
         futures = self._admin.describe_consumer_groups([group_id], request_timeout=self._timeout)
-        desc = _result(futures[group_id], f"describe group {group_id}", self._timeout)
+        desc = self._result(futures[group_id], f"describe group {group_id}")
         members = tuple(
             MemberDescription(
                 member_id=m.member_id,
@@ -330,9 +363,8 @@ class Admin:
         offs_future = self._admin.list_consumer_group_offsets(
             request, request_timeout=self._timeout
         )
-        committed_list = _result(
-            offs_future[group_id], f"committed offsets of {group_id}", self._timeout
-        ).topic_partitions
+        context = f"committed offsets of {group_id}"
+        committed_list = self._result(offs_future[group_id], context).topic_partitions
         committed = {
             TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None)
             for tp in committed_list
@@ -379,7 +411,7 @@ class Admin:
         futures = self._admin.alter_user_scram_credentials(
             [alteration], request_timeout=self._timeout
         )
-        _result(futures[user], what, self._timeout)
+        self._result(futures[user], what)
 
     def scram_users(self) -> list[ScramCredential]:
         """Every user's SCRAM credentials, by user then mechanism.
@@ -392,7 +424,7 @@ class Admin:
             message = "not authorized: listing SCRAM users needs DESCRIBE on the cluster"
             raise ClientError(refused.message, message, refused.errno)
         future = self._admin.describe_user_scram_credentials(request_timeout=self._timeout)
-        users = _result(future, "describe SCRAM users", self._timeout)
+        users = self._result(future, "describe SCRAM users")
         return sorted(
             ScramCredential(user, _enum_name(info.mechanism).replace("_", "-"), info.iterations)
             for user, desc in users.items()
@@ -409,7 +441,7 @@ class Admin:
             include_authorized_operations=True, request_timeout=self._timeout
         )
         try:
-            cluster = _result(future, "describe cluster", self._timeout)
+            cluster = self._result(future, "describe cluster")
         except ClientError as err:
             if err.name not in _UNSUPPORTED:
                 raise

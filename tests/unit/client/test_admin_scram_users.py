@@ -34,6 +34,9 @@ class FakeAdminClient:
     def __init__(self, conf: dict[str, Any]) -> None:
         self.described_users = 0
 
+    def poll(self, timeout: float = 0.0) -> int:
+        return 0
+
     def describe_cluster(self, include_authorized_operations: bool, **_: Any) -> Future[Any]:
         assert include_authorized_operations
         if isinstance(self.cluster, BaseException):
