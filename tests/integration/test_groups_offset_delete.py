@@ -120,3 +120,28 @@ def test_unknown_group(broker: BrokerProcess) -> None:
     create_topic(broker.bootstrap, "od-x", 1)
     with pytest.raises(GroupIdNotFoundError):
         delete_offsets(broker.bootstrap, "od-never", [("od-x", 0)])
+
+
+def test_deleting_a_topic_removes_its_offsets_from_every_group(broker: BrokerProcess) -> None:
+    """As Kafka: a topic deleted and created again under the same name starts with no
+    committed offsets, so a group reads the new topic from its reset point instead of
+    skipping to the old offsets; other topics' offsets stay (and all of it after a restart)."""
+    create_topic(broker.bootstrap, "gone", 2)
+    create_topic(broker.bootstrap, "kept", 1)
+    produce(broker.bootstrap, "gone", 20, 2)
+    commit(broker.bootstrap, "g1", {("gone", 0): 7, ("gone", 1): 8, ("kept", 0): 3})
+    commit(broker.bootstrap, "g2", {("gone", 0): 5})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.delete_topics(["gone"])["gone"].result(15)
+    assert listed(broker.bootstrap, "g1") == {("kept", 0): 3}
+    assert listed(broker.bootstrap, "g2") == {}
+    create_topic(broker.bootstrap, "gone", 2)
+    produce(broker.bootstrap, "gone", 4, 2)
+    broker.restart()
+    assert listed(broker.bootstrap, "g1") == {("kept", 0): 3}
+    consumer = group_consumer(broker.bootstrap, "g1")
+    try:
+        consumer.subscribe(["gone"])
+        assert first_offsets(consumer, 2) == {0: 0, 1: 0}
+    finally:
+        consumer.close()

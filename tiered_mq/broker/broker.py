@@ -167,6 +167,7 @@ class Broker:
         self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)
         if self.group_coordinator is not None:
             await self.group_coordinator.start()
+            self.topic_registry.on_topic_deleted.append(self.group_coordinator.on_topic_deleted)
             self.metrics.watch_consumer_groups(
                 self.group_coordinator, lambda: self.replica_manager.partitions
             )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tiered_mq.broker.config import BrokerConfig
@@ -109,6 +110,8 @@ class TopicRegistry:
         self.coordinator = coordinator
         self.replica_manager = replica_manager
         self._lock = asyncio.Lock()
+        # awaited with the name of each deleted topic (the group coordinator drops its offsets)
+        self.on_topic_deleted: list[Callable[[str], Awaitable[None]]] = []
 
     # reads --------------------------------------------------------------------------------------
     def list_topics(self) -> list[str]:
@@ -221,6 +224,11 @@ class TopicRegistry:
             rlm = self.replica_manager.remote_log_manager
             if rlm is not None and hasattr(rlm, "delete_topic"):
                 await rlm.delete_topic(name)
+        for listener in self.on_topic_deleted:
+            try:
+                await listener(name)
+            except Exception:  # the topic is gone either way; its offsets expire later
+                log.exception("topic %s deleted, but a deletion listener failed", name)
 
     async def create_partitions(
         self,

@@ -148,6 +148,22 @@ class GroupAdmin:
             log.exception("group %s: tombstoning the emptied group failed", group_id)
         return NONE, result | dict.fromkeys(deletable, NONE)
 
+    async def remove_topic_offsets(self, topic: str) -> None:
+        """A deleted topic's committed offsets leave every group (Kafka's
+        ``onPartitionsDeleted``): a topic created again under the name starts with none, so
+        its consumers do not skip records at the old offsets. Groups left Empty without
+        offsets become Dead."""
+        now_ms = self.scheduler.now_ms()
+        for group_id in sorted(self.offsets.groups()):
+            doomed = [tp for tp in self.offsets.fetch(group_id) if tp.topic == topic]
+            if not doomed:
+                continue
+            await self.offsets.delete_offsets(group_id, doomed, now_ms)
+            log.info("group %s: offsets of deleted topic %s removed", group_id, topic)
+            group = self.groups.get(group_id)
+            if group is not None:
+                await self._maybe_forget_group(group)
+
     async def expire_offsets(self) -> None:
         """Delete expired offsets; Empty groups left without offsets become Dead."""
 

@@ -302,6 +302,10 @@ class GroupCoordinator:
             return errors.CoordinatorLoadInProgressError.errno, {}
         return await self.admin.delete_offsets(group_id, partitions)
 
+    async def on_topic_deleted(self, topic: str) -> None:
+        """Every group's committed offsets of ``topic`` are tombstoned (topic deletion)."""
+        await self.admin.remove_topic_offsets(topic)
+
     # -- admin -----------------------------------------------------------------------------
 
     def list_groups(self) -> tuple[int, list[GroupMetadata]]:
