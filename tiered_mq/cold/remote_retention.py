@@ -59,12 +59,18 @@ async def delete_remote_segments(
     victims: list[RemoteSegment],
     clock: Callable[[], int],
     metrics: RemoteMetrics,
+    log_start: int | None = None,
 ) -> None:
-    """Delete ``victims`` following the state machine (two manifest writes)."""
+    """Delete ``victims`` following the state machine (two manifest writes).
+
+    The manifest's log start offset is raised past them, or to ``log_start`` when given (a
+    remote log deleted whole by remote.log.delete.on.disable: past the victims it would be
+    above local data that stays readable, and a remote.storage.enable=true after an
+    interrupted deletion would then never upload that data again and drop it)."""
     if not victims:
         return
     ids = {v.upload_id for v in victims}
-    new_start = max(v.end_offset for v in victims) + 1
+    new_start = max(v.end_offset for v in victims) + 1 if log_start is None else log_start
 
     def mark_started(m: PartitionManifest) -> None:
         now = clock()

@@ -234,9 +234,13 @@ class PartitionUploader:
     async def _delete_remote_log(self) -> None:
         """Remote storage turned off with remote.log.delete.on.disable (module docstring).
 
-        The emptied manifest's log start offset is then the local log's: deleting the
-        segments raised it to their end, above local data that stays readable and that a
-        later remote.storage.enable=true uploads again (remote retention would delete it)."""
+        The manifest's log start offset goes to the local log's, in the same write that
+        starts the deletion, not past the deleted segments: they may hold local data that
+        stays readable, which a later remote.storage.enable=true must upload again (a stale
+        manifest log start is the upload bound and remote retention's, and the new leader's
+        log start). Set back only after the deletion, an interruption (bucket down, restart)
+        left it stale for the re-enabled uploader, which then dropped that data; a manifest
+        already left so is still set back once its remote log is empty."""
         async with self._locked():
             self.log.set_log_start_offset(self.log.local_log_start_offset)
             log_start = self.log.log_start_offset
@@ -247,7 +251,9 @@ class PartitionUploader:
         victims = [s for s in self.manifest.segments if s.state == SegmentState.COPY_FINISHED]
         if victims:
             log.info("%s: remote storage disabled, deleting remote log", self.tp)
-        await delete_remote_segments(self.store, self.writer, victims, self._clock, self._metrics)
+        await delete_remote_segments(
+            self.store, self.writer, victims, self._clock, self._metrics, log_start
+        )
         if not self.manifest.readable_segments() and self.manifest.log_start_offset > log_start:
             await self.writer.commit(lambda m: setattr(m, "log_start_offset", log_start))
         self._publish()

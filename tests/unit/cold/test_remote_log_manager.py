@@ -19,6 +19,7 @@ from tiered_mq.cold.remote_log_manager import RemoteLogManager
 from tiered_mq.cold.scrub import scrub
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError, OffsetOutOfRangeError
+from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import iter_batches
 from tiered_mq.topic_partition import TopicPartition
 
@@ -354,6 +355,67 @@ async def test_log_start_raised_to_the_local_log_start_stays(
         assert log.log_start_offset == 40
     assert [s.base_offset for s in uploader.manifest.readable_segments()] == [40]
     await manager.close()
+
+
+async def test_re_enabling_after_an_interrupted_delete_on_disable_keeps_local_data(
+    mem: MemoryStore, tmp_path: Path
+) -> None:
+    """remote.storage.enable=false with remote.log.delete.on.disable, the deletion cut short
+    (bucket unreachable, broker restarted), then remote storage on again: the records that
+    stayed readable locally (40-59) are uploaded again, never dropped."""
+    tiered = {"local_retention_bytes": "1000", "retention_ms": "-1"}
+    log = open_log(tmp_path / "orders-0", **tiered)
+    fill(log, 3)
+    settings = UploaderSettings(check_interval_s=3600)
+    a = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c1",
+        1 << 20,
+        settings=settings,
+        clock=Clock(),
+    )
+    a.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(a)
+    assert (log.log_start_offset, log.local_log_start_offset) == (0, 40)
+    off = LogConfig.from_properties(
+        {
+            **log.config.to_properties(),
+            "remote.storage.enable": "false",
+            "remote.log.delete.on.disable": "true",
+        }
+    )
+    log.update_config(off)
+    a.on_become_leader(TP, log, off, lambda: log.log_end_offset)
+    mem.fail_next("delete_many", ObjectStoreError("x", "bucket down"))
+    with pytest.raises(ObjectStoreError, match="bucket down"):
+        await _one_pass(a)
+    assert log.log_start_offset == 40
+    await a.close()
+    log.close()
+
+    # Restarted with remote storage on again.
+    log = open_log(tmp_path / "orders-0", **tiered)
+    assert (log.log_start_offset, log.local_log_start_offset) == (40, 40)
+    b = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c2",
+        1 << 20,
+        settings=settings,
+        clock=Clock(),
+    )
+    b.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    uploader = b.uploader(TP)
+    assert uploader is not None
+    await uploader.stop()
+    for _ in range(2):
+        await uploader.run_pass()
+        assert log.log_start_offset == 40
+    assert [s.base_offset for s in uploader.manifest.readable_segments()] == [40]
+    assert iter_batches(await b.read(TP, 40, 100))[0][1].base_offset == 40
+    await b.close()
+    log.close()
 
 
 async def test_delete_topic_removes_every_object(
