@@ -19,6 +19,7 @@ from tiered_mq.cold.remote_log_manager import RemoteLogManager
 from tiered_mq.cold.scrub import scrub
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError, OffsetOutOfRangeError
+from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import iter_batches
 from tiered_mq.topic_partition import TopicPartition
@@ -328,6 +329,20 @@ async def test_new_leader_lowers_log_start_to_bucket(mem: MemoryStore, tmp_path:
     await b.close()
 
 
+def _leading(mem: MemoryStore, cache_dir: Path, log: LocalLog) -> RemoteLogManager:
+    """A manager over ``mem`` leading TP on ``log``, its uploader's loop idle (hourly)."""
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        cache_dir,
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=Clock(),
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    return manager
+
+
 async def test_log_start_raised_to_the_local_log_start_stays(
     mem: MemoryStore, tmp_path: Path
 ) -> None:
@@ -336,15 +351,7 @@ async def test_log_start_raised_to_the_local_log_start_stays(
     the remote segments below it go."""
     log = open_log(tmp_path / "orders-0", local_retention_bytes="1000", retention_ms="-1")
     fill(log, 3)
-    manager = RemoteLogManager(
-        ThreadedStore(mem, inline=True),
-        PREFIX,
-        tmp_path / "c",
-        1 << 20,
-        settings=UploaderSettings(check_interval_s=3600),
-        clock=Clock(),
-    )
-    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    manager = _leading(mem, tmp_path / "c", log)
     await _one_pass(manager)
     assert (log.log_start_offset, log.local_log_start_offset) == (0, 40)
     log.set_log_start_offset(40)  # DeleteRecords up to the local log start
@@ -366,16 +373,7 @@ async def test_re_enabling_after_an_interrupted_delete_on_disable_keeps_local_da
     tiered = {"local_retention_bytes": "1000", "retention_ms": "-1"}
     log = open_log(tmp_path / "orders-0", **tiered)
     fill(log, 3)
-    settings = UploaderSettings(check_interval_s=3600)
-    a = RemoteLogManager(
-        ThreadedStore(mem, inline=True),
-        PREFIX,
-        tmp_path / "c1",
-        1 << 20,
-        settings=settings,
-        clock=Clock(),
-    )
-    a.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    a = _leading(mem, tmp_path / "c1", log)
     await _one_pass(a)
     assert (log.log_start_offset, log.local_log_start_offset) == (0, 40)
     off = LogConfig.from_properties(
@@ -397,15 +395,7 @@ async def test_re_enabling_after_an_interrupted_delete_on_disable_keeps_local_da
     # Restarted with remote storage on again.
     log = open_log(tmp_path / "orders-0", **tiered)
     assert (log.log_start_offset, log.local_log_start_offset) == (40, 40)
-    b = RemoteLogManager(
-        ThreadedStore(mem, inline=True),
-        PREFIX,
-        tmp_path / "c2",
-        1 << 20,
-        settings=settings,
-        clock=Clock(),
-    )
-    b.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    b = _leading(mem, tmp_path / "c2", log)
     uploader = b.uploader(TP)
     assert uploader is not None
     await uploader.stop()
