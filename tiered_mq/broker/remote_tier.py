@@ -89,11 +89,14 @@ class BrokerRemoteLogManager(RemoteLogManager):
 
 
 def is_tierable(tp: TopicPartition, partition: Any) -> bool:
-    if tp.topic.startswith("__"):
-        return False
     config = getattr(getattr(partition, "log", None), "config", None)
-    policy = str(getattr(config, "cleanup_policy", "delete"))
-    return "compact" not in policy
+    return tierable_topic(tp.topic, getattr(config, "cleanup_policy", "delete"))
+
+
+def tierable_topic(topic: str, cleanup_policy: object) -> bool:
+    """Whether a topic's segments may go to the bucket at all: never an internal topic
+    (``__consumer_offsets``...) nor a compacted one, whatever ``remote.storage.enable`` says."""
+    return not topic.startswith("__") and "compact" not in str(cleanup_policy)
 
 
 def _path_style(config: BrokerConfig) -> bool:

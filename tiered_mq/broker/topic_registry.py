@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.remote_tier import tierable_topic
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.topic_names import colliding_topic, validate_topic_name
 from tiered_mq.coordination.base import Coordinator, TopicMetadata
@@ -281,7 +282,7 @@ class TopicRegistry:
             old = self.replica_manager.log_config(meta.configs)
             validate_turning_off_remote_storage_with_delete(
                 self.replica_manager.log_config(configs),
-                old.remote_storage_enable and not old.compact and not name.startswith("__"),
+                old.remote_storage_enable and tierable_topic(name, old.cleanup_policy),
             )
             if validate_only:
                 return

@@ -215,12 +215,7 @@ class PartitionManifest:
 
     def _readable(self) -> _ReadableIndex:
         cached = self._index
-        if (
-            cached is None
-            or cached[0] is not self.segments
-            or cached[1] != self.log_start_offset
-            or len(cached[2].bases) > len(self.segments)
-        ):
+        if cached is None or cached[0] is not self.segments or cached[1] != self.log_start_offset:
             cached = (self.segments, self.log_start_offset, _ReadableIndex(self))
             self._index = cached
         return cached[2]

@@ -239,8 +239,7 @@ class PartitionUploader:
         stays readable, which a later remote.storage.enable=true must upload again (a stale
         manifest log start is the upload bound and remote retention's, and the new leader's
         log start). Set back only after the deletion, an interruption (bucket down, restart)
-        left it stale for the re-enabled uploader, which then dropped that data; a manifest
-        already left so is still set back once its remote log is empty."""
+        would leave it stale for the re-enabled uploader, which would then drop that data."""
         async with self._locked():
             self.log.set_log_start_offset(self.log.local_log_start_offset)
             log_start = self.log.log_start_offset
@@ -254,8 +253,6 @@ class PartitionUploader:
         await delete_remote_segments(
             self.store, self.writer, victims, self._clock, self._metrics, log_start
         )
-        if not self.manifest.readable_segments() and self.manifest.log_start_offset > log_start:
-            await self.writer.commit(lambda m: setattr(m, "log_start_offset", log_start))
         self._publish()
 
     async def _candidates(self) -> list[_Candidate]:

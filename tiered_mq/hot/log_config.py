@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tiered_mq.errors import InvalidConfigError
+from tiered_mq.record.compression import DEFAULT_LEVELS as _LEVELS
+from tiered_mq.record.compression import GZIP, LZ4, ZSTD
 
 LONG_MAX: Final = 2**63 - 1
 INT_MAX: Final = 2**31 - 1
@@ -84,9 +86,11 @@ _KEYS: Final = (
     _Key("min.insync.replicas", "min_insync_replicas", "int", "1", 1, INT_MAX),
     _Key("file.delete.delay.ms", "file_delete_delay_ms", "int", "60000", 0, LONG_MAX),
     _Key("compression.type", "compression_type", "enum", "producer", choices=COMPRESSION_TYPES),
-    _Key("compression.gzip.level", "compression_gzip_level", "int", "-1", -1, 9),
-    _Key("compression.lz4.level", "compression_lz4_level", "int", "9", 1, 17),
-    _Key("compression.zstd.level", "compression_zstd_level", "int", "3", -131072, 22),
+    _Key("compression.gzip.level", "compression_gzip_level", "int", str(_LEVELS[GZIP]), -1, 9),
+    _Key("compression.lz4.level", "compression_lz4_level", "int", str(_LEVELS[LZ4]), 1, 17),
+    _Key(
+        "compression.zstd.level", "compression_zstd_level", "int", str(_LEVELS[ZSTD]), -131072, 22
+    ),
     _Key("delete.retention.ms", "delete_retention_ms", "int", "86400000", 0, LONG_MAX),
     _Key("min.compaction.lag.ms", "min_compaction_lag_ms", "int", "0", 0, LONG_MAX),
     _Key("max.compaction.lag.ms", "max_compaction_lag_ms", "int", str(LONG_MAX), 1, LONG_MAX),
@@ -215,9 +219,9 @@ class LogConfig:
     min_insync_replicas: int = 1
     file_delete_delay_ms: int = 60000
     compression_type: str = "producer"
-    compression_gzip_level: int = -1
-    compression_lz4_level: int = 9
-    compression_zstd_level: int = 3
+    compression_gzip_level: int = _LEVELS[GZIP]
+    compression_lz4_level: int = _LEVELS[LZ4]
+    compression_zstd_level: int = _LEVELS[ZSTD]
     delete_retention_ms: int = 86400000
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX

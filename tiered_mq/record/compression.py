@@ -89,9 +89,9 @@ _XERIAL_HEADER_SIZE: Final = 16
 _XERIAL_BLOCK: Final = 32 * 1024
 _I32: Final = struct.Struct(">i")
 
-_ZSTD_LEVEL: Final = 3
-GZIP_DEFAULT_LEVEL: Final = -1  # zlib's default, 6
-LZ4_DEFAULT_LEVEL: Final = 9  # Kafka's default: the fast compressor
+#: Kafka's default ``compression.<codec>.level``: gzip -1 (zlib's 6), lz4 9 (the fast
+#: compressor), zstd 3
+DEFAULT_LEVELS: Final[dict[int, int]] = {GZIP: -1, LZ4: 9, ZSTD: 3}
 
 #: Default bound on one payload's decompressed size (a tiered-mq choice: Kafka has none).
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -167,17 +167,17 @@ def compress(codec: int, data: Buffer, level: int | None = None) -> bytes:
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
-        gzip_level = 6 if level is None or level == GZIP_DEFAULT_LEVEL else level
+        gzip_level = 6 if level in (None, DEFAULT_LEVELS[GZIP]) else level
         return gzip.compress(data, compresslevel=gzip_level, mtime=0)
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        hc = 0 if level is None or level == LZ4_DEFAULT_LEVEL else level
+        hc = 0 if level in (None, DEFAULT_LEVELS[LZ4]) else level
         return bytes(
             lz4.frame.compress(data, compression_level=hc, block_linked=False, store_size=False)
         )
     if codec == ZSTD:
-        return _ZSTD.compressor(_ZSTD_LEVEL if level is None else level).compress(data)
+        return _ZSTD.compressor(DEFAULT_LEVELS[ZSTD] if level is None else level).compress(data)
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 

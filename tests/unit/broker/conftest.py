@@ -60,10 +60,13 @@ STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ACLS_ON = {"authorizer.class.name": STANDARD_AUTHORIZER, "allow.everyone.if.no.acl.found": "true"}
 
 
-async def start_broker(data_dir: Path, **overrides: str) -> Broker:
+async def start_broker(data_dir: Path, cold_url: str | None = None, **overrides: str) -> Broker:
     # one offsets partition keeps start and close fast
     config = BrokerConfig(
-        data_dir, port=0, overrides={"offsets.topic.num.partitions": "1", **overrides}
+        data_dir,
+        port=0,
+        overrides={"offsets.topic.num.partitions": "1", **overrides},
+        cold_url=cold_url,
     )
     broker = Broker(config)
     await broker.start()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.broker.conftest import start_broker
 from tests.unit.cold.helpers import fill
 from tiered_mq.broker.broker import Broker
-from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.partition import Partition
 from tiered_mq.cold import layout
 from tiered_mq.errors import InvalidConfigError
@@ -23,17 +23,11 @@ TIERED = {"remote.storage.enable": "true", "retention.ms": "-1", "file.delete.de
 
 @pytest.fixture
 async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
-    config = BrokerConfig(
+    b = await start_broker(
         tmp_path,
-        port=0,
         cold_url=f"memory://{uuid.uuid4().hex}/p",
-        overrides={
-            "offsets.topic.num.partitions": "1",
-            "remote.log.manager.task.interval.ms": "3600000",  # passes run by the test
-        },
+        **{"remote.log.manager.task.interval.ms": "3600000"},  # passes run by the test
     )
-    b = Broker(config)
-    await b.start()
     try:
         yield b
     finally:

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.errors import (
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tiered_mq.broker.partition import Partition
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 NONE = 0
 TOPIC_RESOURCE = 2
@@ -75,22 +76,21 @@ def error_message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def once_each(
-    items: Iterable[dict[str, Any]], key: str = "name"
-) -> list[tuple[dict[str, Any], bool]]:
-    """The request's ``items`` with the first of each ``key`` only, each with whether its key
+def once_each(items: Iterable[_T], name: Callable[[_T], str]) -> list[tuple[_T, bool]]:
+    """The first of the request's ``items`` under each ``name``, each with whether the name
     appears more than once. Kafka's controller answers such a topic once, INVALID_REQUEST
     "Duplicate topic name.", and acts on none of its entries (CreateTopics, DeleteTopics,
     CreatePartitions)."""
     items = list(items)
-    counts = Counter(item[key] for item in items)
-    seen: set[str] = set()
-    out = []
+    counts = Counter(map(name, items))
+    first: dict[str, _T] = {}
     for item in items:
-        if item[key] not in seen:
-            seen.add(item[key])
-            out.append((item, counts[item[key]] > 1))
-    return out
+        first.setdefault(name(item), item)
+    return [(item, counts[n] > 1) for n, item in first.items()]
+
+
+def topic_name(item: dict[str, Any]) -> str:
+    return str(item["name"])
 
 
 DUPLICATE_TOPIC = "Duplicate topic name."

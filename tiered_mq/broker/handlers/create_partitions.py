@@ -18,6 +18,7 @@ from tiered_mq.broker.handlers._common import (
     error_message,
     once_each,
     require_topic,
+    topic_name,
 )
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
@@ -28,7 +29,7 @@ API_KEY = ApiKey.CREATE_PARTITIONS
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
     results = []
-    for t, duplicate in once_each(request["topics"]):
+    for t, duplicate in once_each(request["topics"], topic_name):
         result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
         try:
             if duplicate:

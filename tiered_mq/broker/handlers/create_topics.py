@@ -28,6 +28,7 @@ from tiered_mq.broker.handlers._common import (
     error_message,
     once_each,
     require_topic,
+    topic_name,
 )
 from tiered_mq.broker.handlers.describe_configs import topic_config_entries
 from tiered_mq.broker.topic_registry import CreatedTopic, check_partitions_per_request
@@ -102,7 +103,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     validate_only = bool(request.get("validate_only", False))
     total = sum(_requested(ctx, t) for t in request["topics"])
     results = []
-    for t, duplicate in once_each(request["topics"]):
+    for t, duplicate in once_each(request["topics"], topic_name):
         name = t["name"]
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
         try:

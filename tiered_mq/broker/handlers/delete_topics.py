@@ -37,9 +37,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             ],
         }
     responses = []
-    names = [{"name": name} for name in request["topic_names"]]
-    for entry, duplicate in once_each(names):
-        name = entry["name"]
+    for name, duplicate in once_each(request["topic_names"], str):
         code = 0
         try:
             if duplicate:
