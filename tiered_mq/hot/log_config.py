@@ -79,7 +79,7 @@ _KEYS: Final = (
         "message.timestamp.after.max.ms",
         "message_timestamp_after_max_ms",
         "int",
-        str(LONG_MAX),
+        "3600000",
         0,
         LONG_MAX,
     ),
@@ -215,7 +215,7 @@ class LogConfig:
     max_message_bytes: int = 1048588
     message_timestamp_type: str = CREATE_TIME
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600000  # Kafka 4.0 (KIP-1030): one hour
     min_insync_replicas: int = 1
     file_delete_delay_ms: int = 60000
     compression_type: str = "producer"

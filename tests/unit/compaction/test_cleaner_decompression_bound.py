@@ -4,6 +4,7 @@ lets the same log clean."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from .helpers import TP, Clock, append, cleaner, open_log, read_records
 
 
 async def test_batch_above_the_bound_fails_the_pass_and_keeps_the_log(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = Clock(time.time_ns() // 1_000_000)  # the bomb batch carries the wall-clock time
     log = open_log(tmp_path / "t-0", clock)
     for i in range(20):
         append(log, [(b"k", f"v{i}".encode())], clock)

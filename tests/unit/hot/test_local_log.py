@@ -275,6 +275,19 @@ def test_timestamp_bounds(tmp_path: Path) -> None:
     assert log.log_end_offset == 2
 
 
+def test_default_refuses_timestamps_more_than_an_hour_ahead(tmp_path: Path) -> None:
+    """Kafka 4.0 (KIP-1030) defaults message.timestamp.after.max.ms to one hour; the past
+    stays unbounded (before.max.ms is Long.MAX_VALUE)."""
+    hour = 3_600_000
+    clock = Clock(5_000_000_000)
+    log = open_log(tmp_path / "t-0", clock)
+    with pytest.raises(InvalidTimestampError):
+        log.append_as_leader(make_batch(1, timestamp=5_000_000_000 + hour + 1), 0)
+    log.append_as_leader(make_batch(1, timestamp=5_000_000_000 + hour), 0)
+    log.append_as_leader(make_batch(1, timestamp=0), 0)
+    assert log.log_end_offset == 2
+
+
 def test_offset_for_timestamp(tmp_path: Path) -> None:
     batch_size = len(make_batch(3))
     log = open_log(tmp_path / "t-0", segment_bytes=str(batch_size * 3), index_interval_bytes="50")
