@@ -154,7 +154,9 @@ def test_max_timestamp_held_only_by_the_bucket(tiered: TieredBroker) -> None:
     """ListOffsets -3 (OffsetSpec.max_timestamp()) finds the greatest timestamp in a segment
     that is no longer on local disk."""
     topic = "cold-max-ts"
-    tiered.create_topic(topic, **{"local.retention.bytes": "1"})
+    # Kafka 4 refuses timestamps over an hour ahead by default; this topic allows them
+    after = {"message.timestamp.after.max.ms": str(2**63 - 1)}
+    tiered.create_topic(topic, **{"local.retention.bytes": "1"}, **after)
     future = BASE_TS + 10**9
     tiered.produce(topic, 0, 1, base_ts=future)  # offset 0 carries the greatest timestamp
     tiered.produce(topic, 1, 1500)

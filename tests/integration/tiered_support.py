@@ -119,12 +119,26 @@ class TieredBroker:
                 "enable.idempotence": True,
             }
         )
+        failed: list[object] = []
+
+        def delivered(err: object, _msg: object) -> None:
+            if err is not None:
+                failed.append(err)
+
         for i in range(start, start + count):
             key, value = message(i)
-            producer.produce(topic, value=value, key=key, partition=0, timestamp=base + i * 1000)
+            producer.produce(
+                topic,
+                value=value,
+                key=key,
+                partition=0,
+                timestamp=base + i * 1000,
+                on_delivery=delivered,
+            )
             if i % 1000 == 0:
                 producer.poll(0)
         assert producer.flush(30) == 0
+        assert not failed, failed[:3]
 
     def list_offset(self, topic: str, timestamp: int) -> tuple[int, int]:
         """(error_code, offset) of ListOffsets v5 for partition 0."""

@@ -222,9 +222,9 @@ class RemoteLogManager:
         return await self.reader.read_regions(tp, offset, max_bytes, span=span)
 
     async def offset_for_timestamp(
-        self, tp: TopicPartition, timestamp: int
+        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0
     ) -> tuple[int, int] | None:
-        return await self.reader.offset_for_timestamp(tp, timestamp)
+        return await self.reader.offset_for_timestamp(tp, timestamp, log_start_offset)
 
     async def max_timestamp(self, tp: TopicPartition) -> int:
         """Greatest batch max timestamp of the bucket's readable segments (-1: none)."""

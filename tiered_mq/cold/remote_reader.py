@@ -285,17 +285,18 @@ class RemoteReader:
             self.cache.prefetch(next_key, nxt.size_bytes, 0, beyond)
 
     async def offset_for_timestamp(
-        self, tp: TopicPartition, timestamp: int
+        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0
     ) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record in the bucket with timestamp >= ``timestamp``."""
+        """(offset, timestamp) of the first record in the bucket with timestamp >= ``timestamp``
+        and offset >= both the manifest's and the caller's ``log_start_offset`` (the partition's,
+        which a DeleteRecords raises before the next manifest version records it)."""
         manifest = await self.manifest(tp)
+        floor = max(manifest.log_start_offset, log_start_offset)
         for segment in manifest.offset_for_timestamp_candidates(timestamp):
             key = segment.key(layout.LOG)
-            if key is None:
+            if key is None or segment.end_offset < floor:
                 continue
-            from_offset = max(
-                (await self._time_index(segment)).lookup(timestamp), manifest.log_start_offset
-            )
+            from_offset = max((await self._time_index(segment)).lookup(timestamp), floor)
             position = await self._position_of(segment, key, from_offset)
             while position < segment.size_bytes:
                 header = await self._header_at(segment, key, position)

@@ -307,6 +307,21 @@ async def test_offset_for_timestamp_on_remote_data(rlm: RemoteLogManager, tmp_pa
     assert await rlm.offset_for_timestamp(TP, T0 + 60 * 1000) is None
 
 
+async def test_offset_for_timestamp_honours_a_log_start_not_yet_in_the_manifest(
+    rlm: RemoteLogManager, tmp_path: Path
+) -> None:
+    """Right after a DeleteRecords the manifest still has the old log start offset; the
+    partition's, passed by ListOffsets, bounds the answer (Kafka's findOffsetByTimestamp)."""
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 3)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(rlm)
+    assert await rlm.offset_for_timestamp(TP, T0 + 3000) == (3, T0 + 3000)
+    assert await rlm.offset_for_timestamp(TP, T0 + 3000, 10) == (10, T0 + 10_000)
+    assert await rlm.offset_for_timestamp(TP, T0 + 3000, 25) == (25, T0 + 25_000)
+    assert await rlm.offset_for_timestamp(TP, T0 + 30_000, 10) == (30, T0 + 30_000)
+
+
 async def test_new_leader_lowers_log_start_to_bucket(mem: MemoryStore, tmp_path: Path) -> None:
     store = ThreadedStore(mem, inline=True)
     settings = UploaderSettings(check_interval_s=3600, local_retention=False)

@@ -47,15 +47,16 @@ async def _lookup(
         return -1, partition.log.local_log_start_offset
     if timestamp == LATEST_TIERED:
         return -1, rlm.highest_uploaded_offset(tp) if rlm is not None else -1
-    tiered = rlm is not None and partition.log_start_offset < partition.log.local_log_start_offset
+    start = partition.log_start_offset
+    tiered = rlm is not None and start < partition.log.local_log_start_offset
     if timestamp == MAX_TIMESTAMP:
         found = partition.log.offset_of_max_timestamp()
         remote_max = await rlm.max_timestamp(tp) if tiered else -1
         # a tie goes to the bucket: its copy of the timestamp has the lower offset
         if remote_max >= 0 and (found is None or remote_max >= found[1]):
-            found = await rlm.offset_for_timestamp(tp, remote_max) or found
+            found = await rlm.offset_for_timestamp(tp, remote_max, start) or found
     else:
-        found = await rlm.offset_for_timestamp(tp, timestamp) if tiered else None
+        found = await rlm.offset_for_timestamp(tp, timestamp, start) if tiered else None
         if found is None:
             found = partition.log.offset_for_timestamp(timestamp)
     if found is None:
