@@ -99,6 +99,11 @@ def tierable_topic(topic: str, cleanup_policy: object) -> bool:
     return not topic.startswith("__") and "compact" not in str(cleanup_policy)
 
 
+def tiered_storage_enabled(config: BrokerConfig) -> bool:
+    """Whether this broker has a cold tier: ``remote.log.storage.system.enable`` and a URL."""
+    return config.get_bool("remote.log.storage.system.enable", True) and bool(config.cold_url)
+
+
 def _path_style(config: BrokerConfig) -> bool:
     value = (config.get("remote.log.s3.path.style") or "").strip().lower()
     if value in ("true", "false"):
@@ -120,7 +125,7 @@ def build_remote_log_manager(
     config: BrokerConfig, registry: CollectorRegistry | None = None
 ) -> BrokerRemoteLogManager | None:
     """The manager for this broker's configs, None when tiering is off (nothing started)."""
-    if not config.get_bool("remote.log.storage.system.enable", True) or not config.cold_url:
+    if not tiered_storage_enabled(config):
         return None
     url = parse_store_url(config.cold_url)  # ValueError on a bad URL: fail the start
     interval_s = max(config.get_int("remote.log.manager.task.interval.ms"), 10) / 1000

@@ -14,7 +14,8 @@ auto-creation) goes through here so that the checks are the same everywhere:
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
   ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
-  setting ``remote.storage.enable=true`` on a compacted topic are refused, as in Kafka.
+  setting ``remote.storage.enable=true`` on a compacted topic, or on a broker without a cold
+  tier, are refused, as in Kafka.
 
 Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
 between leaves a topic whose partitions are created empty at the next start.
@@ -28,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tiered_mq.broker.config import BrokerConfig
-from tiered_mq.broker.remote_tier import tierable_topic
+from tiered_mq.broker.remote_tier import tierable_topic, tiered_storage_enabled
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.topic_names import colliding_topic, validate_topic_name
 from tiered_mq.coordination.base import Coordinator, TopicMetadata
@@ -46,6 +47,7 @@ from tiered_mq.errors import (
 )
 from tiered_mq.hot.log_config import (
     validate_no_remote_storage_for_compacted_topic,
+    validate_remote_storage_only_if_system_enabled,
     validate_turning_off_remote_storage_with_delete,
 )
 from tiered_mq.topic_partition import TopicPartition
@@ -137,6 +139,9 @@ class TopicRegistry:
             if value is None:
                 raise InvalidConfigError(f"config '{key}' has a null value")
         try:
+            validate_remote_storage_only_if_system_enabled(
+                configs, tiered_storage_enabled(self.config)
+            )
             validate_no_remote_storage_for_compacted_topic(
                 configs, self.replica_manager.log_config(configs)
             )

@@ -159,6 +159,21 @@ def validate_no_remote_storage_for_compacted_topic(
         raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
 
 
+def validate_remote_storage_only_if_system_enabled(
+    overrides: Mapping[str, str], system_enabled: bool
+) -> None:
+    """Kafka's ``validateRemoteStorageOnlyIfSystemEnabled``: a topic may not ask for
+    ``remote.storage.enable=true`` from a broker with no cold tier
+    (``remote.log.storage.system.enable=false`` or no cold URL); it would never be tiered and
+    local retention would delete what the user meant to keep."""
+    wants_remote = str(overrides.get("remote.storage.enable", "")).strip().lower() == "true"
+    if wants_remote and not system_enabled:
+        raise InvalidConfigError(
+            "Tiered Storage functionality is disabled in the broker. "
+            "Topic cannot be configured with remote log storage."
+        )
+
+
 def _parse(key: _Key, raw: str) -> Any:
     text = raw.strip()
     if key.kind == "bool":

@@ -135,3 +135,29 @@ async def test_a_compacted_topic_cannot_ask_for_remote_storage(broker: Broker) -
     await registry.create_topic("kv", 1, {"cleanup.policy": "compact,delete"})
     with pytest.raises(InvalidConfigError, match="unsupported for the compacted topics"):
         await registry.set_configs("kv", {**both, "cleanup.policy": "compact,delete"}, False)
+
+
+@pytest.mark.parametrize(
+    "broker_configs",
+    [{}, {"remote.log.storage.system.enable": "false"}],
+    ids=["no cold URL", "system disabled"],
+)
+async def test_a_broker_without_a_cold_tier_refuses_remote_storage(
+    tmp_path: Path, broker_configs: dict[str, str]
+) -> None:
+    """Kafka's validateRemoteStorageOnlyIfSystemEnabled: the topic would never be tiered."""
+    url = f"memory://{uuid.uuid4().hex}/p" if broker_configs else None
+    b = await start_broker(tmp_path, cold_url=url, **broker_configs)
+    try:
+        registry = b.topic_registry
+        with pytest.raises(InvalidConfigError, match="Tiered Storage functionality is disabled"):
+            await registry.create_topic("t", 1, {"remote.storage.enable": "true"})
+        assert registry.get_topic("t") is None
+        await registry.create_topic("t", 1, {"remote.storage.enable": "false"})
+        with pytest.raises(InvalidConfigError, match="Tiered Storage functionality is disabled"):
+            await registry.set_configs("t", {"remote.storage.enable": "true"}, False)
+        assert not b.replica_manager.get_partition(
+            TopicPartition("t", 0)
+        ).log.config.remote_storage_enable
+    finally:
+        await b.close()
