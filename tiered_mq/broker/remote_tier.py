@@ -125,7 +125,7 @@ def build_remote_log_manager(
     config: BrokerConfig, registry: CollectorRegistry | None = None
 ) -> BrokerRemoteLogManager | None:
     """The manager for this broker's configs, None when tiering is off (nothing started)."""
-    if not tiered_storage_enabled(config):
+    if not tiered_storage_enabled(config) or config.cold_url is None:
         return None
     url = parse_store_url(config.cold_url)  # ValueError on a bad URL: fail the start
     interval_s = max(config.get_int("remote.log.manager.task.interval.ms"), 10) / 1000
