@@ -35,7 +35,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         member_id=member_id,
         group_instance_id=instance_id,
         client_id=ctx.header.client_id or "",
-        client_host="/" + ctx.client_host if ctx.client_host else "",
+        client_host="/" + ctx.host if ctx.host else "",  # Kafka: "/127.0.0.1", no port
         session_timeout_ms=request["session_timeout_ms"],
         rebalance_timeout_ms=request.get("rebalance_timeout_ms", -1),
         protocol_type=request["protocol_type"],

@@ -1,0 +1,53 @@
+"""``tiered-mq groups`` against a real ``tiered-mq dev`` broker, with groups made by
+confluent-kafka consumers: what ``describe`` shows of a live group, ``delete`` and
+``reset-offsets`` as ``kafka-consumer-groups.sh`` does them."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.integration.broker_process import BrokerProcess
+from tests.integration.test_cli_commands import ok, run
+from tests.integration.test_groups_confluent import create_topic, group_consumer, poll_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def bootstrap(shared_broker: BrokerProcess) -> str:
+    return shared_broker.bootstrap
+
+
+def produce(bootstrap: str, topic: str, count: int, partition: int = 0) -> None:
+    lines = "".join(f"m{i}\n" for i in range(count))
+    ok(run(bootstrap, "produce", topic, "-p", str(partition), input=lines))
+
+
+def joined(bootstrap: str, group: str, topic: str, consumers: list[Consumer]) -> Consumer:
+    """A confluent-kafka consumer of ``topic`` that has joined ``group`` and got partitions."""
+    consumer = group_consumer(bootstrap, group, **{"client.id": f"{group}-client"})
+    consumers.append(consumer)
+    consumer.subscribe([topic])
+    poll_until([consumer], lambda: bool(consumer.assignment()), timeout=30)
+    return consumer
+
+
+def rows(output: str, topic: str) -> list[list[str]]:
+    """The partition rows of ``groups describe`` for ``topic``, split into cells."""
+    return [line.split() for line in output.splitlines() if line.startswith(f"{topic} ")]
+
+
+def test_describe_shows_the_member_host_as_kafka_does(
+    bootstrap: str, consumers: list[Consumer]
+) -> None:
+    topic, group = "describe-host", "describe-host-group"
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, 3)
+    consumer = joined(bootstrap, group, topic, consumers)
+    consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)
+
+    out = ok(run(bootstrap, "groups", "describe", group)).output
+    assert rows(out, topic) == [[topic, "0", "2", "3", "1", f"{group}-client", "/127.0.0.1"]]
+    member = next(line.split() for line in out.splitlines() if line.endswith(f"{topic}-0"))
+    assert member[1:] == [f"{group}-client", "/127.0.0.1", f"{topic}-0"]
