@@ -10,6 +10,7 @@ from confluent_kafka import Consumer, TopicPartition
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.test_cli_commands import ok, run
 from tests.integration.test_groups_confluent import create_topic, group_consumer, poll_until
+from tests.integration.test_groups_offset_delete import commit
 
 pytestmark = pytest.mark.integration
 
@@ -51,3 +52,26 @@ def test_describe_shows_the_member_host_as_kafka_does(
     assert rows(out, topic) == [[topic, "0", "2", "3", "1", f"{group}-client", "/127.0.0.1"]]
     member = next(line.split() for line in out.splitlines() if line.endswith(f"{topic}-0"))
     assert member[1:] == [f"{group}-client", "/127.0.0.1", f"{topic}-0"]
+
+
+def test_describe_shows_a_negative_lag_and_no_lag_without_a_committed_offset(
+    bootstrap: str,
+) -> None:
+    """Lag is log end offset - committed offset, as Kafka prints it: negative for an offset
+    committed past the log end, ``-`` for a partition without a committed offset."""
+    topic, group = "describe-lag", "describe-lag-group"
+    create_topic(bootstrap, topic, 2)
+    produce(bootstrap, topic, 3)
+    commit(bootstrap, group, {(topic, 0): 10})
+    consumer = group_consumer(bootstrap, group)
+    try:  # the group now also owns partition 1, which has no committed offset
+        consumer.subscribe([topic])
+        poll_until([consumer], lambda: len(consumer.assignment()) == 2, timeout=30)
+        out = ok(run(bootstrap, "groups", "describe", group)).output
+    finally:
+        consumer.close()
+    assert [row[:5] for row in rows(out, topic)] == [
+        [topic, "0", "10", "3", "-7"],
+        [topic, "1", "-", "0", "-"],
+    ]
+    assert "Total lag: -7 (1 partition(s) without a committed offset)" in out

@@ -2,10 +2,11 @@
 
 ``describe`` prints one row per partition the group has committed offsets for or is
 assigned: committed offset, log end offset (the high watermark a consumer can reach) and
-lag = log end offset - committed offset (``-`` when nothing is committed yet, as
-``kafka-consumer-groups.sh`` shows it); the total lag adds up the partitions with a committed
-offset only (``-`` when there are none); then the members with their assignments. A group
-the broker does not know (state DEAD, no members, no offsets) is an error (exit status 1).
+lag = log end offset - committed offset (``-`` when nothing is committed yet, negative when
+the committed offset is past the log end, as ``kafka-consumer-groups.sh`` shows it); the
+total lag adds up the partitions with a committed offset only (``-`` when there are none);
+then the members with their assignments. A group the broker does not know (state DEAD, no
+members, no offsets) is an error (exit status 1).
 On a TLS or SASL listener, pass the client settings with ``-X`` (``security.protocol``,
 ``sasl.*``, ...).
 """

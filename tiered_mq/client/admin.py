@@ -96,6 +96,9 @@ class MemberDescription:
 
 @dataclass(frozen=True)
 class PartitionLag:
+    """``lag`` = log end offset - committed offset, as kafka-consumer-groups.sh computes it:
+    negative for an offset committed past the log end, None without a committed offset."""
+
     topic: str
     partition: int
     committed_offset: int | None
@@ -379,7 +382,7 @@ class Admin:
                 partition=tp.partition,
                 committed_offset=c,
                 log_end_offset=ends[tp],
-                lag=None if c is None else max(0, ends[tp] - c),
+                lag=None if c is None else ends[tp] - c,
                 member_id=owner.get(tp),
             )
             for tp, c in sorted(committed.items())
