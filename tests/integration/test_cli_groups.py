@@ -10,7 +10,7 @@ from confluent_kafka import Consumer, TopicPartition
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.test_cli_commands import ok, run
 from tests.integration.test_groups_confluent import create_topic, group_consumer, poll_until
-from tests.integration.test_groups_offset_delete import commit
+from tests.integration.test_groups_offset_delete import commit, listed
 
 pytestmark = pytest.mark.integration
 
@@ -75,3 +75,33 @@ def test_describe_shows_a_negative_lag_and_no_lag_without_a_committed_offset(
         [topic, "1", "-", "0", "-"],
     ]
     assert "Total lag: -7 (1 partition(s) without a committed offset)" in out
+
+
+def test_delete_groups(bootstrap: str, consumers: list[Consumer]) -> None:
+    """Empty groups go with their offsets; one with members is refused (NON_EMPTY_GROUP),
+    an unknown one too (GROUP_ID_NOT_FOUND); the others are still deleted."""
+    topic = "delete-groups"
+    create_topic(bootstrap, topic, 1)
+    commit(bootstrap, "delete-empty-1", {(topic, 0): 0})
+    commit(bootstrap, "delete-empty-2", {(topic, 0): 0})
+    active = joined(bootstrap, "delete-active", topic, consumers)
+
+    r = run(bootstrap, "groups", "delete", "delete-empty-1", "delete-active", "delete-unknown")
+    assert r.exit_code == 1
+    assert r.stdout.splitlines() == ["Deleted consumer group 'delete-empty-1'."]
+    assert r.stderr.splitlines() == [
+        "Error: NON_EMPTY_GROUP: consumer group 'delete-active' not deleted:"
+        " it has active members; stop its consumers first",
+        "Error: GROUP_ID_NOT_FOUND: consumer group 'delete-unknown' not deleted: no such group",
+    ]
+    assert listed(bootstrap, "delete-empty-1") == {}
+    assert listed(bootstrap, "delete-empty-2") == {(topic, 0): 0}
+
+    active.close()
+    r = ok(run(bootstrap, "groups", "delete", "delete-active", "delete-empty-2"))
+    assert r.stdout.splitlines() == [
+        "Deleted consumer group 'delete-active'.",
+        "Deleted consumer group 'delete-empty-2'.",
+    ]
+    gone = run(bootstrap, "groups", "describe", "delete-active")
+    assert gone.exit_code == 1 and "GROUP_ID_NOT_FOUND" in gone.stderr

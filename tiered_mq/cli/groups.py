@@ -7,6 +7,10 @@ the committed offset is past the log end, as ``kafka-consumer-groups.sh`` shows 
 total lag adds up the partitions with a committed offset only (``-`` when there are none);
 then the members with their assignments. A group the broker does not know (state DEAD, no
 members, no offsets) is an error (exit status 1).
+
+``delete`` removes groups without active members, with their committed offsets
+(DeleteGroups); each group deleted is named on stdout, each refused one on stderr with
+Kafka's error (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), and any refusal makes the exit status 1.
 On a TLS or SASL listener, pass the client settings with ``-X`` (``security.protocol``,
 ``sasl.*``, ...).
 """
@@ -104,3 +108,29 @@ def describe(group: str, bootstrap: str, properties: tuple[str, ...], timeout: f
         # kafka-consumer-groups.sh reports GroupIdNotFoundException and exits 1
         raise click.ClickException(f"GROUP_ID_NOT_FOUND: consumer group {group} does not exist")
     click.echo(render_group(desc))
+
+
+REFUSAL_HINTS = {
+    "NON_EMPTY_GROUP": "it has active members; stop its consumers first",
+    "GROUP_ID_NOT_FOUND": "no such group",
+}
+"""What a user can do about DeleteGroups' usual refusals."""
+
+
+@command.command("delete")
+@click.argument("groups", nargs=-1, required=True)
+@admin_options
+@reports_errors
+def delete(
+    groups: tuple[str, ...], bootstrap: str, properties: tuple[str, ...], timeout: float
+) -> None:
+    """Delete GROUPS (with their committed offsets); a group with active members is refused."""
+    errors = admin_client(bootstrap, timeout, properties).delete_groups(list(dict.fromkeys(groups)))
+    for group, err in errors.items():
+        if err is None:
+            click.echo(f"Deleted consumer group '{group}'.")
+        else:
+            hint = REFUSAL_HINTS.get(err.name, err.error_message)
+            click.echo(f"Error: {err.name}: consumer group '{group}' not deleted: {hint}", err=True)
+    if any(err is not None for err in errors.values()):
+        raise click.exceptions.Exit(1)

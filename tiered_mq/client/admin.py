@@ -397,6 +397,24 @@ class Admin:
             offsets=lags,
         )
 
+    def delete_groups(self, group_ids: Sequence[str]) -> dict[str, ClientError | None]:
+        """DeleteGroups: each group's error (None when deleted with its committed offsets).
+
+        The broker deletes only a group without members: NON_EMPTY_GROUP otherwise, and
+        GROUP_ID_NOT_FOUND for a group it does not know.
+        """
+        futures = self._admin.delete_consumer_groups(list(group_ids), request_timeout=self._timeout)
+        errors: dict[str, ClientError | None] = {}
+        for group_id, future in futures.items():
+            try:
+                self._result(future, f"delete group {group_id}")
+                errors[group_id] = None
+            except ClientError as err:
+                if err.code < 0:  # local (timeout, transport): no answer about this group
+                    raise
+                errors[group_id] = err
+        return errors
+
     # -- SCRAM users -------------------------------------------------------------------
     def set_scram_credential(
         self, user: str, password: str, mechanism: str = "SCRAM-SHA-256", iterations: int = 8192
