@@ -4,7 +4,11 @@ confluent-kafka consumers: what ``describe`` shows of a live group, ``delete`` a
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 import pytest
+from click.testing import Result
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess
@@ -25,6 +29,12 @@ def produce(bootstrap: str, topic: str, count: int, partition: int = 0) -> None:
     ok(run(bootstrap, "produce", topic, "-p", str(partition), input=lines))
 
 
+def topic_with(bootstrap: str, topic: str, records: int, partitions: int = 1) -> None:
+    """Create ``topic`` and produce ``records`` records ``m0``, ``m1``... to partition 0."""
+    create_topic(bootstrap, topic, partitions)
+    produce(bootstrap, topic, records)
+
+
 def joined(bootstrap: str, group: str, topic: str, consumers: list[Consumer]) -> Consumer:
     """A confluent-kafka consumer of ``topic`` that has joined ``group`` and got partitions."""
     consumer = group_consumer(bootstrap, group, **{"client.id": f"{group}-client"})
@@ -43,8 +53,7 @@ def test_describe_shows_the_member_host_as_kafka_does(
     bootstrap: str, consumers: list[Consumer]
 ) -> None:
     topic, group = "describe-host", "describe-host-group"
-    create_topic(bootstrap, topic, 1)
-    produce(bootstrap, topic, 3)
+    topic_with(bootstrap, topic, 3)
     consumer = joined(bootstrap, group, topic, consumers)
     consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)
 
@@ -60,8 +69,7 @@ def test_describe_shows_a_negative_lag_and_no_lag_without_a_committed_offset(
     """Lag is log end offset - committed offset, as Kafka prints it: negative for an offset
     committed past the log end, ``-`` for a partition without a committed offset."""
     topic, group = "describe-lag", "describe-lag-group"
-    create_topic(bootstrap, topic, 2)
-    produce(bootstrap, topic, 3)
+    topic_with(bootstrap, topic, 3, 2)
     commit(bootstrap, group, {(topic, 0): 10})
     consumer = group_consumer(bootstrap, group)
     try:  # the group now also owns partition 1, which has no committed offset
@@ -105,3 +113,87 @@ def test_delete_groups(bootstrap: str, consumers: list[Consumer]) -> None:
     ]
     gone = run(bootstrap, "groups", "describe", "delete-active")
     assert gone.exit_code == 1 and "GROUP_ID_NOT_FOUND" in gone.stderr
+
+
+def reset(bootstrap: str, group: str, *args: str) -> Result:
+    return run(bootstrap, "groups", "reset-offsets", group, *args)
+
+
+def plan(result: Result) -> list[list[str]]:
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]
+    return [line.split()[1:] for line in lines[1:]]
+
+
+def test_reset_offsets_to_earliest(bootstrap: str) -> None:
+    """A dry run changes nothing; --execute does, and the group then reads from offset 0."""
+    topic, group = "reset-earliest", "reset-earliest-group"
+    topic_with(bootstrap, topic, 5)
+    ok(run(bootstrap, "consume", topic, "-g", group, "--from-beginning", "-n", "5"))
+    assert listed(bootstrap, group) == {(topic, 0): 5}
+
+    dry = reset(bootstrap, group, "--topic", topic, "--to-earliest")
+    assert plan(dry) == [[topic, "0", "0"]]
+    assert "Dry run: nothing changed" in dry.stderr
+    assert listed(bootstrap, group) == {(topic, 0): 5}
+
+    assert plan(reset(bootstrap, group, "--topic", topic, "--to-earliest", "--execute")) == [
+        [topic, "0", "0"]
+    ]
+    assert listed(bootstrap, group) == {(topic, 0): 0}
+    again = ok(run(bootstrap, "consume", topic, "-g", group, "-n", "5"))
+    assert again.stdout.splitlines() == [f"m{i}" for i in range(5)]
+
+
+def test_reset_offsets_is_refused_while_the_group_has_members(
+    bootstrap: str, consumers: list[Consumer]
+) -> None:
+    topic, group = "reset-active", "reset-active-group"
+    topic_with(bootstrap, topic, 3)
+    commit(bootstrap, group, {(topic, 0): 3})
+    joined(bootstrap, group, topic, consumers)
+
+    r = reset(bootstrap, group, "--topic", topic, "--to-earliest", "--execute")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [
+        f"Error: assignments can only be reset if the group '{group}' is inactive,"
+        " but the current state is STABLE (1 member(s))"
+    ]
+    assert listed(bootstrap, group) == {(topic, 0): 3}
+
+
+def test_reset_offsets_scenarios(bootstrap: str) -> None:
+    """--to-offset and --shift-by are clamped to the log; --to-datetime and --by-duration find
+    the first record at or after the time; T:P picks partitions."""
+    topic, group = "reset-scenarios", "reset-scenarios-group"
+    create_topic(bootstrap, topic, 2)
+    produce(bootstrap, topic, 4, partition=0)
+    time.sleep(0.05)
+    cut = datetime.now(UTC)
+    time.sleep(0.05)
+    produce(bootstrap, topic, 2, partition=0)
+    produce(bootstrap, topic, 3, partition=1)
+    commit(bootstrap, group, {(topic, 0): 4, (topic, 1): 1})
+
+    r = reset(bootstrap, group, "--topic", topic, "--to-offset", "5", "--execute")
+    assert plan(r) == [[topic, "0", "5"], [topic, "1", "3"]]
+    assert f"{topic}-1: offset 5 is outside the log; using the log end offset 3" in r.stderr
+    assert listed(bootstrap, group) == {(topic, 0): 5, (topic, 1): 3}
+
+    r = reset(bootstrap, group, "--topic", f"{topic}:0", "--shift-by", "-10", "--execute")
+    assert plan(r) == [[topic, "0", "0"]]
+    assert listed(bootstrap, group) == {(topic, 0): 0, (topic, 1): 3}
+
+    r = reset(bootstrap, group, "--topic", f"{topic}:0", "--to-datetime", cut.isoformat())
+    assert plan(r) == [[topic, "0", "4"]]
+    r = reset(bootstrap, group, "--topic", topic, "--by-duration", "PT1H")
+    assert plan(r) == [[topic, "0", "0"], [topic, "1", "0"]]
+    r = reset(bootstrap, group, "--topic", topic, "--by-duration", "PT0S")
+    assert plan(r) == [[topic, "0", "6"], [topic, "1", "3"]]  # nothing that new: the log end
+
+    bad = reset(bootstrap, group, "--topic", f"{topic}:7", "--to-latest")
+    assert bad.exit_code == 1
+    assert "UNKNOWN_TOPIC_OR_PARTITION: reset-scenarios has no partition 7" in bad.stderr
+    assert reset(bootstrap, group, "--topic", topic).exit_code == 2  # no scenario
+    assert listed(bootstrap, group) == {(topic, 0): 0, (topic, 1): 3}

@@ -11,6 +11,8 @@ members, no offsets) is an error (exit status 1).
 ``delete`` removes groups without active members, with their committed offsets
 (DeleteGroups); each group deleted is named on stdout, each refused one on stderr with
 Kafka's error (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), and any refusal makes the exit status 1.
+
+``reset-offsets`` is in its own module (``reset_offsets``).
 On a TLS or SASL listener, pass the client settings with ``-X`` (``security.protocol``,
 ``sasl.*``, ...).
 """
@@ -19,13 +21,17 @@ from __future__ import annotations
 
 import click
 
+from tiered_mq.cli import reset_offsets
 from tiered_mq.cli._common import admin_client, admin_options, format_table, reports_errors
 from tiered_mq.client.admin import GroupDescription
 
 
 @click.group("groups")
 def command() -> None:
-    """List consumer groups and show their lag."""
+    """List, describe and delete consumer groups; reset their offsets."""
+
+
+command.add_command(reset_offsets.command)
 
 
 @command.command("list")
@@ -124,7 +130,10 @@ REFUSAL_HINTS = {
 def delete(
     groups: tuple[str, ...], bootstrap: str, properties: tuple[str, ...], timeout: float
 ) -> None:
-    """Delete GROUPS (with their committed offsets); a group with active members is refused."""
+    """Delete GROUPS and their committed offsets.
+
+    A group with active members is refused (NON_EMPTY_GROUP).
+    """
     errors = admin_client(bootstrap, timeout, properties).delete_groups(list(dict.fromkeys(groups)))
     for group, err in errors.items():
         if err is None:

@@ -228,15 +228,23 @@ class Admin:
             raise ClientError.from_kafka_error(tmd.error, f"topic {name}")
         return tmd
 
+    def partitions_for(self, topic: str) -> list[int]:
+        """Partition ids of ``topic``; UNKNOWN_TOPIC_OR_PARTITION if it does not exist."""
+        return sorted(self._topic_metadata(topic).partitions)
+
     def list_offsets(
-        self, partitions: Sequence[TopicPartition], spec: str = "latest"
+        self, partitions: Sequence[TopicPartition], spec: str | int = "latest"
     ) -> dict[TopicPartition, int]:
-        """``spec`` is ``earliest`` (log start offset) or ``latest`` (log end offset)."""
+        """``spec`` is ``earliest`` (log start offset), ``latest`` (log end offset) or a
+        timestamp in ms: the first offset whose record has a timestamp >= it (-1 if none)."""
         if not partitions:
             return {}
-        offset_spec = (
-            ck_admin.OffsetSpec.earliest() if spec == "earliest" else ck_admin.OffsetSpec.latest()
-        )
+        if isinstance(spec, int):
+            offset_spec = ck_admin.OffsetSpec.for_timestamp(spec)
+        elif spec == "earliest":
+            offset_spec = ck_admin.OffsetSpec.earliest()
+        else:
+            offset_spec = ck_admin.OffsetSpec.latest()
         query = {confluent_kafka.TopicPartition(t, p): offset_spec for t, p in partitions}
         futures = self._admin.list_offsets(query, request_timeout=self._timeout)
         return {
@@ -362,17 +370,7 @@ class Admin:
             for m in desc.members
         )
         owner = {tp: m.member_id for m in members for tp in m.assignment}
-        request = [confluent_kafka.ConsumerGroupTopicPartitions(group_id)]
-        offs_future = self._admin.list_consumer_group_offsets(
-            request, request_timeout=self._timeout
-        )
-        context = f"committed offsets of {group_id}"
-        committed_list = self._result(offs_future[group_id], context).topic_partitions
-        committed = {
-            TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None)
-            for tp in committed_list
-            if tp.error is None
-        }
+        committed: dict[TopicPartition, int | None] = dict(self.committed_offsets(group_id))
         for tp in owner:
             committed.setdefault(tp, None)
         ends = self.list_offsets(sorted(committed))
@@ -396,6 +394,32 @@ class Admin:
             members=members,
             offsets=lags,
         )
+
+    def committed_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The group's committed offsets (OffsetFetch of all its partitions)."""
+        request = [confluent_kafka.ConsumerGroupTopicPartitions(group_id)]
+        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self._timeout)
+        found = self._result(futures[group_id], f"committed offsets of {group_id}")
+        return {
+            TopicPartition(tp.topic, tp.partition): tp.offset
+            for tp in found.topic_partitions
+            if tp.error is None and tp.offset >= 0
+        }
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commits ``offsets`` for the group (OffsetCommit, outside any generation): the
+        broker takes them only while the group has no members."""
+        request = confluent_kafka.ConsumerGroupTopicPartitions(
+            group_id,
+            [confluent_kafka.TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+        )
+        futures = self._admin.alter_consumer_group_offsets([request], request_timeout=self._timeout)
+        context = f"alter offsets of {group_id}"
+        for tp in self._result(futures[group_id], context).topic_partitions:
+            if tp.error is not None:
+                raise ClientError.from_kafka_error(
+                    tp.error, f"{context}: {tp.topic}-{tp.partition}"
+                )
 
     def delete_groups(self, group_ids: Sequence[str]) -> dict[str, ClientError | None]:
         """DeleteGroups: each group's error (None when deleted with its committed offsets).
