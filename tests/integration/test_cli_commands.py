@@ -149,3 +149,31 @@ def test_group_offsets_and_lag(bootstrap: str) -> None:
     assert r.stdout.splitlines() == ["m10", "m11", "m12"]
     out = ok(run(bootstrap, "groups", "describe", group)).output
     assert "Total lag: 0" in out
+
+
+def test_consume_prints_timestamps_and_headers(bootstrap: str) -> None:
+    """As kafka-console-consumer.sh: ``CreateTime:MS`` (``LogAppendTime:MS`` on a topic with
+    message.timestamp.type=LogAppendTime), headers ``k1:v1,k2:v2`` or ``NO_HEADERS``."""
+    topic, appended = fresh("hdr"), fresh("hdr-append")
+    ok(run(bootstrap, "topics", "create", topic))
+    ok(run(bootstrap, "topics", "create", appended, "-c", "message.timestamp.type=LogAppendTime"))
+    before = int(time.time() * 1000)
+    for name in (topic, appended):
+        ok(run(bootstrap, "produce", name, "-H", "trace=t-1", "-H", "src=cli", input="a\n"))
+        ok(run(bootstrap, "produce", name, "-K", ":", input="k:b\n"))
+    after = int(time.time() * 1000)
+
+    flags = ("--print-timestamp", "--print-offset", "--print-headers", "--print-key")
+    for name, kind in ((topic, "CreateTime"), (appended, "LogAppendTime")):
+        r = ok(run(bootstrap, "consume", name, "--from-beginning", "-n", "2", *flags))
+        lines = [line.split("\t") for line in r.stdout.splitlines()]
+        assert [line[1:] for line in lines] == [
+            ["0:0", "trace:t-1,src:cli", "null", "a"],
+            ["0:1", "NO_HEADERS", "k", "b"],
+        ]
+        for line in lines:
+            type_name, _, ms = line[0].partition(":")
+            assert type_name == kind and before <= int(ms) <= after
+
+    r = ok(run(bootstrap, "consume", topic, "--from-beginning", "-n", "2", "--print-headers"))
+    assert r.stdout.splitlines() == ["trace:t-1,src:cli\ta", "NO_HEADERS\tb"]

@@ -9,23 +9,26 @@ Where reading starts:
   (``--offset``) or the first record with timestamp >= T ms (``--timestamp``).
 
 With a group, offsets of printed records are committed (at-least-once). Each output line is
-``[partition:offset SEP][key SEP]value``; a null key or value prints as ``null``. The run ends
-after ``--max-messages`` records, after ``--idle-timeout`` seconds without a record (counted
-from the first assignment when joining a group, which takes a few seconds), or on Ctrl-C;
-the count goes to stderr.
+``[CreateTime:MS SEP][partition:offset SEP][k1:v1,k2:v2 SEP][key SEP]value``: the fields of
+``--print-timestamp``, ``--print-offset``, ``--print-headers`` and ``--print-key`` in the
+order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
+The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
+record (counted from the first assignment when joining a group, which takes a few seconds),
+or on Ctrl-C; the count goes to stderr.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 import click
 
 from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
-from tiered_mq.client.record import ConsumedRecord
+from tiered_mq.client.record import TIMESTAMP_TYPE_NAMES, ConsumedRecord
 from tiered_mq.topic_partition import TopicPartition
 
 NULL = b"null"
@@ -33,16 +36,57 @@ JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
 
 
-def format_record(
-    record: ConsumedRecord, print_key: bool, print_offset: bool, separator: bytes
-) -> bytes:
-    parts: list[bytes] = []
-    if print_offset:
-        parts.append(f"{record.partition}:{record.offset}".encode())
-    if print_key:
-        parts.append(NULL if record.key is None else record.key)
-    parts.append(NULL if record.value is None else record.value)
-    return separator.join(parts) + b"\n"
+Field = Callable[[ConsumedRecord], bytes]
+"""One part of an output line."""
+
+
+def _timestamp(record: ConsumedRecord) -> bytes:
+    name = TIMESTAMP_TYPE_NAMES.get(record.timestamp_type)
+    return f"{name}:{record.timestamp_ms}".encode() if name else b"NO_TIMESTAMP"
+
+
+def _position(record: ConsumedRecord) -> bytes:
+    return f"{record.partition}:{record.offset}".encode()
+
+
+def _headers(record: ConsumedRecord) -> bytes:
+    if not record.headers:
+        return b"NO_HEADERS"
+    return b",".join(k.encode() + b":" + (NULL if v is None else v) for k, v in record.headers)
+
+
+def _key(record: ConsumedRecord) -> bytes:
+    return NULL if record.key is None else record.key
+
+
+def _value(record: ConsumedRecord) -> bytes:
+    return NULL if record.value is None else record.value
+
+
+def record_formatter(
+    print_timestamp: bool,
+    print_offset: bool,
+    print_headers: bool,
+    print_key: bool,
+    separator: bytes,
+) -> Field:
+    """The output line of a record, its fields in the console consumer's order: timestamp
+    (``CreateTime:1712345678901``), ``partition:offset``, headers (``k1:v1,k2:v2`` or
+    ``NO_HEADERS``), key, value. The flags are read once here, not per record."""
+    fields: list[Field] = [
+        field
+        for wanted, field in (
+            (print_timestamp, _timestamp),
+            (print_offset, _position),
+            (print_headers, _headers),
+            (print_key, _key),
+        )
+        if wanted
+    ]
+    if not fields:
+        return lambda r: _value(r) + b"\n"
+    fields.append(_value)
+    return lambda r: separator.join([f(r) for f in fields]) + b"\n"
 
 
 def start_offsets(
@@ -96,6 +140,8 @@ def start_offsets(
 )
 @click.option("--print-key", is_flag=True, help="Print the key before the value.")
 @click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
+@click.option("--print-timestamp", is_flag=True, help="Print CreateTime:MS (or LogAppendTime:MS).")
+@click.option("--print-headers", is_flag=True, help="Print headers as k1:v1,k2:v2 (NO_HEADERS).")
 @click.option("--separator", default="\t", show_default="tab", help="Field separator.")
 @property_option
 @reports_errors
@@ -111,6 +157,8 @@ def command(
     idle_timeout: float | None,
     print_key: bool,
     print_offset: bool,
+    print_timestamp: bool,
+    print_headers: bool,
     separator: str,
     properties: tuple[str, ...],
 ) -> None:
@@ -127,7 +175,9 @@ def command(
         extra=parse_kv(properties, "--property"),
     )
     out = click.get_binary_stream("stdout")
-    sep = separator.encode()
+    line = record_formatter(
+        print_timestamp, print_offset, print_headers, print_key, separator.encode()
+    )
     count = 0
     with Consumer(config) as consumer:
         if assign:
@@ -152,7 +202,7 @@ def command(
                     if time.monotonic() - last_data >= limit:
                         break
                     continue
-                out.write(b"".join(format_record(r, print_key, print_offset, sep) for r in records))
+                out.write(b"".join([line(r) for r in records]))
                 out.flush()
                 consumer.ack(*records)
                 count += len(records)

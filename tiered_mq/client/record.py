@@ -1,7 +1,8 @@
 """``ConsumedRecord``: one record as the SDK hands it to application code.
 
 Immutable and detached from librdkafka's ``Message`` (whose accessors are methods and whose
-errors travel in-band). ``timestamp_ms`` is the record's create or log-append time, or -1.
+errors travel in-band). ``timestamp_ms`` is the record's create or log-append time, or -1;
+``timestamp_type`` says which (Kafka's TimestampType ids, as librdkafka reports them).
 
 A ``NamedTuple``, not a frozen dataclass: one is built per record consumed, and a tuple is
 built in about a third of the time (``from_message`` is the SDK consumer's only per-record work).
@@ -13,6 +14,12 @@ from typing import Any, NamedTuple
 
 Headers = tuple[tuple[str, bytes | None], ...]
 
+NO_TIMESTAMP_TYPE = 0
+CREATE_TIME = 1
+LOG_APPEND_TIME = 2
+TIMESTAMP_TYPE_NAMES = {CREATE_TIME: "CreateTime", LOG_APPEND_TIME: "LogAppendTime"}
+"""Kafka's names of the timestamp types (``TimestampType.toString``)."""
+
 
 class ConsumedRecord(NamedTuple):
     topic: str
@@ -22,6 +29,7 @@ class ConsumedRecord(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: Headers = ()
+    timestamp_type: int = CREATE_TIME
 
     def header(self, name: str) -> bytes | None:
         """Value of the last header called ``name`` (Kafka allows repeats), else None."""
@@ -33,7 +41,7 @@ class ConsumedRecord(NamedTuple):
     @classmethod
     def from_message(cls, msg: Any) -> ConsumedRecord:
         """From a ``confluent_kafka.Message`` that carries no error."""
-        _ts_type, ts = msg.timestamp()
+        ts_type, ts = msg.timestamp()
         raw_headers = msg.headers()  # a list of (name, value) tuples, or None
         return cls(
             msg.topic(),
@@ -43,4 +51,5 @@ class ConsumedRecord(NamedTuple):
             msg.key(),
             msg.value(),
             tuple(raw_headers) if raw_headers else (),
+            ts_type,
         )
