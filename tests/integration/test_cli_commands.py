@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -177,3 +180,32 @@ def test_consume_prints_timestamps_and_headers(bootstrap: str) -> None:
 
     r = ok(run(bootstrap, "consume", topic, "--from-beginning", "-n", "2", "--print-headers"))
     assert r.stdout.splitlines() == ["trace:t-1,src:cli\ta", "NO_HEADERS\tb"]
+
+
+def test_consume_into_a_closed_pipe_ends_quietly(bootstrap: str) -> None:
+    """``tiered-mq consume ... | head -n 3``: once head exits, the next write finds stdout
+    closed; the command ends with status 0, its count and no traceback, and commits what it
+    wrote before (as on Ctrl-C)."""
+    topic, group = fresh("pipe"), fresh("pipe-group")
+    ok(run(bootstrap, "topics", "create", topic))
+    ok(run(bootstrap, "produce", topic, input="".join(f"{i:0100d}\n" for i in range(5000))))
+
+    command = [sys.executable, "-m", "tiered_mq", "consume", topic, "-g", group]
+    env = {**os.environ, "TIERED_MQ_BOOTSTRAP": bootstrap}
+    consume = subprocess.Popen(
+        [*command, "--from-beginning"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert consume.stdout is not None and consume.stderr is not None
+    head = subprocess.run(["head", "-n", "3"], stdin=consume.stdout, capture_output=True)
+    consume.stdout.close()
+    assert consume.wait(timeout=60) == 0
+    stderr = consume.stderr.read().decode()
+    assert head.stdout.decode().splitlines() == [f"{i:0100d}" for i in range(3)]
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+    processed = int(stderr.split("Processed a total of ")[1].split()[0])
+    assert 3 <= processed < 5000
+
+    out = ok(run(bootstrap, "groups", "describe", group)).output
+    assert next(line.split() for line in out.splitlines() if line.startswith(topic))[2] == str(
+        processed
+    )

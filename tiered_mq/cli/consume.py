@@ -14,11 +14,15 @@ With a group, offsets of printed records are committed (at-least-once). Each out
 order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
-or on Ctrl-C; the count goes to stderr.
+on Ctrl-C, or when stdout's reader goes away (``| head``: exit status 0, no traceback);
+the count goes to stderr. Offsets of the records written before are committed.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -87,6 +91,20 @@ def record_formatter(
         return lambda r: _value(r) + b"\n"
     fields.append(_value)
     return lambda r: separator.join([f(r) for f in fields]) + b"\n"
+
+
+def discard_stdout() -> None:
+    """Points stdout at /dev/null once its reader has gone, so that nothing written later
+    (Python flushes stdout at exit) fails again with EPIPE."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return  # not a file (a test's captured output): nothing will flush into a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def start_offsets(
@@ -209,4 +227,6 @@ def command(
                 last_data = time.monotonic()
         except KeyboardInterrupt:
             pass
+        except BrokenPipeError:  # the reader went away (| head): the end, as for Unix tools
+            discard_stdout()
     click.echo(f"Processed a total of {count} messages", err=True)
