@@ -297,3 +297,30 @@ async def test_scram_credentials_survive_the_session(coordinators: Coordinators)
     assert again.scram_users() == ["carol"]
     assert again.scram_credentials("carol") == {"SCRAM-SHA-256": cred}
     assert again.scram_credentials("nobody") == {}
+
+
+async def test_dynamic_broker_configs_live_in_kafkas_broker_znodes(
+    coordinators: Coordinators,
+) -> None:
+    """``/config/brokers/<default>`` and ``/config/brokers/<id>`` with Kafka's JSON, seen by
+    another coordinator through its watches and by a new session; empty removes the znode."""
+    a = await coordinators.open(1)
+    b = await coordinators.open(2)
+    await a.set_broker_configs("<default>", {"log.retention.ms": "86400000"})
+    await a.set_broker_configs("1", {"message.max.bytes": "2000000"})
+    assert a.broker_configs("<default>") == {"log.retention.ms": "86400000"}  # at once
+    await eventually(lambda: b.broker_configs("1") == {"message.max.bytes": "2000000"})
+    zk = kazoo_client(coordinators.connect)
+    try:
+        assert json.loads(zk.get("/config/brokers/<default>")[0]) == {
+            "version": 1,
+            "config": {"log.retention.ms": "86400000"},
+        }
+        await a.set_broker_configs("1", {})
+        assert zk.exists("/config/brokers/1") is None
+        await eventually(lambda: b.broker_configs("1") == {})
+    finally:
+        zk.stop()
+    await a.close()
+    again = await coordinators.open(1)
+    assert again.broker_configs("<default>") == {"log.retention.ms": "86400000"}

@@ -1,5 +1,5 @@
-"""The coordination seam: topics, brokers, partition state, producer id blocks and the SCRAM
-credentials of users.
+"""The coordination seam: topics, brokers, partition state, producer id blocks, the SCRAM
+credentials of users and dynamic broker configs.
 
 A :class:`Coordinator` is the single source of truth for cluster metadata. Two implementations
 share this interface: :mod:`tiered_mq.coordination.embedded` (one process, a JSON file in the
@@ -113,6 +113,16 @@ class Coordinator(Protocol):
     async def alter_scram_credentials(self, changes: dict[str, dict[str, str | None]]) -> None:
         """Apply ``user -> mechanism -> credential string`` (None deletes that mechanism; a
         missing one is no error) to every user at once, durably: all or nothing."""
+        ...
+
+    # dynamic broker configs (Kafka's /config/brokers/<entity>)
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        """The dynamic configs of ``entity`` (``<default>``: cluster-wide; else a broker id),
+        by broker config name; empty when none are set."""
+        ...
+
+    async def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of ``entity`` durably (empty: remove them all)."""
         ...
 
 

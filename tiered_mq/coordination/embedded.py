@@ -8,12 +8,15 @@ File ``<data_dir>/cluster.json``::
      "brokers": {"0": {"host": ..., "port": ..., "rack": null}},
      "topics": {"name": {"topic_id": hex, "partitions": n, "configs": {k: v}}},
      "partitions": {"topic-0": {"leader": 0, "leader_epoch": 0, "isr": [0], "replicas": [0]}},
-     "users": {"alice": {"SCRAM-SHA-256": "salt=..,stored_key=..,server_key=..,iterations=4096"}}}
+     "users": {"alice": {"SCRAM-SHA-256": "salt=..,stored_key=..,server_key=..,iterations=4096"}},
+     "broker_configs": {"<default>": {"log.retention.ms": "86400000"}, "0": {...}}}
 
 ``users`` holds each user's config as Kafka's ``/config/users/<user>`` znode does: mechanism
 name -> credential string (broker/scram_credentials.py), only salts and derived keys; a user
-whose last credential is deleted is dropped. A file written before ``users`` existed reads as
-having none.
+whose last credential is deleted is dropped. ``broker_configs`` holds the dynamic broker configs
+as Kafka's ``/config/brokers/<entity>`` znodes do (``<default>``: cluster-wide; else a broker
+id); an entity left without configs is dropped. A file written before ``users`` or
+``broker_configs`` existed reads as having none.
 
 Every write rewrites the whole file atomically: write ``cluster.json.tmp``, fsync it, rename over
 ``cluster.json``, fsync the directory. A crash leaves either the old or the new file, never a
@@ -60,6 +63,7 @@ def _new_state() -> dict[str, Any]:
         "topics": {},
         "partitions": {},
         "users": {},
+        "broker_configs": {},
     }
 
 
@@ -96,6 +100,7 @@ class EmbeddedCoordinator:
         if state.get("version") != VERSION:
             raise ValueError(f"{self._path}: unsupported version {state.get('version')}")
         state.setdefault("users", {})
+        state.setdefault("broker_configs", {})
         return state
 
     @property
@@ -246,6 +251,19 @@ class EmbeddedCoordinator:
                 apply_scram_changes(config, mechanisms)
                 if not config:
                     del state["users"][user]
+
+        await self._update(change)
+
+    # dynamic broker configs -----------------------------------------------------------------
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        return dict(self._state["broker_configs"].get(entity, {}))
+
+    async def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
+        def change(state: dict[str, Any]) -> None:
+            if configs:
+                state["broker_configs"][entity] = dict(configs)
+            else:
+                state["broker_configs"].pop(entity, None)
 
         await self._update(change)
 

@@ -2,9 +2,10 @@
 
 What it holds: live brokers (``/brokers/ids``), the controller (``/controller``), each topic's
 id and replica assignment (``/brokers/topics/<t>``), its config (``/config/topics/<t>``), each
-partition's state (``.../partitions/<p>/state``) and each user's config (``/config/users/<u>``,
-where the SCRAM credentials are). kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves
-after a reconnect, so the view catches up after a new session too.
+partition's state (``.../partitions/<p>/state``), each user's config (``/config/users/<u>``,
+where the SCRAM credentials are) and the dynamic broker configs (``/config/brokers/<entity>``).
+kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves after a reconnect, so the view
+catches up after a new session too.
 
 Threads: watch callbacks run in kazoo's callback thread and the coordinator's writes in worker
 threads; both go through the ``set_*`` methods, which replace a whole dict under one lock
@@ -50,6 +51,7 @@ class MetadataView:
         self._configs: dict[str, dict[str, str]] = {}
         self._states: dict[TopicPartition, PartitionState] = {}
         self._users: dict[str, dict[str, str]] = {}  # user -> its config (SCRAM credentials)
+        self._broker_configs: dict[str, dict[str, str]] = {}  # <default> or id -> its config
         self._watched: set[str] = set()  # znodes with a DataWatch (one each, for good)
 
     def watch(self) -> None:
@@ -58,6 +60,7 @@ class MetadataView:
         ChildrenWatch(self._client, znodes.TOPICS, self._on_topics)
         DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
         ChildrenWatch(self._client, znodes.USER_CONFIGS, self._on_users)
+        ChildrenWatch(self._client, znodes.BROKER_CONFIGS, self._on_broker_configs)
 
     # reads (any thread) -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -90,7 +93,15 @@ class MetadataView:
     def user_config(self, user: str) -> dict[str, str]:
         return dict(self._users.get(user, {}))
 
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        return dict(self._broker_configs.get(entity, {}))
+
     # writes (kazoo's callback thread, or a worker thread after a ZooKeeper write) --------------
+    def set_broker_configs(self, entity: str, config: dict[str, str] | None) -> None:
+        """Set (None or empty: drop) the dynamic configs of ``entity``."""
+        with self._lock:
+            self._broker_configs = _replaced(self._broker_configs, entity, config or None)
+
     def set_user_config(self, user: str, config: dict[str, str] | None) -> None:
         """Set (None or empty: drop) a user's config."""
         with self._lock:
@@ -160,12 +171,22 @@ class MetadataView:
             )
 
     def _on_users(self, children: list[str]) -> None:
+        paths = {f"{znodes.USER_CONFIGS}/{c}": znodes.desanitize(c) for c in children}
+        self._watch_entity_configs(paths, self.set_user_config)
+
+    def _on_broker_configs(self, children: list[str]) -> None:
+        paths = {znodes.broker_config(c): c for c in children}
+        self._watch_entity_configs(paths, self.set_broker_configs)
+
+    def _watch_entity_configs(
+        self, paths: dict[str, str], apply: Callable[[str, dict[str, str] | None], None]
+    ) -> None:
+        """A DataWatch on each config znode of ``paths`` (znode -> entity) not yet watched."""
         with self._lock:
-            paths = {f"{znodes.USER_CONFIGS}/{c}": znodes.desanitize(c) for c in children}
-            new = {path: user for path, user in paths.items() if path not in self._watched}
+            new = {path: name for path, name in paths.items() if path not in self._watched}
             self._watched.update(new)
-        for path, user in new.items():
-            set_config = functools.partial(self.set_user_config, user)
+        for path, name in new.items():
+            set_config = functools.partial(apply, name)
             DataWatch(self._client, path, _watcher(path, znodes.decode_entity_config, set_config))
 
 

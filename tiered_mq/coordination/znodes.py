@@ -19,6 +19,7 @@ path                                        data                                
 ``/config/users/<sanitized user>``          ``{"version":1,"config":{"SCRAM-SHA-256":    persistent
                                             "salt=..,stored_key=..,server_key=..,
                                             iterations=N"}}``
+``/config/brokers/<default>``, ``/<id>``     ``{"version":1,"config":{name: value}}``     persistent
 ``/latest_producer_id_block``               ``{"version":1,"broker":N,                   persistent
                                             "block_start":"S","block_end":"E"}``
 =========================================== ============================================ =========
@@ -30,8 +31,11 @@ hex digits, converted here. ``block_end`` is inclusive, as in Kafka.
 A user's znode name is the user name sanitized as Kafka's ``Sanitizer`` does: UTF-8,
 percent-encoded except ASCII letters, digits and ``.-_`` (a space is ``%20``, ``*`` is ``%2A``).
 Its config may hold other keys (Kafka keeps client quotas there); they are kept as they are.
-The credential string is broker/scram_credentials.py's. Kafka's change notifications
-(``/config/changes``) are not written: brokers here watch the user znodes themselves.
+The credential string is broker/scram_credentials.py's. ``/config/brokers/<default>`` holds the
+cluster-wide dynamic broker configs, ``/config/brokers/<id>`` one broker's (by broker config
+name, broker/dynamic_config.py); a znode whose last config is deleted is deleted. Kafka's change
+notifications (``/config/changes``) are not written: brokers here watch the user and broker
+config znodes themselves.
 """
 
 from __future__ import annotations
@@ -52,9 +56,17 @@ BROKER_IDS: Final = "/brokers/ids"
 TOPICS: Final = "/brokers/topics"
 TOPIC_CONFIGS: Final = "/config/topics"
 USER_CONFIGS: Final = "/config/users"
+BROKER_CONFIGS: Final = "/config/brokers"
 PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
 # created at start (empty) so that watches and children lists never meet a missing parent
-PERSISTENT_PARENTS: Final = (BROKER_IDS, TOPICS, TOPIC_CONFIGS, USER_CONFIGS, "/cluster")
+PERSISTENT_PARENTS: Final = (
+    BROKER_IDS,
+    TOPICS,
+    TOPIC_CONFIGS,
+    USER_CONFIGS,
+    BROKER_CONFIGS,
+    "/cluster",
+)
 
 
 def broker(node_id: int) -> str:
@@ -83,6 +95,11 @@ def topic_config(name: str) -> str:
 
 def user_config(user: str) -> str:
     return f"{USER_CONFIGS}/{sanitize(user)}"
+
+
+def broker_config(entity: str) -> str:
+    """``<default>`` or a broker id: Kafka writes both unsanitized."""
+    return f"{BROKER_CONFIGS}/{entity}"
 
 
 def sanitize(name: str) -> str:
@@ -195,8 +212,9 @@ def decode_partition_state(data: bytes) -> PartitionState:
 
 
 def encode_entity_config(config: dict[str, str]) -> bytes:
-    """A topic's or a user's config znode (``/config/topics/<t>``, ``/config/users/<u>``):
-    Kafka writes both entity types in one format."""
+    """A topic's, a user's or a broker's config znode (``/config/topics/<t>``,
+    ``/config/users/<u>``, ``/config/brokers/<b>``): Kafka writes every entity type in one
+    format."""
     return _dump({"version": 1, "config": dict(config)})
 
 

@@ -15,7 +15,8 @@ assignment's version, so a crash or a concurrent admin never leaves half a topic
 blocks are claimed with a conditional set on ``/latest_producer_id_block`` (retried on a
 concurrent claim), so no id is handed out twice by any broker. SCRAM credentials of several
 users change in one transaction that checks each user znode's version (read-modify-write of
-its config, retried on a concurrent change).
+its config, retried on a concurrent change). Dynamic broker configs replace their entity's
+znode (``/config/brokers/<default>`` or ``/<id>``) in one write.
 
 Sessions: the broker registration ``/brokers/ids/<id>`` and ``/controller`` are ephemeral. The
 first broker to create ``/controller`` is the controller, and bumps ``/controller_epoch``; when
@@ -443,6 +444,23 @@ class ZooKeeperCoordinator:
         elif config:
             txn.create(path, znodes.encode_entity_config(config))
         return config
+
+    # dynamic broker configs -----------------------------------------------------------------
+    def broker_configs(self, entity: str) -> dict[str, str]:
+        return self._view.broker_configs(entity)
+
+    async def set_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
+        path = znodes.broker_config(entity)
+
+        def write() -> None:
+            if configs:
+                self._set_or_create(path, znodes.encode_entity_config(configs))
+            else:
+                with contextlib.suppress(NoNodeError):
+                    self._client.delete(path)
+
+        await self._call(write)
+        self._view.set_broker_configs(entity, dict(configs))
 
     # helpers --------------------------------------------------------------------------------
     def _replicas_for(self, replicas: list[list[int]], index: int) -> list[int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,29 @@ async def test_concurrent_creates_of_one_topic(tmp_path: Path) -> None:
     )
     assert sum(not isinstance(r, Exception) for r in results) == 1
     assert all(isinstance(r, TopicAlreadyExistsError) for r in results if isinstance(r, Exception))
+
+
+async def test_dynamic_broker_configs_survive_reopen(tmp_path: Path) -> None:
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    assert c.broker_configs("<default>") == {}
+    await c.set_broker_configs("<default>", {"log.retention.ms": "86400000"})
+    await c.set_broker_configs("0", {"message.max.bytes": "2000000"})
+    await c.close()
+    again = EmbeddedCoordinator(tmp_path)
+    await again.start()
+    assert again.broker_configs("<default>") == {"log.retention.ms": "86400000"}
+    assert again.broker_configs("0") == {"message.max.bytes": "2000000"}
+    await again.set_broker_configs("0", {})  # the last config gone: the entity too
+    assert "0" not in json.loads((tmp_path / FILE_NAME).read_text())["broker_configs"]
+    assert again.broker_configs("0") == {}
+
+
+async def test_a_file_from_before_broker_configs_reads_as_none(tmp_path: Path) -> None:
+    c = EmbeddedCoordinator(tmp_path)
+    await c.start()
+    path = tmp_path / FILE_NAME
+    state = json.loads(path.read_text())
+    del state["broker_configs"]
+    path.write_text(json.dumps(state))
+    assert EmbeddedCoordinator(tmp_path).broker_configs("<default>") == {}
