@@ -642,6 +642,41 @@ def test_java_admin_topics_and_configs(java: Java, shared_broker: BrokerProcess)
     assert a[18]["error"] == "UnknownTopicOrPartitionException"
 
 
+def test_java_admin_dynamic_broker_configs(java: Java, broker: BrokerProcess) -> None:
+    """incrementalAlterConfigs on ConfigResource(BROKER, "") (kafka-configs.sh --entity-default)
+    and (BROKER, "0") (--entity-name 0), seen by describeConfigs with Kafka's sources."""
+    ops = [
+        "create dyn 1",
+        "set-config broker: log.retention.ms=86400000 message.max.bytes=2000000",
+        "describe-configs topic:dyn",
+        "describe-configs broker:",
+        "set-config broker:0 log.retention.ms=7200000",
+        "describe-configs topic:dyn",
+        "set-config broker: num.partitions=3",
+        "delete-config broker:0 log.retention.ms",
+        "describe-configs broker:0",
+    ]
+    a = java.admin(broker, *ops)
+    assert a[1]["ok"] is True
+    topic = a[2]["ok"]
+    assert (topic["retention.ms"]["value"], topic["retention.ms"]["source"]) == (
+        "86400000",
+        "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    )
+    assert topic["max.message.bytes"]["value"] == "2000000"
+    assert {k: (v["value"], v["source"]) for k, v in a[3]["ok"].items()} == {
+        "log.retention.ms": ("86400000", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+        "message.max.bytes": ("2000000", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+    }
+    assert a[4]["ok"] is True
+    assert a[5]["ok"]["retention.ms"]["source"] == "DYNAMIC_BROKER_CONFIG"
+    assert a[6]["error"] == "InvalidRequestException"
+    assert "Cannot update these configs dynamically: [num.partitions]" in a[6]["message"]
+    assert a[7]["ok"] is True
+    listed = a[8]["ok"]["log.retention.ms"]
+    assert (listed["value"], listed["source"]) == ("86400000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+
+
 def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: BrokerProcess) -> None:
     """listOffsets (earliest, latest, forTimestamp), deleteRecords, and a group with committed
     offsets through listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,

@@ -1,7 +1,8 @@
 """Broker: wires the services of one broker process together and runs them.
 
-Start order: data dir lock -> coordinator -> cold tier (remote_tier.py; an uploader starts as
-each tiered partition opens) -> replica manager (opens and recovers every partition) -> TCP
+Start order: data dir lock -> coordinator -> dynamic broker configs (kept by the coordinator,
+broker/dynamic_config.py) -> cold tier (remote_tier.py; an uploader starts as each tiered
+partition opens) -> replica manager (opens and recovers every partition) -> TCP
 server (binds; port 0 picks a free one) -> broker registration -> group coordinator ->
 transaction coordinator (loads ``__transaction_state``) -> metrics endpoint. ``close()`` runs it
 backwards: stop accepting and drop connections, close the transaction and group coordinators,
@@ -159,6 +160,7 @@ class Broker:
         self.authorizer = Authorizer.from_config(self.config, FileAclStore(self.config.data_dir))
         await self.coordinator.start()
         self._refuse_other_brokers()
+        self.topic_registry.dynamic_configs.load()
         self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()

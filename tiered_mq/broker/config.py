@@ -11,6 +11,12 @@
   ``log.roll.hours`` in ``TIME_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
 
+The broker names of topic configs (``TOPIC_SYNONYMS``' keys) may also be changed while the
+broker runs (broker/dynamic_config.py): ``dynamic_default`` holds the cluster-wide dynamic
+defaults and ``dynamic_broker`` this broker's own, each by broker name. ``topic_defaults``
+resolves them as Kafka does: this broker's dynamic value, else the cluster-wide dynamic
+default, else ``--config``, else (absent here) Kafka's default in ``LogConfig``.
+
 Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them, and
 ``check_values`` (when a ``Broker`` is made) refuses a value its setting's type cannot take.
 """
@@ -96,6 +102,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
 TOPIC_SYNONYMS: Final[dict[str, str]] = {
     "log.segment.bytes": "segment.bytes",
     "log.roll.ms": "segment.ms",
+    "log.roll.jitter.ms": "segment.jitter.ms",
     "log.retention.ms": "retention.ms",
     "log.retention.bytes": "retention.bytes",
     "log.cleanup.policy": "cleanup.policy",
@@ -110,10 +117,21 @@ TOPIC_SYNONYMS: Final[dict[str, str]] = {
     "log.cleaner.min.cleanable.ratio": "min.cleanable.dirty.ratio",
     "log.cleaner.delete.retention.ms": "delete.retention.ms",
     "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+    "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
+    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
+    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    "log.preallocate": "preallocate",
     "message.max.bytes": "max.message.bytes",
     "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
     "min.insync.replicas": "min.insync.replicas",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
+#: the cluster-wide level of dynamic broker configs (Kafka's ``/config/brokers/<default>``);
+#: one broker's level is named by its ``broker.id``
+DEFAULT_BROKER_ENTITY: Final = "<default>"
 
 #: broker config in hours or minutes -> (the topic config it defaults, ms per unit); in Kafka
 #: ``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``.hours``
@@ -155,19 +173,47 @@ class BrokerConfig:
         self.s3_endpoint = s3_endpoint
         self.props: dict[str, str] = dict(BROKER_DEFAULTS)
         self.overridden: set[str] = set()
-        self.topic_defaults: dict[str, str] = {}
+        self.static_topic_defaults: dict[str, str] = {}
+        self.dynamic_default: dict[str, str] = {}  # cluster-wide dynamic, by broker name
+        self.dynamic_broker: dict[str, str] = {}  # this broker's dynamic, by broker name
         for key, value in (overrides or {}).items():
             self.set(key, value)
-        in_ms = set(self.topic_defaults)
+        in_ms = set(self.static_topic_defaults)
         for key, (topic_key, unit) in TIME_SYNONYMS.items():  # minutes after hours: they win
             value = self.props.get(key, "")
             if topic_key not in in_ms and value.strip().lstrip("-").isdigit():
-                self.topic_defaults[topic_key] = str(max(-1, int(value) * unit))  # < 0: forever
+                forever_or_ms = str(max(-1, int(value) * unit))  # < 0: forever
+                self.static_topic_defaults[topic_key] = forever_or_ms
         self.props["log.dirs"] = str(self.data_dir)
+
+    @property
+    def topic_defaults(self) -> dict[str, str]:
+        """The broker's defaults of topic configs, by topic name (module docstring)."""
+        return self.topic_defaults_with(self.dynamic_default, self.dynamic_broker)
+
+    def topic_defaults_with(
+        self, dynamic_default: dict[str, str], dynamic_broker: dict[str, str]
+    ) -> dict[str, str]:
+        """``topic_defaults`` if the dynamic levels were these (broker names)."""
+        out = dict(self.static_topic_defaults)
+        for layer in (dynamic_default, dynamic_broker):  # the more specific one last
+            out.update({TOPIC_SYNONYMS[k]: v for k, v in layer.items() if k in TOPIC_SYNONYMS})
+        return out
+
+    def dynamic_layer(self, entity: str) -> dict[str, str]:
+        """The dynamic configs of ``entity``: ``DEFAULT_BROKER_ENTITY`` or this broker's id."""
+        return self.dynamic_default if entity == DEFAULT_BROKER_ENTITY else self.dynamic_broker
+
+    def set_dynamic(self, entity: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of ``entity`` (validated by the caller)."""
+        if entity == DEFAULT_BROKER_ENTITY:
+            self.dynamic_default = dict(configs)
+        else:
+            self.dynamic_broker = dict(configs)
 
     def set(self, key: str, value: str) -> None:
         if key in TOPIC_SYNONYMS:
-            self.topic_defaults[TOPIC_SYNONYMS[key]] = value
+            self.static_topic_defaults[TOPIC_SYNONYMS[key]] = value
         if (
             key in BROKER_DEFAULTS
             or key in TOPIC_SYNONYMS
@@ -177,7 +223,7 @@ class BrokerConfig:
             self.props[key] = value
             self.overridden.add(key)
         else:
-            self.topic_defaults[key] = value
+            self.static_topic_defaults[key] = value
 
     def check_values(self) -> None:
         """``ValueError`` for a broker config given a value its type refuses: a number setting
@@ -195,10 +241,15 @@ class BrokerConfig:
         return self.get_int("broker.id")
 
     def get(self, key: str, default: str | None = None) -> str | None:
-        return self.props.get(key, default)
+        """The effective value: this broker's dynamic one, the cluster-wide dynamic one, the
+        static one (``--config`` or the default)."""
+        for layer in (self.dynamic_broker, self.dynamic_default, self.props):
+            if key in layer:
+                return layer[key]
+        return default
 
     def get_int(self, key: str, default: int | None = None) -> int:
-        value = self.props.get(key)
+        value = self.get(key)
         if value is None:
             if default is None:
                 raise KeyError(key)
@@ -209,7 +260,7 @@ class BrokerConfig:
             raise ValueError(f"broker config {key}={value!r} is not an integer") from None
 
     def get_bool(self, key: str, default: bool = False) -> bool:
-        value = self.props.get(key)
+        value = self.get(key)
         if value is None:
             return default
         return value.strip().lower() == "true"

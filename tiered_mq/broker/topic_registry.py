@@ -11,6 +11,8 @@ auto-creation) goes through here so that the checks are the same everywhere:
 - manual replica assignments (CreateTopics, CreatePartitions): Kafka's
   ``validateManualPartitionAssignment`` (INVALID_REPLICA_ASSIGNMENT: no empty list, only live
   brokers, none twice, every partition with as many replicas as the others), stored as given;
+- broker configs changed at runtime (broker/dynamic_config.py, ``set_broker_configs``) change
+  under the same lock as topics, so a topic is always checked against the defaults it gets;
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
   ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
@@ -29,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.dynamic_config import DynamicBrokerConfigs, Update
 from tiered_mq.broker.remote_tier import tierable_topic, tiered_storage_enabled
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.topic_names import colliding_topic, validate_topic_name
@@ -113,6 +116,9 @@ class TopicRegistry:
         self.coordinator = coordinator
         self.replica_manager = replica_manager
         self._lock = asyncio.Lock()
+        self.dynamic_configs = DynamicBrokerConfigs(
+            config, coordinator, replica_manager, self._lock
+        )
         # awaited with the name of each deleted topic (the group coordinator drops its offsets)
         self.on_topic_deleted: list[Callable[[str], Awaitable[None]]] = []
 
@@ -203,8 +209,8 @@ class TopicRegistry:
             replicas = self._manual_replicas(assignments, None)
         else:
             replicas = self._replicas(partitions, replication_factor)
-        self.validate_configs(configs)
         async with self._lock:
+            self.validate_configs(configs)  # under the lock: against the current defaults
             existing = self.coordinator.list_topics()
             if name in existing:
                 raise TopicAlreadyExistsError(f"topic '{name}' already exists")
@@ -279,8 +285,8 @@ class TopicRegistry:
 
     async def set_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
-        self.validate_configs(configs)
         async with self._lock:
+            self.validate_configs(configs)
             meta = self.coordinator.get_topic(name)
             if meta is None:
                 raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
@@ -294,6 +300,14 @@ class TopicRegistry:
             await self.coordinator.set_topic_configs(name, configs)
             self.replica_manager.reconfigure_topic(name, configs)
         await self.publish_topic_manifest(name)
+
+    async def set_broker_configs(self, entity: str, update: Update, validate_only: bool) -> None:
+        """Replace the dynamic broker configs of ``entity`` (``<default>`` or this broker's id)
+        with ``update(current)``; every topic without its own override takes the new values at
+        once."""
+        await self.dynamic_configs.alter(entity, update, validate_only)
+        if not validate_only:
+            await self.publish_topic_manifests()  # they carry the effective configs
 
     # the bucket's copy of topic metadata ------------------------------------------------------
     async def publish_topic_manifest(self, name: str) -> None:

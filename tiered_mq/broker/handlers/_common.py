@@ -31,6 +31,7 @@ _T = TypeVar("_T")
 
 NONE = 0
 TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
 
 
 class _LogThrottle:
@@ -103,11 +104,15 @@ def outcome(error: BaseException | None) -> dict[str, Any]:
     return {"error_code": error_code(error), "error_message": error_message(error)}
 
 
-async def alter_topic_configs(
-    request: dict[str, Any], alter: Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+Alter = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+
+
+async def alter_resource_configs(
+    request: dict[str, Any], alter_topic: Alter, alter_broker: Alter
 ) -> dict[str, Any]:
-    """The (Incremental)AlterConfigs response: ``alter(topic, configs)`` per topic resource;
-    broker resources are read-only (INVALID_REQUEST)."""
+    """The (Incremental)AlterConfigs response: ``alter_topic(topic, configs)`` per topic
+    resource, ``alter_broker(name, configs)`` per broker resource (name empty: the cluster-wide
+    default); other resource types are INVALID_REQUEST."""
     responses = []
     for r in request["resources"]:
         result: dict[str, Any] = {
@@ -117,9 +122,12 @@ async def alter_topic_configs(
             "resource_name": r["resource_name"],
         }
         try:
-            if r["resource_type"] != TOPIC_RESOURCE:
-                raise InvalidRequestError("only topic configs can be altered")
-            await alter(r["resource_name"], r["configs"])
+            if r["resource_type"] == TOPIC_RESOURCE:
+                await alter_topic(r["resource_name"], r["configs"])
+            elif r["resource_type"] == BROKER_RESOURCE:
+                await alter_broker(r["resource_name"], r["configs"])
+            else:
+                raise InvalidRequestError(f"Unknown resource type {r['resource_type']}")
         except Exception as e:
             result["error_code"] = error_code(e)
             result["error_message"] = error_message(e)

@@ -1,7 +1,10 @@
-"""AlterConfigs (33), v0-1: replaces a topic's overrides with the given set (Kafka's
-non-incremental semantics: keys not listed return to their defaults). Values are validated
-through ``LogConfig.from_properties`` (INVALID_CONFIG naming the key). Broker resources are
-read-only here (INVALID_REQUEST)."""
+"""AlterConfigs (33), v0-1: replaces a resource's configs with the given set (Kafka's
+non-incremental semantics: keys not listed return to the level below).
+
+A topic's overrides are validated through ``LogConfig.from_properties`` (INVALID_CONFIG naming
+the key). A broker resource (empty name: the cluster-wide default; else this broker's id)
+replaces that level's dynamic broker configs (broker/dynamic_config.py), with ALTER_CONFIGS on
+the cluster."""
 
 from __future__ import annotations
 
@@ -9,7 +12,12 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import alter_topic_configs, require_topic
+from tiered_mq.broker.dynamic_config import entity_of
+from tiered_mq.broker.handlers._common import (
+    alter_resource_configs,
+    require_cluster,
+    require_topic,
+)
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS
@@ -17,10 +25,17 @@ API_KEY = ApiKey.ALTER_CONFIGS
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
+    registry = ctx.broker.topic_registry
 
-    async def alter(name: str, entries: list[dict[str, Any]]) -> None:
+    async def alter_topic(name: str, entries: list[dict[str, Any]]) -> None:
         require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
         configs = {c["name"]: c["value"] for c in entries}
-        await ctx.broker.topic_registry.set_configs(name, configs, validate_only)
+        await registry.set_configs(name, configs, validate_only)
 
-    return await alter_topic_configs(request, alter)
+    async def alter_broker(name: str, entries: list[dict[str, Any]]) -> None:
+        require_cluster(ctx, AclOperation.ALTER_CONFIGS)
+        entity = entity_of(name, ctx.broker.config.node_id)
+        configs = {c["name"]: c["value"] for c in entries}
+        await registry.set_broker_configs(entity, lambda _current: configs, validate_only)
+
+    return await alter_resource_configs(request, alter_topic, alter_broker)

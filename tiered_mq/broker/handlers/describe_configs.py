@@ -1,12 +1,17 @@
 """DescribeConfigs (32), v1-3: topic (resource type 2) and broker (4) configs by Kafka name.
 
 Topic configs resolve as Kafka's do: the topic's own override (source DYNAMIC_TOPIC_CONFIG 1),
-else the broker's default for it from ``--config`` (STATIC_BROKER_CONFIG 4), else Kafka's
-default (DEFAULT_CONFIG 5). With ``include_synonyms`` a topic config lists that chain, most
-specific first, the broker's entries under the broker's name (``log.retention.ms``), as
-Kafka's ``kafka-configs.sh --describe --all`` shows. Broker configs are STATIC_BROKER_CONFIG
-when set on the command line, else DEFAULT_CONFIG, and read-only. ``configuration_keys``
-(null = all) filters the answer.
+else this broker's dynamic value of the broker default (DYNAMIC_BROKER_CONFIG 2), else the
+cluster-wide dynamic one (DYNAMIC_DEFAULT_BROKER_CONFIG 3), else ``--config``
+(STATIC_BROKER_CONFIG 4), else Kafka's default (DEFAULT_CONFIG 5); broker/dynamic_config.py.
+With ``include_synonyms`` a config lists that chain, most specific first, the broker's entries
+under the broker's name (``log.retention.ms``; ``log.retention.hours`` too when that was set),
+as Kafka's ``kafka-configs.sh --describe --all`` shows.
+
+The broker resource named by this broker's id lists every broker config (the dynamic ones too,
+read-only false) resolved the same way from level 2 down; the one with an empty name (the
+cluster-wide default, ``--entity-default``) lists only the configs set at that level, as Kafka
+does. ``configuration_keys`` (null = all) filters the answer.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.acl.binding import AclOperation
-from tiered_mq.broker.config import TOPIC_SYNONYMS
+from tiered_mq.broker.config import BROKER_DEFAULTS, TIME_SYNONYMS, TOPIC_SYNONYMS, BrokerConfig
 from tiered_mq.broker.context import RequestContext
+from tiered_mq.broker.dynamic_config import DYNAMIC_CONFIGS, entity_of
 from tiered_mq.broker.handlers._common import (
     error_code,
     error_message,
@@ -24,10 +30,7 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
 )
 from tiered_mq.broker.listener import is_sensitive
-from tiered_mq.errors import (
-    InvalidRequestError,
-    UnknownTopicOrPartitionError,
-)
+from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.hot import log_config
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -39,6 +42,8 @@ API_KEY = ApiKey.DESCRIBE_CONFIGS
 TOPIC = 2
 BROKER = 4
 DYNAMIC_TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 # config_type (v3): Kafka's ConfigDef.Type ids
@@ -111,9 +116,12 @@ def _type_of(name: str, value: str | None) -> int:
         return CONFIG_TYPES["STRING"]
 
 
-def _entry(
-    name: str, value: str | None, source: int, read_only: bool, synonyms: bool
-) -> dict[str, Any]:
+Chain = list[tuple[str, str | None, int]]  # (name, value, source), most specific first
+
+
+def _entry(name: str, chain: Chain, read_only: bool, synonyms: bool) -> dict[str, Any]:
+    """One config: its value and source are the head of ``chain``."""
+    _, value, source = chain[0]
     return {
         "name": name,
         "value": value,
@@ -121,7 +129,7 @@ def _entry(
         "config_source": source,
         "is_default": source == DEFAULT_CONFIG,
         "is_sensitive": False,
-        "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
+        "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in chain] if synonyms else [],
         "config_type": _type_of(name, value),
         "documentation": None,
     }
@@ -130,23 +138,52 @@ def _entry(
 _BROKER_NAMES = {topic: broker for broker, topic in TOPIC_SYNONYMS.items()}
 
 
+def broker_chain(config: BrokerConfig, name: str) -> Chain:
+    """Where broker config ``name`` comes from, most specific first: this broker's dynamic
+    value, the cluster-wide dynamic one, ``--config`` (with the ``.hours``/``.minutes`` forms
+    of a ``.ms`` config), the default."""
+    topic = TOPIC_SYNONYMS.get(name)
+    names = [name] + [k for k, (t, _) in TIME_SYNONYMS.items() if topic is not None and t == topic]
+    chain: Chain = []
+    for level, source in (
+        (config.dynamic_broker, DYNAMIC_BROKER_CONFIG),
+        (config.dynamic_default, DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ({k: config.props[k] for k in config.overridden}, STATIC_BROKER_CONFIG),
+    ):
+        chain += [(n, level[n], source) for n in names if n in level]
+    default = BROKER_DEFAULTS.get(name)
+    if default is None and topic is not None:
+        default = log_config.DEFAULTS[topic]
+    if default is None and not chain:  # set by the broker itself (log.dirs)
+        default = config.props.get(name)
+    if default is not None or not chain:
+        chain.append((name, default, DEFAULT_CONFIG))
+    return chain
+
+
 def topic_config_entries(
     broker: Broker, overrides: Mapping[str, str], synonyms: bool
 ) -> list[dict[str, Any]]:
     """Every config of a topic with these ``overrides``, each with its source (and the chain
     of synonyms when asked)."""
     effective = broker.replica_manager.log_config(dict(overrides)).to_properties()
-    defaults = broker.config.topic_defaults
+    config = broker.config
+    static = config.static_topic_defaults
     out = []
     for key, value in effective.items():
         broker_name = _BROKER_NAMES.get(key, key)
-        chain = [(key, overrides[key], DYNAMIC_TOPIC_CONFIG)] if key in overrides else []
-        if key in defaults:
-            chain.append((broker_name, defaults[key], STATIC_BROKER_CONFIG))
+        chain: Chain = [(key, overrides[key], DYNAMIC_TOPIC_CONFIG)] if key in overrides else []
+        for level, source in (
+            (config.dynamic_broker, DYNAMIC_BROKER_CONFIG),
+            (config.dynamic_default, DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ):
+            if broker_name in level:
+                chain.append((broker_name, level[broker_name], source))
+        if key in static:
+            chain.append((broker_name, static[key], STATIC_BROKER_CONFIG))
         chain.append((broker_name, log_config.DEFAULTS[key], DEFAULT_CONFIG))
-        entry = _entry(key, value, chain[0][2], False, False)
-        if synonyms:
-            entry["synonyms"] = [{"name": n, "value": v, "source": src} for n, v, src in chain]
+        entry = _entry(key, chain, False, synonyms)
+        entry["value"] = value
         out.append(entry)
     return out
 
@@ -160,14 +197,17 @@ def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[s
 
 def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
     config = ctx.broker.config
-    if name not in ("", str(config.node_id)):
-        raise InvalidRequestError(f"broker '{name}' is not this broker ({config.node_id})")
+    if name == "":  # the cluster-wide default: only what is set there
+        return [
+            _entry(key, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)], False, synonyms)
+            for key, value in sorted(config.dynamic_default.items())
+        ]
+    entity_of(name, config.node_id)  # INVALID_REQUEST for another broker's id
     out = []
-    for key, value in sorted(config.props.items()):
-        source = DEFAULT_CONFIG if config.is_default(key) else STATIC_BROKER_CONFIG
+    for key in sorted(set(config.props) | DYNAMIC_CONFIGS):
+        entry = _entry(key, broker_chain(config, key), key not in DYNAMIC_CONFIGS, synonyms)
         if key == "listeners":  # with the bound ports
-            value = ",".join(map(str, ctx.broker.listeners))
-        entry = _entry(key, value, source, True, synonyms)
+            entry["value"] = ",".join(map(str, ctx.broker.listeners))
         if is_sensitive(key):  # Kafka shows passwords as null
             entry["value"], entry["is_sensitive"], entry["synonyms"] = None, True, []
         out.append(entry)

@@ -1,6 +1,9 @@
 """IncrementalAlterConfigs (44), v0-1: SET (0) / DELETE (1) / APPEND (2) / SUBTRACT (3) on a
-topic's overrides; APPEND and SUBTRACT apply to list configs (``cleanup.policy``). The result is
-validated as a whole before it is stored."""
+topic's overrides, or on one level of dynamic broker configs (a BROKER resource: empty name for
+the cluster-wide default, else this broker's id; broker/dynamic_config.py). APPEND and SUBTRACT
+apply to list configs (``cleanup.policy``, the broker's ``log.cleanup.policy``). The result is
+validated as a whole before it is stored; DELETE of a broker config brings back the level below
+(the cluster-wide default, then ``--config``, then Kafka's default)."""
 
 from __future__ import annotations
 
@@ -8,17 +11,30 @@ from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import alter_topic_configs, require_topic
+from tiered_mq.broker.dynamic_config import entity_of
+from tiered_mq.broker.handlers._common import (
+    alter_resource_configs,
+    require_cluster,
+    require_topic,
+)
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
+from tiered_mq.hot.log_config import DEFAULTS
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+TOPIC_LISTS = frozenset({"cleanup.policy"})
+BROKER_LISTS = frozenset({"log.cleanup.policy"})
 
 
 def apply_ops(
-    current: dict[str, str], effective: dict[str, str], ops: list[dict[str, Any]]
+    current: dict[str, str],
+    effective: dict[str, str],
+    ops: list[dict[str, Any]],
+    list_keys: frozenset[str] = TOPIC_LISTS,
 ) -> dict[str, str]:
+    """``current`` changed by ``ops``; APPEND and SUBTRACT start from ``effective``'s value
+    when ``current`` has none."""
     out = dict(current)
     for op in ops:
         name, value, kind = op["name"], op["value"], op["config_operation"]
@@ -29,7 +45,7 @@ def apply_ops(
         elif kind == DELETE:
             out.pop(name, None)
         elif kind in (APPEND, SUBTRACT):
-            if name != "cleanup.policy":
+            if name not in list_keys:
                 raise InvalidConfigError(f"{name}: APPEND/SUBTRACT apply to list configs only")
             base = out.get(name, effective.get(name, ""))
             items = [x for x in base.split(",") if x]
@@ -47,8 +63,9 @@ def apply_ops(
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
     registry = ctx.broker.topic_registry
+    config = ctx.broker.config
 
-    async def alter(name: str, entries: list[dict[str, Any]]) -> None:
+    async def alter_topic(name: str, entries: list[dict[str, Any]]) -> None:
         require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
         meta = registry.get_topic(name)
         if meta is None:
@@ -56,4 +73,14 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         updated = apply_ops(meta.configs, registry.effective_configs(name), entries)
         await registry.set_configs(name, updated, validate_only)
 
-    return await alter_topic_configs(request, alter)
+    async def alter_broker(name: str, entries: list[dict[str, Any]]) -> None:
+        require_cluster(ctx, AclOperation.ALTER_CONFIGS)
+        entity = entity_of(name, config.node_id)
+
+        def update(current: dict[str, str]) -> dict[str, str]:
+            policy = config.topic_defaults.get("cleanup.policy", DEFAULTS["cleanup.policy"])
+            return apply_ops(current, {"log.cleanup.policy": policy}, entries, BROKER_LISTS)
+
+        await registry.set_broker_configs(entity, update, validate_only)
+
+    return await alter_resource_configs(request, alter_topic, alter_broker)
