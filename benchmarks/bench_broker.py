@@ -40,25 +40,25 @@ from confluent_kafka.admin import AdminClient, NewTopic
 VALUE = b"x" * 100
 
 
-def create_topic(bootstrap: str) -> str:
+def create_topic(bootstrap: str, partitions: int = 1) -> str:
     name = f"w1-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
     return name
 
 
+# the W1 producer (bench_partitions.py's too), without bootstrap.servers
+PRODUCER = {
+    "linger.ms": 5,
+    "batch.size": 1 << 20,
+    "acks": "all",
+    "queue.buffering.max.messages": 2_000_000,
+    "queue.buffering.max.kbytes": 2_000_000,
+}
+
+
 def produce(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = None) -> float:
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "linger.ms": 5,
-            "batch.size": 1 << 20,
-            "acks": "all",
-            "queue.buffering.max.messages": 2_000_000,
-            "queue.buffering.max.kbytes": 2_000_000,
-            **(extra or {}),
-        }
-    )
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER, **(extra or {})})
     started = time.perf_counter()
     produce_ = producer.produce
     for _ in range(n):
