@@ -114,7 +114,9 @@ class SeaweedFS:
             "-s3.port.lance=0",
             "-master.telemetry=false",
             "-master.volumeSizeLimitMB=256",
-            "-volume.max=0",
+            # a fixed volume count: "auto" sizes it by free disk space (256 MiB each), and with
+            # 7 volumes per bucket a fuller disk ran out of them after ~20 buckets
+            "-volume.max=2000",
         ]
 
     def client(self) -> Any:
