@@ -21,7 +21,6 @@ update -> high watermark -> waiters woken.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -201,7 +200,7 @@ class Partition:
             offset = info.first_offset
             for _, h in batches:
                 if info.log_append_time_ms >= 0:  # as written: the broker's time (LogAppendTime)
-                    h = dataclasses.replace(h, max_timestamp=info.log_append_time_ms)
+                    h = h._replace(max_timestamp=info.log_append_time_ms)
                 ps.update(h, offset)
                 offset += h.last_offset_delta + 1
             self.maybe_advance_high_watermark()

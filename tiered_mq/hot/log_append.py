@@ -10,7 +10,6 @@ none of them writes to disk, so a crash in between leaves the log as it was.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,14 +106,24 @@ def assign_leader_offsets(
     assigned: list[tuple[int, BatchHeader]] = []
     for position, header in batches:
         assign_offset_and_epoch(records, position, offset, leader_epoch)
-        changes: dict[str, int] = {"base_offset": offset, "partition_leader_epoch": leader_epoch}
         if append_time >= 0:
             set_log_append_time(records, position, append_time)
-            changes["attributes"] = header.attributes | TIMESTAMP_TYPE_MASK
-            changes["max_timestamp"] = append_time
+            assigned.append(
+                (
+                    position,
+                    header._replace(
+                        base_offset=offset,
+                        partition_leader_epoch=leader_epoch,
+                        attributes=header.attributes | TIMESTAMP_TYPE_MASK,
+                        max_timestamp=append_time,
+                    ),
+                )
+            )
         else:
             check_timestamp(config, header, now)
-        assigned.append((position, dataclasses.replace(header, **changes)))
+            assigned.append(
+                (position, header._replace(base_offset=offset, partition_leader_epoch=leader_epoch))
+            )
         offset += header.last_offset_delta + 1
     return assigned, append_time
 
