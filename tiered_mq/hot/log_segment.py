@@ -286,8 +286,9 @@ class LogSegment:
                 n = os.pwrite(self._fd, data, written)
                 written += n
                 data = data[n:]
-            self.offset_index.append(points.index_entries)
-            self.time_index.maybe_append(points.time_entries)
+            if points.index_entries:  # one entry per index.interval.bytes, not per batch
+                self.offset_index.append(points.index_entries)
+                self.time_index.maybe_append(points.time_entries)
         except (OSError, KafkaStorageError) as exc:
             self._undo_append(start)
             if isinstance(exc, KafkaStorageError):
