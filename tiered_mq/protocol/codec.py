@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Any, Final
 
 from tiered_mq.errors import InvalidRequestError, UnsupportedVersionError
-from tiered_mq.protocol import decoder, encoder, wire
+from tiered_mq.protocol import decoder, encoder, produce_codec, wire
 from tiered_mq.protocol.api_versions import SUPPORTED, ApiKey
 from tiered_mq.protocol.decoder import Reader
 from tiered_mq.protocol.encoder import Chunk, WriteFn, Writer, chunk_size
@@ -110,7 +110,16 @@ def _decode(rd: Reader, buf: memoryview, what: str) -> dict[str, Any]:
 def decode_request(header: RequestHeader, body: memoryview) -> dict[str, Any]:
     """Decode a request body; ``records`` fields are zero-copy slices of ``body``."""
     rd = _reader(header.api_key, header.api_version, True)
+    if header.api_key == ApiKey.PRODUCE and _produce_fast(header.api_version):
+        fast = produce_codec.read_request(body)
+        if fast is not None:
+            return fast
     return _decode(rd, body, f"request {header.api_key} v{header.api_version}")
+
+
+def _produce_fast(version: int) -> bool:
+    """Whether Produce ``version`` has the hand-written codec (produce_codec.py)."""
+    return produce_codec.MIN_VERSION <= version <= produce_codec.MAX_VERSION
 
 
 def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
@@ -124,9 +133,16 @@ def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
     if header.api_key == ApiKey.API_VERSIONS and body.get("error_code", 0) != 0:
         version = 0
     wr = _writer(header.api_key, version, False)
+    response_header = encode_response_header(
+        header.api_key, header.api_version, header.correlation_id
+    )
+    if header.api_key == ApiKey.PRODUCE and _produce_fast(version):
+        frame = produce_codec.write_response(version, response_header, body)
+        if frame is not None:
+            return [frame]
     w = Writer()
     w.buf += b"\x00\x00\x00\x00"
-    w.buf += encode_response_header(header.api_key, header.api_version, header.correlation_id)
+    w.buf += response_header
     wr(w, body)
     chunks = w.finish()
     first = chunks[0]
