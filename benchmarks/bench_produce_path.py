@@ -33,7 +33,8 @@ from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.server import KafkaConnection
 from tiered_mq.protocol.api_versions import ApiKey
-from tiered_mq.protocol.codec import encode_request
+from tiered_mq.protocol.codec import decode_response, encode_request
+from tiered_mq.record.file_records import FileRegion
 from tiered_mq.record.records import encode_batch
 
 TOPIC = "bench"
@@ -83,14 +84,24 @@ async def _run(
     handle = conn._handle
     if profile is not None:
         profile.enable()
+    chunks = None
     start = time.process_time()
     for frame in frames:
         chunks = await handle(bytearray(frame))
-        assert chunks
     elapsed = time.process_time() - start
     if profile is not None:
         profile.disable()
+    assert chunks  # and the last answer is a success (every request takes the same path)
+    payload = b"".join(bytes(c) for c in chunks if not isinstance(c, FileRegion))[4:]
+    [topic] = decode_response(ApiKey.PRODUCE, _version(frames[-1]), payload)["responses"]
+    [partition] = topic["partition_responses"]
+    assert partition["error_code"] == 0, partition
     return elapsed
+
+
+def _version(frame: bytes) -> int:
+    """The api version of a request frame."""
+    return int.from_bytes(frame[2:4], "big")
 
 
 def _os_write_reference(batch_size: int, n: int, directory: Path) -> float:
