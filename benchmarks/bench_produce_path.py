@@ -25,9 +25,12 @@ import asyncio
 import cProfile
 import os
 import pstats
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.config import BrokerConfig
