@@ -128,12 +128,12 @@ class DynamicBrokerConfigs:
     def _check(self, entity: str, configs: dict[str, str]) -> None:
         """INVALID_CONFIG if the topic defaults with ``configs`` at ``entity``, or some topic's
         config on top of them, would not validate."""
-        layers = {DEFAULT_BROKER_ENTITY: self.config.dynamic_default}
-        layers[str(self.config.node_id)] = self.config.dynamic_broker
-        layers[entity] = configs
-        defaults = self.config.topic_defaults_with(
-            layers[DEFAULT_BROKER_ENTITY], layers[str(self.config.node_id)]
-        )
+        cluster_wide, own = self.config.dynamic_default, self.config.dynamic_broker
+        if entity == DEFAULT_BROKER_ENTITY:
+            cluster_wide = configs
+        else:
+            own = configs
+        defaults = self.config.topic_defaults_with(cluster_wide, own)
         try:
             LogConfig.from_properties(defaults)
         except InvalidConfigError as e:

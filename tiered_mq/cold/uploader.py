@@ -197,10 +197,7 @@ class PartitionUploader:
             if getattr(self.config, "remote_log_delete_on_disable", False):
                 await self._delete_remote_log()
             return
-        await self._load()
-        await cleanup_unfinished(
-            self.store, self.writer, self._in_flight, self._clock, self._metrics
-        )
+        await self._ready()
         copying = getattr(self.config, "remote_copy_enabled", True)
         candidates = await self._candidates() if copying else []
         # Pipeline: the next segment is read and checked while this one is uploaded.
@@ -225,11 +222,15 @@ class PartitionUploader:
         await self._candidates()  # refresh the copy lag after this pass
         self._publish()
 
-    async def _load(self) -> None:
+    async def _ready(self) -> None:
+        """The manifest loaded (once) and unfinished copies and deletions cleaned up."""
         if not self._loaded:
             await self.writer.load()
             self._loaded = True
             self._publish()
+        await cleanup_unfinished(
+            self.store, self.writer, self._in_flight, self._clock, self._metrics
+        )
 
     async def _delete_remote_log(self) -> None:
         """Remote storage turned off with remote.log.delete.on.disable (module docstring).
@@ -243,10 +244,7 @@ class PartitionUploader:
         async with self._locked():
             self.log.set_log_start_offset(self.log.local_log_start_offset)
             log_start = self.log.log_start_offset
-        await self._load()
-        await cleanup_unfinished(
-            self.store, self.writer, self._in_flight, self._clock, self._metrics
-        )
+        await self._ready()
         victims = [s for s in self.manifest.segments if s.state == SegmentState.COPY_FINISHED]
         if victims:
             log.info("%s: remote storage disabled, deleting remote log", self.tp)

@@ -108,22 +108,16 @@ def assign_leader_offsets(
         assign_offset_and_epoch(records, position, offset, leader_epoch)
         if append_time >= 0:
             set_log_append_time(records, position, append_time)
-            assigned.append(
-                (
-                    position,
-                    header._replace(
-                        base_offset=offset,
-                        partition_leader_epoch=leader_epoch,
-                        attributes=header.attributes | TIMESTAMP_TYPE_MASK,
-                        max_timestamp=append_time,
-                    ),
-                )
+            header = header._replace(
+                base_offset=offset,
+                partition_leader_epoch=leader_epoch,
+                attributes=header.attributes | TIMESTAMP_TYPE_MASK,
+                max_timestamp=append_time,
             )
         else:
             check_timestamp(config, header, now)
-            assigned.append(
-                (position, header._replace(base_offset=offset, partition_leader_epoch=leader_epoch))
-            )
+            header = header._replace(base_offset=offset, partition_leader_epoch=leader_epoch)
+        assigned.append((position, header))
         offset += header.last_offset_delta + 1
     return assigned, append_time
 

@@ -24,6 +24,7 @@ from tiered_mq.record.compression import GZIP, LZ4, ZSTD
 
 LONG_MAX: Final = 2**63 - 1
 INT_MAX: Final = 2**31 - 1
+TIMESTAMP_AFTER_MAX_MS_DEFAULT: Final = 3_600_000  # Kafka 4.0 (KIP-1030): one hour
 
 COMPACT: Final = "compact"
 DELETE: Final = "delete"
@@ -79,7 +80,7 @@ _KEYS: Final = (
         "message.timestamp.after.max.ms",
         "message_timestamp_after_max_ms",
         "int",
-        "3600000",
+        str(TIMESTAMP_AFTER_MAX_MS_DEFAULT),
         0,
         LONG_MAX,
     ),
@@ -147,6 +148,11 @@ def validate_turning_off_remote_storage_with_delete(
         )
 
 
+def _asks_for_remote_storage(overrides: Mapping[str, str]) -> bool:
+    """Whether a topic's own overrides set ``remote.storage.enable=true``."""
+    return str(overrides.get("remote.storage.enable", "")).strip().lower() == "true"
+
+
 def validate_no_remote_storage_for_compacted_topic(
     overrides: Mapping[str, str], config: LogConfig
 ) -> None:
@@ -154,8 +160,7 @@ def validate_no_remote_storage_for_compacted_topic(
     ``remote.storage.enable=true`` may not compact (from its overrides or the broker default);
     it would silently never be tiered. A broker-wide default enabling remote storage still
     leaves compacted topics untiered (broker/remote_tier.py), as before."""
-    wants_remote = str(overrides.get("remote.storage.enable", "")).strip().lower() == "true"
-    if wants_remote and config.compact:
+    if _asks_for_remote_storage(overrides) and config.compact:
         raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
 
 
@@ -166,8 +171,7 @@ def validate_remote_storage_only_if_system_enabled(
     ``remote.storage.enable=true`` from a broker with no cold tier
     (``remote.log.storage.system.enable=false`` or no cold URL); it would never be tiered and
     local retention would delete what the user meant to keep."""
-    wants_remote = str(overrides.get("remote.storage.enable", "")).strip().lower() == "true"
-    if wants_remote and not system_enabled:
+    if _asks_for_remote_storage(overrides) and not system_enabled:
         raise InvalidConfigError(
             "Tiered Storage functionality is disabled in the broker. "
             "Topic cannot be configured with remote log storage."
@@ -230,7 +234,7 @@ class LogConfig:
     max_message_bytes: int = 1048588
     message_timestamp_type: str = CREATE_TIME
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = 3600000  # Kafka 4.0 (KIP-1030): one hour
+    message_timestamp_after_max_ms: int = TIMESTAMP_AFTER_MAX_MS_DEFAULT
     min_insync_replicas: int = 1
     file_delete_delay_ms: int = 60000
     compression_type: str = "producer"

@@ -21,6 +21,7 @@ import uuid
 from typing import Any
 
 from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
+from tiered_mq.broker.config_entries import topic_config_entries
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import (
     DUPLICATE_TOPIC,
@@ -30,7 +31,6 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
     topic_name,
 )
-from tiered_mq.broker.handlers.describe_configs import topic_config_entries
 from tiered_mq.broker.topic_registry import CreatedTopic, check_partitions_per_request
 from tiered_mq.errors import InvalidReplicaAssignmentError, InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
