@@ -138,7 +138,7 @@ def test_cluster_default_reaches_topics_and_survives_a_restart(
         assert refused.code() == KafkaError.INVALID_REQUEST
         assert "Cannot update these configs dynamically: [num.partitions]" in refused.str()
         refused = refusal(broker, "0", log_retention_ms="tomorrow")
-        assert refused.code() == KafkaError.INVALID_CONFIG
+        assert refused.code() == KafkaError.INVALID_REQUEST
         assert "log.retention.ms" in refused.str()
         alter_default(broker.port, validate_only=True, log_retention_ms="1000")
         assert topic_config(admin, "plain", "retention.ms") == ("86400000", default)

@@ -20,9 +20,10 @@ refuses a key outside its dynamic set: INVALID_REQUEST "Cannot update these conf
 dynamically: [key]". That includes settings Kafka can change at runtime (log cleaner threads and
 I/O rate, socket and quota settings, remote log manager rates): this broker reads those once at
 start, and storing a value it would ignore would mislead. A value a key cannot take is
-INVALID_CONFIG naming the key (Kafka 4 answers INVALID_REQUEST there, its KAFKA-13609); so is a
-change that would leave some topic with an invalid config (``log.retention.ms`` below a topic's
-own ``local.retention.ms``), naming the topic.
+INVALID_REQUEST naming the key, as in Kafka (its ConfigAdminManager turns every validation
+failure of a broker config into INVALID_REQUEST; KAFKA-13609 left it so for compatibility); so
+is a change that would leave some topic with an invalid config (``log.retention.ms`` below a
+topic's own ``local.retention.ms``), naming the topic.
 
 Crash behaviour: the coordinator's write is the commit point (durable before the answer); the
 partitions are then reconfigured in memory. A crash in between loses nothing: the next start
@@ -71,7 +72,7 @@ def entity_of(resource_name: str, node_id: int) -> str:
 
 def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
     """INVALID_REQUEST for keys that cannot change at runtime (all of them named, sorted), then
-    INVALID_CONFIG for the first value its key cannot take."""
+    for the first value its key cannot take."""
     static = sorted(k for k in configs if k not in DYNAMIC_CONFIGS)
     if static:
         raise InvalidRequestError(f"Cannot update these configs dynamically: [{', '.join(static)}]")
@@ -82,7 +83,7 @@ def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
             LogConfig.from_properties({TOPIC_SYNONYMS[key]: value})
         except InvalidConfigError as e:
             reason = _detail(e).removeprefix(f"{TOPIC_SYNONYMS[key]}: ")
-            raise InvalidConfigError(
+            raise InvalidRequestError(
                 f"Invalid value {value} for configuration {key}: {reason}"
             ) from None
 
@@ -120,13 +121,13 @@ class DynamicBrokerConfigs:
                     log.error("dynamic broker config %s of %s left out: %s", key, entity, e)
             try:
                 self._check(entity, usable)
-            except InvalidConfigError as e:
+            except InvalidRequestError as e:
                 log.error("dynamic broker configs of %s left out: %s", entity, e)
                 continue
             self.config.set_dynamic(entity, usable)
 
     def _check(self, entity: str, configs: dict[str, str]) -> None:
-        """INVALID_CONFIG if the topic defaults with ``configs`` at ``entity``, or some topic's
+        """INVALID_REQUEST if the topic defaults with ``configs`` at ``entity``, or some topic's
         config on top of them, would not validate."""
         cluster_wide, own = self.config.dynamic_default, self.config.dynamic_broker
         if entity == DEFAULT_BROKER_ENTITY:
@@ -137,7 +138,7 @@ class DynamicBrokerConfigs:
         try:
             LogConfig.from_properties(defaults)
         except InvalidConfigError as e:
-            raise InvalidConfigError(
+            raise InvalidRequestError(
                 f"Invalid dynamic broker configuration: {_detail(e)}"
             ) from None
         for name in self.coordinator.list_topics():
@@ -148,7 +149,7 @@ class DynamicBrokerConfigs:
                 merged = LogConfig.from_properties({**defaults, **meta.configs})
                 validate_no_remote_storage_for_compacted_topic(meta.configs, merged)
             except InvalidConfigError as e:
-                raise InvalidConfigError(
+                raise InvalidRequestError(
                     f"Invalid dynamic broker configuration for topic '{name}': {_detail(e)}"
                 ) from None
 

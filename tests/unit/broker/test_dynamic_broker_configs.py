@@ -18,7 +18,7 @@ from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.dynamic_config import Update, check_keys_and_values, entity_of
 from tiered_mq.broker.handlers._common import error_message
 from tiered_mq.coordination.embedded import FILE_NAME
-from tiered_mq.errors import InvalidConfigError, InvalidRequestError
+from tiered_mq.errors import InvalidRequestError
 from tiered_mq.topic_partition import TopicPartition
 
 SET, DELETE, APPEND = 0, 1, 2
@@ -78,12 +78,12 @@ def test_only_topic_defaults_change_at_runtime_and_values_name_their_key() -> No
     )
     with pytest.raises(InvalidRequestError, match=r"\[log.retention.hours\]"):
         check_keys_and_values({"log.retention.hours": "1"})  # Kafka: only the first synonym
-    with pytest.raises(InvalidConfigError) as bad:
+    with pytest.raises(InvalidRequestError) as bad:
         check_keys_and_values({"log.retention.ms": "a day"})
     assert error_message(bad.value).startswith(
         "Invalid value a day for configuration log.retention.ms: "
     )
-    with pytest.raises(InvalidConfigError, match=r"message\.max\.bytes"):
+    with pytest.raises(InvalidRequestError, match=r"message\.max\.bytes"):
         check_keys_and_values({"message.max.bytes": "-5"})
 
 
@@ -172,7 +172,7 @@ async def test_validate_only_changes_nothing(client: Client, broker: Broker) -> 
     assert broker.config.dynamic_default == {}
     assert retention_of(broker, "t") == 604800000
     bad = await alter(client, "", ("log.retention.ms", SET, "soon"), validate_only=True)
-    assert bad["error_code"] == INVALID_CONFIG
+    assert bad["error_code"] == INVALID_REQUEST
 
 
 async def test_refusals_are_kafkas(client: Client, broker: Broker) -> None:
@@ -182,7 +182,7 @@ async def test_refusals_are_kafkas(client: Client, broker: Broker) -> None:
         "Cannot update these configs dynamically: [num.partitions]",
     )
     r = await alter(client, "0", ("log.segment.bytes", SET, "tiny"))
-    assert r["error_code"] == INVALID_CONFIG and "log.segment.bytes" in r["error_message"]
+    assert r["error_code"] == INVALID_REQUEST and "log.segment.bytes" in r["error_message"]
     r = await alter(client, "7", ("log.retention.ms", SET, "1000"))
     assert r["error_code"] == INVALID_REQUEST and "expected 0, but received 7" in r["error_message"]
     r = await alter(client, "", ("log.retention.ms", APPEND, "1"))
@@ -195,7 +195,7 @@ async def test_a_default_that_would_break_a_topic_is_refused(
 ) -> None:
     await create(client, "local", local_retention_ms="5000000")
     r = await alter(client, "", ("log.retention.ms", SET, "1000"))
-    assert r["error_code"] == INVALID_CONFIG
+    assert r["error_code"] == INVALID_REQUEST
     assert "topic 'local'" in r["error_message"]
     assert broker.config.dynamic_default == {}
 
