@@ -1,0 +1,168 @@
+"""Consumer group operations of ``Admin``: list, describe (with lag), committed offsets,
+alter offsets (outside any generation: only while the group has no members) and DeleteGroups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import confluent_kafka
+
+from tiered_mq.client.admin_base import AdminBase, enum_name, timed_out
+from tiered_mq.client.errors import ClientError
+from tiered_mq.topic_partition import TopicPartition
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    group_id: str
+    state: str
+    is_simple: bool
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    """``lag`` = log end offset - committed offset, as kafka-consumer-groups.sh computes it:
+    negative for an offset committed past the log end, None without a committed offset."""
+
+    topic: str
+    partition: int
+    committed_offset: int | None
+    log_end_offset: int
+    lag: int | None
+    member_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol: str
+    coordinator: int | None
+    members: tuple[MemberDescription, ...]
+    offsets: tuple[PartitionLag, ...]
+
+
+class GroupAdmin(AdminBase):
+    def list_groups(self) -> list[GroupListing]:
+        """Every consumer group, with its state.
+
+        ListGroups reports states only from v4; for a group listed without one, the state
+        comes from one DescribeGroups request for all such groups.
+        """
+        future = self._admin.list_consumer_groups(request_timeout=self._timeout)
+        result = self._result(future, "list groups")
+        if result.errors:  # a broker that did not answer in time is a time-out too
+            first = result.errors[0]
+            if first.code() == confluent_kafka.KafkaError._TIMED_OUT:
+                raise timed_out("list groups", self._timeout)
+            raise ClientError.wrap(first, "list groups")
+        states = {g.group_id: enum_name(g.state) for g in result.valid}
+        unknown = [gid for gid, state in states.items() if state == "UNKNOWN"]
+        if unknown:
+            futures = self._admin.describe_consumer_groups(unknown, request_timeout=self._timeout)
+            for gid, fut in futures.items():
+                try:
+                    states[gid] = enum_name(fut.result(self._timeout).state)
+                except (confluent_kafka.KafkaException, TimeoutError):
+                    pass  # keep UNKNOWN: listing must not fail because one group is busy
+        return sorted(
+            (
+                GroupListing(g.group_id, states[g.group_id], bool(g.is_simple_consumer_group))
+                for g in result.valid
+            ),
+            key=lambda g: g.group_id,
+        )
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        futures = self._admin.describe_consumer_groups([group_id], request_timeout=self._timeout)
+        desc = self._result(futures[group_id], f"describe group {group_id}")
+        members = tuple(
+            MemberDescription(
+                member_id=m.member_id,
+                client_id=m.client_id,
+                host=m.host,
+                assignment=tuple(
+                    TopicPartition(tp.topic, tp.partition)
+                    for tp in (m.assignment.topic_partitions if m.assignment else [])
+                ),
+            )
+            for m in desc.members
+        )
+        owner = {tp: m.member_id for m in members for tp in m.assignment}
+        committed: dict[TopicPartition, int | None] = dict(self.committed_offsets(group_id))
+        for tp in owner:
+            committed.setdefault(tp, None)
+        ends = self.list_offsets(sorted(committed))
+        lags = tuple(
+            PartitionLag(
+                topic=tp.topic,
+                partition=tp.partition,
+                committed_offset=c,
+                log_end_offset=ends[tp],
+                lag=None if c is None else ends[tp] - c,
+                member_id=owner.get(tp),
+            )
+            for tp, c in sorted(committed.items())
+        )
+        coordinator = desc.coordinator.id if desc.coordinator is not None else None
+        return GroupDescription(
+            group_id=group_id,
+            state=enum_name(desc.state),
+            protocol=desc.partition_assignor or "",
+            coordinator=coordinator,
+            members=members,
+            offsets=lags,
+        )
+
+    def committed_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The group's committed offsets (OffsetFetch of all its partitions)."""
+        request = [confluent_kafka.ConsumerGroupTopicPartitions(group_id)]
+        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self._timeout)
+        found = self._result(futures[group_id], f"committed offsets of {group_id}")
+        return {
+            TopicPartition(tp.topic, tp.partition): tp.offset
+            for tp in found.topic_partitions
+            if tp.error is None and tp.offset >= 0
+        }
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commits ``offsets`` for the group (OffsetCommit, outside any generation): the
+        broker takes them only while the group has no members."""
+        request = confluent_kafka.ConsumerGroupTopicPartitions(
+            group_id,
+            [confluent_kafka.TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+        )
+        futures = self._admin.alter_consumer_group_offsets([request], request_timeout=self._timeout)
+        context = f"alter offsets of {group_id}"
+        for tp in self._result(futures[group_id], context).topic_partitions:
+            if tp.error is not None:
+                raise ClientError.from_kafka_error(
+                    tp.error, f"{context}: {tp.topic}-{tp.partition}"
+                )
+
+    def delete_groups(self, group_ids: Sequence[str]) -> dict[str, ClientError | None]:
+        """DeleteGroups: each group's error (None when deleted with its committed offsets).
+
+        The broker deletes only a group without members: NON_EMPTY_GROUP otherwise, and
+        GROUP_ID_NOT_FOUND for a group it does not know.
+        """
+        futures = self._admin.delete_consumer_groups(list(group_ids), request_timeout=self._timeout)
+        errors: dict[str, ClientError | None] = {}
+        for group_id, future in futures.items():
+            try:
+                self._result(future, f"delete group {group_id}")
+                errors[group_id] = None
+            except ClientError as err:
+                if err.code < 0:  # local (timeout, transport): no answer about this group
+                    raise
+                errors[group_id] = err
+        return errors
