@@ -45,6 +45,15 @@ class ClientError(Exception):
         return cls(name, message, code, bool(err.retriable()))
 
     @classmethod
+    def from_code(cls, code: int, message: str | None, context: str = "") -> ClientError:
+        """Builds from a broker error code in an answer this SDK decoded itself (Kafka's name;
+        ``ERROR_<code>`` for a code ``tiered_mq.errors`` does not know)."""
+        known = for_code(code)
+        name = known.message if known.errno == code else f"ERROR_{code}"
+        text = f"{context}: {message}" if context and message else (message or context)
+        return cls(name, text, code, known.retriable)
+
+    @classmethod
     def wrap(cls, exc: BaseException | _RdKafkaError, context: str = "") -> ClientError:
         """Turns whatever a confluent-kafka call raised into a ``ClientError``."""
         if isinstance(exc, ClientError):

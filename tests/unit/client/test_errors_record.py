@@ -31,6 +31,14 @@ def test_a_bare_kafka_error_keeps_its_name() -> None:
     assert str(wrapped) == "_TIMED_OUT: list groups: Local: Timed out"
 
 
+def test_from_a_code_the_sdk_decoded_itself() -> None:
+    err = ClientError.from_code(40, "Invalid value x for log.retention.ms", "alter configs")
+    assert (err.name, err.code) == ("INVALID_CONFIG", 40)
+    assert str(err) == "INVALID_CONFIG: alter configs: Invalid value x for log.retention.ms"
+    assert str(ClientError.from_code(42, None, "ctx")) == "INVALID_REQUEST: ctx"
+    assert ClientError.from_code(9999, "?").name == "ERROR_9999"
+
+
 def test_wrap_other_exceptions() -> None:
     wrapped = ClientError.wrap(RuntimeError("x"), "ctx")
     assert str(wrapped) == "RuntimeError: ctx: x"
