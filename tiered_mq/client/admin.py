@@ -2,7 +2,7 @@
 
 One class over confluent-kafka's ``AdminClient``, built from a module per family of operations:
 ``admin_base`` (the handle, waiting for results, Metadata and ListOffsets: errors and timeouts
-are described there), ``admin_configs`` (topic configs), ``admin_groups`` (consumer
+are described there), ``admin_configs`` (topic and broker configs), ``admin_groups`` (consumer
 groups), and here topics and SCRAM users.
 
 SCRAM users (``set_scram_credential``, ``delete_scram_credential``, ``scram_users``) go through
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiered_mq.client.admin_base import UNSUPPORTED, ck_admin, enum_name
-from tiered_mq.client.admin_configs import ConfigAdmin, ConfigValue
+from tiered_mq.client.admin_configs import ConfigAdmin, ConfigSynonym, ConfigValue
 from tiered_mq.client.admin_groups import (
     GroupAdmin,
     GroupDescription,
@@ -34,6 +34,7 @@ from tiered_mq.topic_partition import TopicPartition
 
 __all__ = [
     "Admin",
+    "ConfigSynonym",
     "ConfigValue",
     "GroupDescription",
     "GroupListing",

@@ -1,19 +1,48 @@
-"""Config operations of ``Admin``: topic configs, as ``ConfigValue``s by name, each with its
-source as DescribeConfigs names it (DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG, ...).
+"""Config operations of ``Admin``: topic configs and broker configs (Kafka's dynamic broker
+configs, KIP-226), as ``ConfigValue``s by name. A source is named as DescribeConfigs names it:
+DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG,
+DEFAULT_CONFIG.
 
-``alter_topic_config`` uses IncrementalAlterConfigs; a broker that does not support it gets the
-classic AlterConfigs with the full set of dynamic configs recomputed from DescribeConfigs
-(correct as long as nobody else alters the same topic in between).
+Topic configs go through librdkafka. ``alter_topic_config`` uses IncrementalAlterConfigs; a
+broker that does not support it gets the classic AlterConfigs with the full set of dynamic
+configs recomputed from DescribeConfigs (correct as long as nobody else alters the same topic in
+between).
+
+Broker configs go through a ``BrokerConnection`` (connection.py): librdkafka cannot name the
+cluster-wide default, and it keeps one synonym per name. ``broker`` is a broker id
+(``kafka-configs.sh --entity-name N``; the request goes to that broker, as Kafka's AdminClient
+sends it) or None, the cluster-wide default (``--entity-default``: the BROKER resource with an
+empty name, sent to a bootstrap broker). Described with synonyms, a broker id lists every broker
+config resolved from its own level down, each with its synonyms most specific first (the level
+values the broker would fall back to); the default lists only the configs set there.
+``alter_broker_configs`` is IncrementalAlterConfigs SET/DELETE on one level; DELETE brings back
+the level below. There is no AlterConfigs fallback for brokers (Kafka before 2.3 answers
+UNSUPPORTED_VERSION): it would have to resend every dynamic config, the sensitive ones too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from tiered_mq.client.admin_base import UNSUPPORTED, AdminBase, ck_admin, enum_name
+from tiered_mq.client.admin_base import UNSUPPORTED, AdminBase, ck_admin
+from tiered_mq.client.connection import BrokerConnection, ConnectionSettings, open_connection
 from tiered_mq.client.errors import ClientError
+from tiered_mq.protocol.api_versions import ApiKey
+
+BROKER: Final = 4  # DescribeConfigs / IncrementalAlterConfigs resource type
+SET, DELETE = 0, 1  # IncrementalAlterConfigs config_operation
+
+
+@dataclass(frozen=True)
+class ConfigSynonym:
+    """One level a config's value can come from: its name there (``log.retention.hours`` for
+    ``retention.ms``), its value and the level's source."""
+
+    name: str
+    value: str | None
+    source: str
 
 
 @dataclass(frozen=True)
@@ -24,17 +53,53 @@ class ConfigValue:
     is_default: bool
     read_only: bool = False
     sensitive: bool = False
+    synonyms: tuple[ConfigSynonym, ...] = ()  # broker configs only
+
+
+SOURCES: Final = {
+    0: "UNKNOWN_CONFIG",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "CLIENT_METRICS_CONFIG",
+    8: "GROUP_CONFIG",
+}
+"""DescribeConfigs' config sources (v1+), by the names librdkafka's ``ConfigSource`` uses."""
 
 
 def config_source(value: Any) -> str:
-    """librdkafka reports a config's source as an int; name it as Kafka does."""
-    try:
-        return str(ck_admin.ConfigSource(value).name)
-    except ValueError:
-        return enum_name(value)
+    """A config's source (an int or librdkafka's enum) by name; UNKNOWN_CONFIG for a
+    number Kafka does not define (-1 included)."""
+    return SOURCES.get(int(getattr(value, "value", value)), "UNKNOWN_CONFIG")
+
+
+def config_value(entry: Mapping[str, Any]) -> ConfigValue:
+    """A DescribeConfigs (v1+) ``configs`` entry as a ``ConfigValue``."""
+    source = config_source(entry["config_source"])
+    return ConfigValue(
+        name=entry["name"],
+        value=entry["value"],
+        source=source,
+        is_default=source == "DEFAULT_CONFIG",
+        read_only=bool(entry["read_only"]),
+        sensitive=bool(entry["is_sensitive"]),
+        synonyms=tuple(
+            ConfigSynonym(s["name"], s["value"], config_source(s["source"]))
+            for s in entry["synonyms"]
+        ),
+    )
+
+
+def broker_label(broker: int | None) -> str:
+    """How messages name a BROKER resource: ``broker 0`` or ``the broker default``."""
+    return "the broker default" if broker is None else f"broker {broker}"
 
 
 class ConfigAdmin(AdminBase):
+    # -- topics ------------------------------------------------------------------------
     def describe_topic_configs(self, name: str) -> dict[str, ConfigValue]:
         resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name)
         futures = self._admin.describe_configs([resource], request_timeout=self._timeout)
@@ -84,3 +149,48 @@ class ConfigAdmin(AdminBase):
         resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name, set_config=current)
         futures = self._admin.alter_configs([resource], request_timeout=self._timeout)
         self._result(futures[resource], f"alter configs of {name}")
+
+    # -- brokers -----------------------------------------------------------------------
+    def _broker_connection(self, broker: int | None) -> BrokerConnection:
+        settings = ConnectionSettings.from_librdkafka(self.config.to_librdkafka())
+        return open_connection(settings, self._timeout, broker)
+
+    def describe_broker_configs(self, broker: int | None = None) -> dict[str, ConfigValue]:
+        """Broker ``broker``'s configs, or (None) those set as the cluster-wide default."""
+        resource = {
+            "resource_type": BROKER,
+            "resource_name": "" if broker is None else str(broker),
+            "configuration_keys": None,
+        }
+        with self._broker_connection(broker) as conn:
+            body = {"resources": [resource], "include_synonyms": True}
+            result = conn.request(ApiKey.DESCRIBE_CONFIGS, body)["results"][0]
+        if result["error_code"]:
+            context = f"describe configs of {broker_label(broker)}"
+            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
+        return {c.name: c for c in configs}
+
+    def alter_broker_configs(
+        self,
+        broker: int | None,
+        set_configs: Mapping[str, str],
+        delete: Sequence[str] = (),
+        validate_only: bool = False,
+    ) -> None:
+        """Sets and deletes dynamic configs of broker ``broker`` or (None) of the cluster-wide
+        default, leaving the others alone; ``validate_only`` checks without changing."""
+        configs = [
+            {"name": k, "config_operation": SET, "value": v} for k, v in set_configs.items()
+        ] + [{"name": k, "config_operation": DELETE, "value": None} for k in delete]
+        resource = {
+            "resource_type": BROKER,
+            "resource_name": "" if broker is None else str(broker),
+            "configs": configs,
+        }
+        with self._broker_connection(broker) as conn:
+            body = {"resources": [resource], "validate_only": validate_only}
+            result = conn.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, body)["responses"][0]
+        if result["error_code"]:
+            context = f"alter configs of {broker_label(broker)}"
+            raise ClientError.from_code(result["error_code"], result["error_message"], context)
