@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import trustme
+from click.testing import CliRunner, Result
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -28,6 +29,7 @@ from tests.integration.client_helpers import (
     kcat_round_trip,
     take,
 )
+from tiered_mq.cli import main
 
 pytestmark = pytest.mark.integration
 
@@ -160,6 +162,24 @@ def test_aiokafka_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
     assert aiokafka_round_trip(common, topic, values) == values
 
 
+def configs_cli(broker: BrokerProcess, *properties: str) -> Result:
+    """``tiered-mq configs describe --broker 0`` with ``-X`` ``properties``: the CLI's own
+    connection (client/connection.py), not librdkafka's."""
+    argv = ["configs", "describe", "--broker", "0", "-b", broker.bootstrap, "--timeout", "10"]
+    return CliRunner().invoke(main, argv + [x for p in properties for x in ("-X", p)])
+
+
+def test_cli_configs_over_tls(tls_broker: BrokerProcess, pki: Pki) -> None:
+    described = configs_cli(tls_broker, "security.protocol=SSL", f"ssl.ca.location={pki.cafile}")
+    assert described.exit_code == 0, described.output
+    assert described.stdout.splitlines()[0] == "Broker: 0"
+    untrusted = configs_cli(tls_broker, "security.protocol=SSL")  # the system's CAs only
+    assert untrusted.exit_code == 1
+    [error] = untrusted.stderr.splitlines()
+    assert error.startswith(f"Error: _SSL: TLS with {tls_broker.bootstrap} failed: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in error
+
+
 def test_plaintext_client_on_the_tls_port_loses_only_its_connection(
     tls_broker: BrokerProcess, pki: Pki
 ) -> None:
@@ -188,6 +208,11 @@ def test_client_auth_required(pki: Pki, tmp_path: Path) -> None:
         with pytest.raises(KafkaException):  # the handshake fails: no metadata, ever
             anonymous.list_topics(timeout=5)
         assert _confluent_consume(broker, pki, topic, 1, **with_cert) == [b"from a known client"]
+        tls = ["security.protocol=SSL", f"ssl.ca.location={pki.cafile}"]
+        mine = [f"ssl.certificate.location={chain}", f"ssl.key.location={key}"]
+        assert configs_cli(broker, *tls, *mine).exit_code == 0
+        refused = configs_cli(broker, *tls)
+        assert refused.exit_code == 1 and refused.stderr.startswith("Error: _"), refused.stderr
 
 
 def test_bad_ssl_setting_stops_the_start_with_its_name(tmp_path: Path) -> None:

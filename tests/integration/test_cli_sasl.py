@@ -66,9 +66,35 @@ def test_topics_and_groups_through_scram(scram_broker: BrokerProcess) -> None:
     assert topic not in cli(scram_broker, "topics", "list").output.splitlines()
 
 
+def test_broker_configs_through_scram_and_plain(scram_broker: BrokerProcess) -> None:
+    """``configs`` logs in on a connection of its own (client/connection.py): SCRAM as erin,
+    PLAIN as the admin; a wrong password is refused with the broker's error, in one line."""
+    ok = cli(scram_broker, "configs", "alter", "--broker-default", "--set", "log.roll.ms=3600000")
+    assert ok.stdout == "Altered configs of the broker default: log.roll.ms=3600000\n"
+    out = cli(scram_broker, "configs", "describe", "--broker", "0").stdout.splitlines()
+    assert ["log.roll.ms", "3600000", "DYNAMIC_DEFAULT_BROKER_CONFIG"] in [ln.split() for ln in out]
+    argv = ["configs", "alter", "--broker-default", "--delete", "log.roll.ms"]
+    admin = login("PLAIN", ADMIN, ADMIN_PASSWORD)
+    ok = CliRunner().invoke(main, [*argv, "-b", scram_broker.bootstrap, *admin])
+    assert ok.exit_code == 0, ok.output
+
+    wrong = login("SCRAM-SHA-512", "erin", "not-erins-secret")
+    argv = ["configs", "describe", "--broker-default", "-b", scram_broker.bootstrap, *wrong]
+    refused = CliRunner().invoke(main, argv)
+    assert refused.exit_code == 1
+    [error] = refused.stderr.splitlines()
+    assert error.startswith(
+        f"Error: SASL_AUTHENTICATION_FAILED: login to {scram_broker.bootstrap} with SCRAM-SHA-512"
+    ), error
+
+
 @pytest.mark.parametrize(
     ("args", "errors"),
     [
+        (
+            ["configs", "describe", "--broker-default"],
+            ("Error: _TRANSPORT: connection to ",),  # closed by the broker: not logged in
+        ),
         # librdkafka reports a metadata request the SASL listener drops as either
         (
             ["topics", "list"],

@@ -13,7 +13,7 @@ import click
 
 from tiered_mq import __version__
 
-_COMMAND_MODULES = ("dev", "topics", "produce", "consume", "groups", "users", "tier")
+_COMMAND_MODULES = ("dev", "topics", "configs", "produce", "consume", "groups", "users", "tier")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -2,8 +2,9 @@
 
 ``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
 latest = log end offset) and the topic configs that are not defaults (``--all-configs``
-for every one). On a TLS or SASL listener, pass the client settings with ``-X``
-(``security.protocol``, ``sasl.*``, ``ssl.*``).
+for every one); ``alter-config`` sets and reverts topic configs (both are also
+``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL listener, pass the client
+settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tiered_mq.cli._common import (
     parse_kv,
     reports_errors,
 )
+from tiered_mq.cli.configs import alter_topic, parse_changes, render_configs
 from tiered_mq.client.admin import TopicDescription
 
 
@@ -83,18 +85,8 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
             ],
         )
     )
-    shown = [c for c in desc.configs.values() if all_configs or not c.is_default]
     out.append("")
-    if shown:
-        out.append("Configs:" if all_configs else "Configs (not defaults):")
-        out.append(
-            format_table(
-                ["NAME", "VALUE", "SOURCE"],
-                [(c.name, "*****" if c.sensitive else c.value, c.source) for c in shown],
-            )
-        )
-    else:
-        out.append("Configs: all defaults (--all-configs to list them)")
+    out += render_configs(desc.configs.values(), all_configs)
     return "\n".join(out)
 
 
@@ -136,19 +128,6 @@ def alter_config(
     timeout: float,
 ) -> None:
     """Set or revert configs of topic NAME, leaving the others as they are."""
-    if not sets and not deletes:
-        raise click.UsageError("nothing to do: give --set KEY=VALUE and/or --delete KEY")
-    to_set = parse_kv(sets, "--set")
-    overlap = sorted(set(to_set) & set(deletes))
-    if overlap:
-        raise click.UsageError(f"both set and deleted: {', '.join(overlap)}")
+    to_set = parse_changes(sets, deletes)
     admin = admin_client(bootstrap, timeout, properties)
-    if deletes:  # as kafka-configs.sh --delete-config: a name the topic does not have is a typo
-        unknown = sorted(set(deletes) - set(admin.describe_topic_configs(name)))
-        if unknown:
-            raise click.ClickException(
-                f"INVALID_CONFIG: {name} has no config named {', '.join(unknown)}"
-            )
-    admin.alter_topic_config(name, to_set, list(deletes))
-    changes = [f"{k}={v}" for k, v in to_set.items()] + [f"-{k}" for k in deletes]
-    click.echo(f"Altered configs of {name}: {' '.join(changes)}")
+    click.echo(alter_topic(admin, name, to_set, deletes))
