@@ -1,11 +1,13 @@
 """``tiered-mq groups`` against a real ``tiered-mq dev`` broker, with groups made by
 confluent-kafka consumers: what ``describe`` shows of a live group, ``delete`` and
-``reset-offsets`` as ``kafka-consumer-groups.sh`` does them."""
+``reset-offsets`` (scopes, scenarios, Kafka's CSV plans, several groups) as
+``kafka-consumer-groups.sh`` does them."""
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from click.testing import Result
@@ -197,3 +199,80 @@ def test_reset_offsets_scenarios(bootstrap: str) -> None:
     assert "UNKNOWN_TOPIC_OR_PARTITION: reset-scenarios has no partition 7" in bad.stderr
     assert reset(bootstrap, group, "--topic", topic).exit_code == 2  # no scenario
     assert listed(bootstrap, group) == {(topic, 0): 0, (topic, 1): 3}
+
+
+def test_reset_offsets_back_up_and_restore_all_topics(bootstrap: str, tmp_path: Path) -> None:
+    """--all-topics takes every partition with a committed offset; --to-current --export saves
+    them as Kafka's CSV, which --from-file restores after a rewind; the group then resumes
+    where it was."""
+    orders, audit, group = "reset-all-orders", "reset-all-audit", "reset-all-group"
+    topic_with(bootstrap, orders, 6, partitions=2)
+    produce(bootstrap, orders, 4, partition=1)
+    topic_with(bootstrap, audit, 5)
+    saved = {(orders, 0): 4, (orders, 1): 1, (audit, 0): 3}
+    commit(bootstrap, group, saved)
+
+    backup = reset(bootstrap, group, "--all-topics", "--to-current", "--export")
+    assert backup.exit_code == 0, backup.output
+    assert backup.stdout == f"{audit},0,3\n{orders},0,4\n{orders},1,1\n"
+    plan_file = tmp_path / "plan.csv"
+    plan_file.write_text(backup.stdout)
+
+    rewind = reset(bootstrap, group, "--all-topics", "--to-earliest", "--execute")
+    assert plan(rewind) == [[audit, "0", "0"], [orders, "0", "0"], [orders, "1", "0"]]
+    assert listed(bootstrap, group) == dict.fromkeys(saved, 0)
+
+    assert plan(reset(bootstrap, group, "--from-file", str(plan_file), "--execute")) == [
+        [audit, "0", "3"],
+        [orders, "0", "4"],
+        [orders, "1", "1"],
+    ]
+    assert listed(bootstrap, group) == saved
+    again = ok(run(bootstrap, "consume", audit, "-g", group, "-n", "2"))
+    assert again.stdout.splitlines() == ["m3", "m4"]
+
+    # --to-current on a partition without a committed offset: the log end offset (Kafka's)
+    fresh_group = f"{group}-new"
+    commit(bootstrap, fresh_group, {(orders, 0): 2})
+    r = reset(bootstrap, fresh_group, "--topic", orders, "--to-current", "--execute")
+    assert plan(r) == [[orders, "0", "2"], [orders, "1", "4"]]
+    assert listed(bootstrap, fresh_group) == {(orders, 0): 2, (orders, 1): 4}
+
+
+def test_reset_offsets_of_all_groups(broker: BrokerProcess, consumers: list[Consumer]) -> None:
+    """--all-groups resets every inactive group, each to the topic's offsets (a group that
+    never read the topic too, as Kafka does), and refuses the active one in a line of its own
+    (exit status 1); a plan file with group,topic,partition,offset rows works the same way."""
+    bootstrap, topic = broker.bootstrap, "reset-groups"
+    topic_with(bootstrap, topic, 5)
+    create_topic(bootstrap, "reset-groups-other", 1)
+    commit(bootstrap, "idle-a", {(topic, 0): 1})
+    commit(bootstrap, "idle-b", {("reset-groups-other", 0): 0})
+    commit(bootstrap, "busy", {(topic, 0): 2})
+    joined(bootstrap, "busy", topic, consumers)
+
+    r = reset(bootstrap, "--all-groups", "--topic", topic, "--to-latest", "--execute")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [
+        "Error: assignments can only be reset if the group 'busy' is inactive, but the"
+        " current state is STABLE (1 member(s))"
+    ]
+    assert [line.split() for line in r.stdout.splitlines()[1:]] == [
+        ["idle-a", topic, "0", "5"],
+        ["idle-b", topic, "0", "5"],
+    ]
+    assert listed(bootstrap, "idle-a") == {(topic, 0): 5}
+    assert listed(bootstrap, "idle-b") == {("reset-groups-other", 0): 0, (topic, 0): 5}
+    assert listed(bootstrap, "busy") == {(topic, 0): 2}
+
+    export = reset(bootstrap, "idle-a", "idle-b", "--all-topics", "--to-earliest", "--export")
+    assert export.stdout == (
+        f"idle-a,{topic},0,0\nidle-b,{topic},0,0\nidle-b,reset-groups-other,0,0\n"
+    )
+    consumers[0].close()  # busy leaves: every group is inactive now
+    plan_file = broker.data_dir.parent / "groups.csv"
+    plan_file.write_text(f"idle-a,{topic},0,3\nidle-b,{topic},0,4\nbusy,{topic},0,9\n")
+    r = reset(bootstrap, "--all-groups", "--from-file", str(plan_file), "--execute")
+    assert r.exit_code == 0, r.output
+    assert [listed(bootstrap, g)[(topic, 0)] for g in ("idle-a", "idle-b", "busy")] == [3, 4, 5]
+    assert "Note: reset-groups-0: offset 9 is outside the log" in r.stderr
