@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tiered_mq.client.errors import ClientError
-from tiered_mq.client.sasl import HASHES, MECHANISMS, ScramLogin, plain_token
+from tiered_mq.client.sasl import MECHANISMS, SCRAM_MECHANISMS, ScramLogin, plain_token
 from tiered_mq.errors import (
     BrokerNotAvailableError,
     InvalidRequestError,
@@ -242,7 +242,7 @@ class BrokerConnection:
             raise ClientError.from_code(
                 shake["error_code"], f"the broker accepts {accepted}", context
             )
-        if mechanism not in HASHES:
+        if mechanism not in SCRAM_MECHANISMS:
             self._authenticate(plain_token(user, settings.sasl_password), context)
             return
         scram = ScramLogin(mechanism, user, settings.sasl_password)

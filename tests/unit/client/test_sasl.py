@@ -1,6 +1,6 @@
 """The SDK's SASL client (``client/sasl.py``): RFC 7677's SCRAM-SHA-256 example, and whole
-exchanges against two servers it does not share code with: the broker's ``ScramExchange`` and
-scramp's."""
+exchanges against the broker's ``ScramExchange`` (which shares no code with scramp, the client's
+engine) and scramp's server."""
 
 from __future__ import annotations
 
@@ -30,8 +30,12 @@ def test_rfc_7677_example() -> None:
         b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
     )
     login.verify(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
-    with pytest.raises(ValueError, match="signature does not match"):
-        login.verify(b"v=" + base64.b64encode(b"x" * 32))
+
+    forged = ScramLogin("SCRAM-SHA-256", "user", "pencil", nonce="rOprNGfwEbeRWgbNEkqO")
+    forged.first()
+    forged.final(server_first)
+    with pytest.raises(ValueError, match="signature doesn't match"):
+        forged.verify(b"v=" + base64.b64encode(b"x" * 32))
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -64,16 +68,22 @@ def test_against_scramp(mechanism: str) -> None:
 
 
 def test_refusals() -> None:
-    login = ScramLogin("SCRAM-SHA-256", "user", "pencil", nonce="abc")
-    with pytest.raises(ValueError, match="does not extend"):
-        login.final(b"r=xyz123,s=AAAA,i=4096")
-    with pytest.raises(ValueError, match="does not extend"):
-        login.final(b"r=abc,s=AAAA,i=4096")  # the server added nothing
-    with pytest.raises(ValueError, match="malformed"):
-        login.final(b"r=abcdef,i=4096")
-    with pytest.raises(ValueError, match="SCRAM refused: unknown-user"):
-        login.final(b"e=unknown-user")
+    salt = base64.b64encode(b"s" * 16).decode()
+
+    def answer(server_first: str) -> None:
+        login = ScramLogin("SCRAM-SHA-256", "user", "pencil", nonce="abc")
+        login.first()
+        login.final(server_first.encode())
+
+    with pytest.raises(ValueError, match="nonce doesn't match"):
+        answer(f"r=xyz123,s={salt},i=4096")
+    with pytest.raises(ValueError, match="nonce must be longer"):
+        answer(f"r=abc,s={salt},i=4096")  # the server added nothing
+    with pytest.raises(ValueError, match="Malformed server first message"):
+        answer("r=abcdef,i=4096")
+    with pytest.raises(ValueError, match=r"SCRAM refused: .*unknown-user"):
+        answer("e=unknown-user")
     with pytest.raises(ValueError, match="before client-final"):
-        login.verify(b"v=AAAA")
+        ScramLogin("SCRAM-SHA-256", "user", "pencil").verify(b"v=AAAA")
     with pytest.raises(ValueError, match="not a SCRAM mechanism"):
         ScramLogin("PLAIN", "user", "pencil")
