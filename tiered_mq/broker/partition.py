@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from tiered_mq.errors import (
 )
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, iter_batches, peek_size, validate_batch
 from tiered_mq.record.control import encode_control_batch
@@ -250,6 +251,14 @@ class Partition:
 
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         return self.txns.aborted_between(start_offset, end_offset)
+
+    def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
+        """Swap the log cleaner's output in for ``old`` (under the lock): the segments
+        (``LocalLog.replace_segments``, ValueError when ``old`` changed), then the aborted
+        transactions of their offset range, from the new segment's ``.txnindex``."""
+        segment = self.log.replace_segments(old, new_base)
+        self.txns.reload_range(new_base, self.log.next_segment_base(segment))
+        return segment
 
     def maybe_advance_high_watermark(self) -> None:
         leo = self.log.log_end_offset

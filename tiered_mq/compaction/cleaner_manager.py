@@ -10,8 +10,11 @@ Threads and locks: planning (segment map, high watermark / last stable offset, o
 file descriptor per segment) and each swap (``LocalLog.replace_segments``: a few renames and one
 directory fsync) run on the event loop with the partition's asyncio lock held, so the segment
 map changes atomically for readers; the offset map and segment rewrites run without the lock in
-a one-thread executor (the loop never blocks on them). A swap finds the planned segments gone
-(retention, deletion) and is abandoned: its ``.swap`` files are removed, the log is untouched.
+a one-thread executor (the loop never blocks on them). The swap is the partition's
+``replace_segments``, which also reloads the aborted transactions of the replaced range from
+the rewritten ``.txnindex`` (a read_committed fetch never lists a transaction whose data and
+marker the cleaner removed). A swap finds the planned segments gone (retention, deletion) and
+is abandoned: its ``.swap`` files are removed, the log is untouched.
 
 Metrics (prometheus_client, the broker's registry)::
 
@@ -28,7 +31,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -47,6 +50,7 @@ from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.compaction.segment_rewrite import clean_group, discard_swap, producer_last_batches
 from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.hot.local_log import LocalLog
+from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.topic_partition import TopicPartition
 
@@ -60,6 +64,10 @@ class CleanablePartition(Protocol):
     lock: asyncio.Lock
     log: LocalLog
     high_watermark: int
+
+    def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
+        """``LocalLog.replace_segments``, plus whatever the partition keeps about the range
+        (its aborted transactions, from the new ``.txnindex``)."""
 
 
 def _now_ms() -> int:
@@ -215,7 +223,7 @@ class LogCleaner:
                     try:
                         if self._partitions().get(tp) is not partition:
                             return None
-                        local_log.replace_segments(cleaned.old, cleaned.base_offset)
+                        partition.replace_segments(cleaned.old, cleaned.base_offset)
                         swapped = True
                     except ValueError as exc:
                         log.info("%s: cleaning abandoned: %s", tp, exc)

@@ -16,8 +16,7 @@ offset. Per batch (headers first, records decoded only for data batches and empt
 - a batch left empty is dropped, except the last batch of each producer id (kept empty, as
   Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
   so the new segment ends at the old group's end offset, which recovery reads from the swap);
-- the records of aborted transactions are removed (as Kafka); ``.txnindex`` files of a group
-  are concatenated;
+- the records of aborted transactions are removed (as Kafka);
 - a control batch (transaction marker) is kept while any batch of its transaction is in the
   log: :class:`~tiered_mq.compaction.txn_filter.TxnMarkers` follows, across the groups of one
   pass, which producers had a transactional batch read since their last marker (Kafka's
@@ -26,6 +25,12 @@ offset. Per batch (headers first, records decoded only for data batches and empt
   producer's or its group's last batch). Data go one pass, their marker at the earliest the
   next: a loader replaying the log always finds a surviving transactional record followed by
   its marker;
+- the group's ``.txnindex`` is rebuilt, not copied: it lists, in marker order, the aborted
+  transactions whose ABORT marker in the group is kept because a batch of the transaction is
+  still in the log (Kafka's CleanedTransactionMetadata builds the cleaned index the same way;
+  txn_filter.py says why). An entry whose marker is gone, or whose transaction has no batch
+  left, is not carried over; a group whose index changes is rewritten even when no batch does,
+  so the next pass repairs an index that names a removed marker (as older versions left it);
 - a batch that keeps every record and needs no horizon is copied byte for byte.
 
 Payloads decompress to at most ``max_size`` bytes (the broker's ``message.max.decompressed.bytes``):
@@ -33,10 +38,12 @@ a bigger batch raises DecompressedTooLargeError, which fails the pass like a cor
 (nothing is swapped in; the manager logs it and retries after the backoff).
 
 Crash behaviour: output is written as ``<base>.log.cleaned`` (+ ``.index``, ``.timeindex``,
-``.txnindex``), fsynced, renamed to ``.swap`` and the directory fsynced; the partition then swaps
-it in with ``LocalLog.replace_segments`` under its lock. Recovery deletes ``.cleaned`` files (the
-old segments are intact) and completes ``.swap`` files (hot/recovery.py), so a crash at any step
-leaves either the old segments or the new one, never both, never neither. The checkpoint is
+and ``.txnindex`` unless it has no entry), fsynced, renamed to ``.swap`` and the directory
+fsynced; the partition then swaps it in with its ``replace_segments`` under its lock (which
+also reloads the aborted transactions of the replaced range from the new ``.txnindex``).
+Recovery deletes ``.cleaned`` files (the old segments are intact) and completes ``.swap`` files
+(hot/recovery.py), so a crash at any step leaves either the old segments or the new one, never
+both, never neither; the old segments' ``.txnindex`` files go with them. The checkpoint is
 written after the swap: a crash before it only repeats the (idempotent) pass.
 """
 
@@ -55,6 +62,7 @@ from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.log_segment import IndexPoints, LogSegment
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
+from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.record.batch import DELETE_HORIZON_FLAG, BatchHeader, set_attribute_flags
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import Record, decode_batch, reencode_batch
@@ -167,6 +175,7 @@ def clean_group(
     base = group[0].base_offset
     writer = _SegmentWriter(dir, base, config.index_interval_bytes)
     changed = len(group) > 1
+    index: list[AbortedTxn] = []  # the cleaned .txnindex, in marker order
     try:
         for i, source in enumerate(group):
             headers = list(source.iter_headers())
@@ -175,10 +184,15 @@ def clean_group(
                 stats.bytes_read += len(data)
                 stats.records_read += header.records_count
                 last = i == len(group) - 1 and j == len(headers) - 1
+                out: bytes | None
                 if header.is_control:
-                    out = _clean_marker(
-                        data, header, markers, last_batches, last, config, now_ms, stats
-                    )
+                    if not markers.on_marker(header):  # its transaction still has data here
+                        out = data
+                        index.extend(_retained_abort(aborted, header))
+                    else:
+                        out = _clean_empty_marker(
+                            data, header, last_batches, last, config, now_ms, stats
+                        )
                 else:
                     markers.on_data(header)
                     out = _clean_batch(
@@ -199,9 +213,11 @@ def clean_group(
                 if out is not data:
                     changed = True
                 writer.write(out, header)
-        txn_index = b"".join(
+        txn_index = b"".join(e.encode() for e in index)
+        if txn_index != b"".join(
             _read_or_empty(log_files.txn_index_file(dir, s.base_offset)) for s in group
-        )
+        ):
+            changed = True
         files = writer.finish(txn_index)
     except BaseException:
         close_quietly(writer.fd)
@@ -268,19 +284,24 @@ def _clean_batch(
     return _reencode(h, kept, new_horizon)
 
 
-def _clean_marker(
+def _retained_abort(aborted: AbortedTxns | None, header: BatchHeader) -> list[AbortedTxn]:
+    """The cleaned index entry of a marker kept for its data: its aborted transaction, if the
+    marker is an ABORT (none for a COMMIT, or without the partition's aborted transactions)."""
+    entry = None if aborted is None else aborted.ended_by(header.producer_id, header.base_offset)
+    return [] if entry is None else [entry]
+
+
+def _clean_empty_marker(
     data: bytes,
     header: BatchHeader,
-    markers: TxnMarkers,
     last_batches: dict[int, int],
     last_of_group: bool,
     config: LogConfig,
     now_ms: int,
     stats: CleanerStats,
 ) -> bytes | None:
-    """The control batch to write (``data`` itself when unchanged), or None to drop it."""
-    if not markers.on_marker(header):
-        return data  # its transaction still has data here
+    """The control batch to write for a marker whose transaction has no batch left (``data``
+    itself when unchanged), or None to drop it."""
     horizon = header.delete_horizon
     if horizon is not None:
         if now_ms < horizon:

@@ -16,6 +16,15 @@ transaction has data in the log (:class:`TxnMarkers`), so a loader replaying the
 (the group coordinator) still sees every surviving transactional record followed by its
 marker. Without one (a partition that keeps no transaction index) the
 cleaner keeps every transactional record and never lets one supersede another record.
+
+The cleaned segment's ``.txnindex`` lists an aborted transaction only while its ABORT marker
+is kept because the transaction still has a batch in the log (Kafka's
+``CleanedTransactionMetadata.onControlBatchRead``): once the data are gone the entry goes in the
+same pass (the marker itself stays until its delete horizon), so the index never names a
+transaction whose marker the log no longer holds. A read_committed consumer drops a producer's
+batches from an aborted transaction's first offset until it reads that producer's ABORT
+marker; an entry without its marker would hide every later batch of the producer, committed
+ones too.
 """
 
 from __future__ import annotations
@@ -29,10 +38,14 @@ from tiered_mq.record.batch import BatchHeader
 
 
 class AbortedTxns:
+    """The aborted transactions of the cleaned range, by producer id and by marker."""
+
     def __init__(self, entries: Iterable[AbortedTxn]) -> None:
         spans: dict[int, list[tuple[int, int]]] = {}
+        self._by_marker: dict[tuple[int, int], AbortedTxn] = {}
         for e in entries:
             spans.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+            self._by_marker[(e.producer_id, e.last_offset)] = e
         self._firsts: dict[int, list[int]] = {}
         self._lasts: dict[int, list[int]] = {}
         for pid, found in spans.items():
@@ -50,6 +63,11 @@ class AbortedTxns:
             return False
         i = bisect.bisect_right(firsts, offset) - 1
         return i >= 0 and offset <= self._lasts[producer_id][i]
+
+    def ended_by(self, producer_id: int, marker_offset: int) -> AbortedTxn | None:
+        """The aborted transaction whose ABORT marker is the control batch of ``producer_id`` at
+        ``marker_offset`` (None: that marker is a COMMIT, or its abort is not indexed)."""
+        return self._by_marker.get((producer_id, marker_offset))
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The aborted-transaction index of a segment (``{base_offset:020d}.txnindex``), Kafka's format.
 
 One entry per transaction aborted by an ABORT marker written into the segment, in marker
-order, 34 bytes, big-endian (Kafka's ``AbortedTxn``)::
+order (the log cleaner leaves out a transaction once it removed its data, so an entry's marker
+is always in the segment: compaction/txn_filter.py), 34 bytes, big-endian (Kafka's
+``AbortedTxn``)::
 
     version             i16  = 0
     producer_id         i64

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.record.batch import BatchHeader, iter_batches
 from tiered_mq.record.records import Record, decode_batches, encode_batch
 from tiered_mq.topic_partition import TopicPartition
@@ -39,6 +41,9 @@ class FakePartition:
     def __post_init__(self) -> None:
         if self.high_watermark < 0:
             self.high_watermark = 1 << 62
+
+    def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
+        return self.log.replace_segments(old, new_base)
 
 
 def append(

@@ -12,6 +12,11 @@ high watermark. This module keeps the partition's aborted transactions:
 - on disk, in the ``.txnindex`` of the segment holding each ABORT marker (Kafka's format, see
   hot/transaction_index.py), which the cold tier uploads with the segment.
 
+The log cleaner rewrites the ``.txnindex`` of the segments it replaces (an aborted transaction
+whose data it removed is no longer listed; compaction/txn_filter.py); the partition then
+reloads that offset range from the new file (:meth:`PartitionTxns.reload_range`), so the list
+stays the union of the segments' indexes.
+
 Recovery (:meth:`PartitionTxns.load` then :func:`replay`): every segment's ``.txnindex`` is
 read, entries at or past the log end offset dropped (truncated log); the log tail past the
 newest producer snapshot is replayed batch header by batch header, and for each control batch
@@ -84,6 +89,18 @@ class PartitionTxns:
         entry = AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
         TransactionIndex(self.log.dir, segment_base).append(entry)
         self._remember(entry)
+
+    def reload_range(self, base_offset: int, end_offset: int) -> None:
+        """Replace the entries whose marker is in [base_offset, end_offset) by those of the
+        ``.txnindex`` of the segment at ``base_offset`` (compaction swapped it in for that
+        range)."""
+        entries = TransactionIndex(self.log.dir, base_offset).entries()
+        self.aborted = [
+            *(e for e in self.aborted if e.last_offset < base_offset),
+            *(e for e in entries if base_offset <= e.last_offset < end_offset),
+            *(e for e in self.aborted if e.last_offset >= end_offset),
+        ]
+        self._known = {(e.producer_id, e.last_offset) for e in self.aborted}
 
     def aborted_between(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping [start_offset, end_offset), by first offset."""
