@@ -5,7 +5,11 @@
   one record per key below the active segment, the latest value of every key, and the
   partition directory got smaller; a record without a key is refused;
 - ``__consumer_offsets`` shrinks after many commits, and the committed offsets are still right
-  after a broker restart.
+  after a broker restart;
+- a compacted topic written by one transactional producer (commit, abort, commit): once the
+  cleaner removed the aborted transaction's data and, after ``delete.retention.ms``, its ABORT
+  marker, a read_committed consumer still gets the records committed after it (Fetch lists no
+  aborted transaction whose marker is gone).
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import FETCH, BrokerProcess, request, stored_batches
 from tests.integration.conftest import BrokerFactory
+from tests.kafka_requests import fetch_body
 from tiered_mq.hot import log_files
+from tiered_mq.record.control import ControlType, decode_control_record
 
 pytestmark = pytest.mark.integration
 
@@ -148,3 +154,90 @@ def test_consumer_offsets_shrink_and_survive_a_restart(broker_factory: BrokerFac
     finally:
         consumer.close()
     assert {tp.partition: tp.offset for tp in committed} == final
+
+
+def read_committed(bootstrap: str, topic: str) -> dict[bytes | None, bytes | None]:
+    """Key -> value of every record a read_committed consumer gets from offset 0 to the end."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "rc-reader",
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+        }
+    )
+    out: dict[bytes | None, bytes | None] = {}
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    return out
+                raise KafkaException(msg.error())
+            out[msg.key()] = msg.value()
+        raise AssertionError("no end of partition in time")
+    finally:
+        consumer.close()
+
+
+def test_read_committed_gets_commits_after_a_compacted_away_abort(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker: BrokerProcess = broker_factory(extra_args=CLEANER_ARGS)
+    bootstrap, topic = broker.bootstrap, "changelog"
+    configs = {
+        "cleanup.policy": "compact",
+        "segment.bytes": "2048",
+        "min.cleanable.dirty.ratio": "0.01",
+        "delete.retention.ms": "1000",
+    }
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(15)
+    txn = Producer({"bootstrap.servers": bootstrap, "transactional.id": "changelog-writer"})
+    txn.init_transactions(15)
+    for key, value, commit in [
+        (b"k1", b"committed-1", True),
+        (b"k2", b"aborted", False),
+        (b"k3", b"committed-3", True),
+    ]:
+        txn.begin_transaction()
+        txn.produce(topic, key=key, value=value, partition=0)
+        txn.flush(15)
+        if commit:
+            txn.commit_transaction(15)
+        else:
+            txn.abort_transaction(15)
+    expected = {b"k1": b"committed-1", b"k3": b"committed-3"}
+
+    def transactional(seen: dict[bytes | None, bytes | None]) -> dict[bytes | None, bytes | None]:
+        return {k: v for k, v in seen.items() if k in (b"k1", b"k2", b"k3")}
+
+    assert transactional(read_committed(bootstrap, topic)) == expected
+
+    [abort] = [
+        h.base_offset
+        for h, records in stored_batches(broker.port, topic, 0)
+        if h.is_control and decode_control_record(records[0]).type is ControlType.ABORT
+    ]
+    plain = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    # Each round dirties the log (small batches: segments roll) so that the cleaner runs again:
+    # one pass drops k2's data, a later one gives its now empty marker a delete horizon, and
+    # one after delete.retention.ms drops the marker.
+    deadline = time.monotonic() + 90
+    while abort in {h.base_offset for h, _ in stored_batches(broker.port, topic, 0)}:
+        assert time.monotonic() < deadline, "the ABORT marker was never compacted away"
+        for i in range(40):
+            plain.produce(topic, key=b"f%02d" % i, value=b"x" * 40, partition=0)
+            plain.flush(15)
+        time.sleep(1.5)
+    assert transactional(read_committed(bootstrap, topic)) == expected
+    body = fetch_body(topic, 0)
+    body["isolation_level"] = 1  # READ_COMMITTED
+    fetched = request(broker.port, FETCH, 11, body)["responses"][0]["partitions"][0]
+    assert not fetched["aborted_transactions"]  # no transaction without its marker
