@@ -9,7 +9,9 @@
 - a compacted topic written by one transactional producer (commit, abort, commit): once the
   cleaner removed the aborted transaction's data and, after ``delete.retention.ms``, its ABORT
   marker, a read_committed consumer still gets the records committed after it (Fetch lists no
-  aborted transaction whose marker is gone).
+  aborted transaction whose marker is gone);
+- DeleteRecords (``AdminClient.delete_records``) on a ``compact`` topic is POLICY_VIOLATION and
+  deletes nothing; on ``compact,delete`` it moves the log start offset.
 """
 
 from __future__ import annotations
@@ -241,3 +243,32 @@ def test_read_committed_gets_commits_after_a_compacted_away_abort(
     body["isolation_level"] = 1  # READ_COMMITTED
     fetched = request(broker.port, FETCH, 11, body)["responses"][0]["partitions"][0]
     assert not fetched["aborted_transactions"]  # no transaction without its marker
+
+
+def test_delete_records_needs_the_delete_cleanup_policy(broker: BrokerProcess) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    policies = {"compact-only": "compact", "compact-delete": "compact,delete"}
+    futures = admin.create_topics(
+        [NewTopic(t, 1, 1, config={"cleanup.policy": p}) for t, p in policies.items()]
+    )
+    for future in futures.values():
+        future.result(15)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for topic in policies:
+        for i in range(10):
+            producer.produce(topic, key=b"k%d" % i, value=b"v", partition=0)
+    assert producer.flush(15) == 0
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "watermarks"})
+    try:
+        [refused] = admin.delete_records([TopicPartition("compact-only", 0, 5)]).values()
+        with pytest.raises(KafkaException) as info:
+            refused.result(15)
+        assert info.value.args[0].code() == KafkaError.POLICY_VIOLATION
+        watermarks = consumer.get_watermark_offsets(TopicPartition("compact-only", 0), timeout=10)
+        assert watermarks == (0, 10)
+        [accepted] = admin.delete_records([TopicPartition("compact-delete", 0, 5)]).values()
+        assert accepted.result(15).low_watermark == 5
+        watermarks = consumer.get_watermark_offsets(TopicPartition("compact-delete", 0), timeout=10)
+        assert watermarks == (5, 10)
+    finally:
+        consumer.close()

@@ -280,6 +280,37 @@ async def test_delete_records_moves_log_start_offset(client: Client) -> None:
     assert [r.value for _, rs in decode_batches(fp["records"]) for r in rs] == [b"v2", b"v3"]
 
 
+async def test_delete_records_needs_the_delete_cleanup_policy(client: Client) -> None:
+    """cleanup.policy=compact alone: POLICY_VIOLATION and nothing deleted (Kafka's
+    Partition.deleteRecordsOnLeader); compact,delete: deleted."""
+    for topic, policy, expected in [
+        ("compacted", "compact", (44, -1, 0)),
+        ("compacted-and-deleted", "compact,delete", (0, 2, 2)),
+    ]:
+        r = await client.call(
+            19,
+            4,
+            {
+                "topics": [
+                    {
+                        "name": topic,
+                        "num_partitions": 1,
+                        "replication_factor": 1,
+                        "configs": [{"name": "cleanup.policy", "value": policy}],
+                    }
+                ],
+                "timeout_ms": 5000,
+            },
+        )
+        assert r["topics"][0]["error_code"] == 0
+        await client.call(PRODUCE, 8, produce_body(topic, batch([b"v0", b"v1", b"v2", b"v3"])))
+        request = {"name": topic, "partitions": [{"partition_index": 0, "offset": 2}]}
+        r = await client.call(21, 1, {"topics": [request], "timeout_ms": 1000})
+        p = r["topics"][0]["partitions"][0]
+        fp = part(await client.call(FETCH, 11, fetch_body(topic, 2)), "responses", "partitions")
+        assert (p["error_code"], p["low_watermark"], fp["log_start_offset"]) == expected
+
+
 async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
     r = await client.call(
         19,
