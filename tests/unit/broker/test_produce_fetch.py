@@ -311,6 +311,21 @@ async def test_delete_records_needs_the_delete_cleanup_policy(client: Client) ->
         assert (p["error_code"], p["low_watermark"], fp["log_start_offset"]) == expected
 
 
+async def test_delete_records_refuses_internal_topics(client: Client) -> None:
+    """Kafka's ReplicaManager: INVALID_TOPIC_EXCEPTION for an internal topic, nothing deleted."""
+    commit = {
+        "group_id": "g",
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}],
+    }
+    await client.call(
+        8, 2, {**commit, "generation_id": -1, "member_id": "", "retention_time_ms": -1}
+    )
+    request = {"name": "__consumer_offsets", "partitions": [{"partition_index": 0, "offset": -1}]}
+    r = await client.call(21, 1, {"topics": [request], "timeout_ms": 1000})
+    p = r["topics"][0]["partitions"][0]
+    assert (p["error_code"], p["low_watermark"]) == (17, -1)
+
+
 async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
     r = await client.call(
         19,

@@ -1,11 +1,14 @@
 """DeleteRecords (21), v0-1: advance a partition's log start offset.
 
-A partition whose ``cleanup.policy`` lacks ``delete`` (``compact`` alone) answers
-POLICY_VIOLATION and keeps its records, as Kafka's ``Partition.deleteRecordsOnLeader`` ("Records
-of partition ... can not be deleted due to the configured policy"); ``compact,delete`` is
-accepted. ``offset`` -1 means the high watermark. An offset above the high watermark or below 0
-answers OFFSET_OUT_OF_RANGE. Segments wholly below the new log start offset are deleted by
-local retention; reads below it answer OFFSET_OUT_OF_RANGE at once.
+An internal topic (``__consumer_offsets``, ``__transaction_state``) answers
+INVALID_TOPIC_EXCEPTION, as Kafka's ``ReplicaManager.deleteRecordsOnLocalLog`` ("Cannot delete
+records of internal topic ..."). A partition whose ``cleanup.policy`` lacks ``delete``
+(``compact`` alone) answers POLICY_VIOLATION and keeps its records, as Kafka's
+``Partition.deleteRecordsOnLeader`` ("Records of partition ... can not be deleted due to the
+configured policy"); ``compact,delete`` is accepted. ``offset`` -1 means the high watermark.
+An offset above the high watermark or below 0 answers OFFSET_OUT_OF_RANGE. Segments wholly
+below the new log start offset are deleted by local retention; reads below it answer
+OFFSET_OUT_OF_RANGE at once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
-from tiered_mq.errors import OffsetOutOfRangeError, PolicyViolationError
+from tiered_mq.broker.topic_names import is_internal
+from tiered_mq.errors import InvalidTopicError, OffsetOutOfRangeError, PolicyViolationError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -23,6 +27,8 @@ API_KEY = ApiKey.DELETE_RECORDS
 
 
 async def _delete(ctx: RequestContext, tp: TopicPartition, offset: int) -> int:
+    if is_internal(tp.topic):
+        raise InvalidTopicError(f"Cannot delete records of internal topic {tp.topic}")
     partition = ctx.broker.replica_manager.get_partition(tp)
     if not partition.log.config.delete:
         raise PolicyViolationError(
