@@ -155,19 +155,37 @@ class ConfigAdmin(AdminBase):
         settings = ConnectionSettings.from_librdkafka(self.config.to_librdkafka())
         return open_connection(settings, self._timeout, broker)
 
+    def _broker_resource(
+        self,
+        broker: int | None,
+        api_key: ApiKey,
+        what: str,
+        resource_fields: dict[str, Any],
+        **request_fields: Any,
+    ) -> dict[str, Any]:
+        """One BROKER resource (``""`` for the cluster-wide default) with ``resource_fields``,
+        sent to ``broker`` in a request with ``request_fields``; the resource's result, or
+        ClientError naming ``what`` and the broker."""
+        name = "" if broker is None else str(broker)
+        resource = {"resource_type": BROKER, "resource_name": name, **resource_fields}
+        body: dict[str, Any] = {"resources": [resource], **request_fields}
+        with self._broker_connection(broker) as conn:
+            answer = conn.request(api_key, body)
+        result: dict[str, Any] = answer["results" if "results" in answer else "responses"][0]
+        if result["error_code"]:
+            context = f"{what} of {broker_label(broker)}"
+            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        return result
+
     def describe_broker_configs(self, broker: int | None = None) -> dict[str, ConfigValue]:
         """Broker ``broker``'s configs, or (None) those set as the cluster-wide default."""
-        resource = {
-            "resource_type": BROKER,
-            "resource_name": "" if broker is None else str(broker),
-            "configuration_keys": None,
-        }
-        with self._broker_connection(broker) as conn:
-            body = {"resources": [resource], "include_synonyms": True}
-            result = conn.request(ApiKey.DESCRIBE_CONFIGS, body)["results"][0]
-        if result["error_code"]:
-            context = f"describe configs of {broker_label(broker)}"
-            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        result = self._broker_resource(
+            broker,
+            ApiKey.DESCRIBE_CONFIGS,
+            "describe configs",
+            {"configuration_keys": None},
+            include_synonyms=True,
+        )
         configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
         return {c.name: c for c in configs}
 
@@ -183,14 +201,10 @@ class ConfigAdmin(AdminBase):
         configs = [
             {"name": k, "config_operation": SET, "value": v} for k, v in set_configs.items()
         ] + [{"name": k, "config_operation": DELETE, "value": None} for k in delete]
-        resource = {
-            "resource_type": BROKER,
-            "resource_name": "" if broker is None else str(broker),
-            "configs": configs,
-        }
-        with self._broker_connection(broker) as conn:
-            body = {"resources": [resource], "validate_only": validate_only}
-            result = conn.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, body)["responses"][0]
-        if result["error_code"]:
-            context = f"alter configs of {broker_label(broker)}"
-            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        self._broker_resource(
+            broker,
+            ApiKey.INCREMENTAL_ALTER_CONFIGS,
+            "alter configs",
+            {"configs": configs},
+            validate_only=validate_only,
+        )
