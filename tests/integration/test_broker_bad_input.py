@@ -10,7 +10,7 @@ from typing import Any
 
 import crc32c
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess, request
@@ -138,6 +138,32 @@ def test_crc_valid_batches_with_impossible_counts_are_refused(shared_broker: Bro
     finally:
         consumer.close()
     assert got == [b"v0", b"v1", b"v2"]
+    assert_serving(shared_broker)
+
+
+def test_a_batch_larger_than_segment_bytes_fails_delivery(shared_broker: BrokerProcess) -> None:
+    """Kafka's UnifiedLog.append: RECORD_LIST_TOO_LARGE (18), nothing appended. librdkafka
+    reports it as the message's delivery error; the partition's next batch gets offset 0.
+    Before, the broker appended the batch alone in a segment larger than segment.bytes."""
+    topic = "tiny-segments"
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    config = {"segment.bytes": "16384"}
+    admin.create_topics([NewTopic(topic, 1, 1, config=config)])[topic].result(10)
+    outcomes: list[tuple[KafkaError | None, int]] = []
+    producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
+    for value in (b"x" * 20_000, b"small"):
+        producer.produce(topic, value, on_delivery=lambda e, m: outcomes.append((e, m.offset())))
+        assert producer.flush(20) == 0
+    (refused, _), (delivered, offset) = outcomes
+    assert refused is not None and refused.code() == KafkaError.RECORD_LIST_TOO_LARGE, refused
+    assert not refused.retriable()
+    assert (delivered, offset) == (None, 0)  # nothing of the big batch was appended
+    consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": topic})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    try:
+        assert [m.value() for m in take(consumer, 1)] == [b"small"]
+    finally:
+        consumer.close()
     assert_serving(shared_broker)
 
 

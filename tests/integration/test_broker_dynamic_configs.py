@@ -112,7 +112,7 @@ def test_cluster_default_reaches_topics_and_survives_a_restart(
     with BrokerProcess(tmp_path / "data", extra_args=args) as broker:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         topics = [
-            NewTopic("plain", 1, 1, config={"segment.bytes": "1024"}),
+            NewTopic("plain", 1, 1, config={"segment.bytes": str(2 * BIG)}),
             NewTopic("own", 1, 1, config={"retention.ms": "3600000"}),
         ]
         for future in admin.create_topics(topics).values():
@@ -144,10 +144,8 @@ def test_cluster_default_reaches_topics_and_survives_a_restart(
         assert topic_config(admin, "plain", "retention.ms") == ("86400000", default)
 
         # retention from the default deletes old segments of the topic without an override
-        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
-        for i in range(40):
-            producer.produce("plain", f"record-{i:04d}".encode() * 20)
-            producer.flush(10)  # one batch each: the 1 KiB segments roll
+        for _ in range(3):  # one BIG batch a segment: two exceed segment.bytes, so it rolls
+            assert produce_big(broker.bootstrap, "plain") is None
         alter_default(broker.port, log_retention_ms="1000")
         deadline = time.monotonic() + 20
         while log_start_offset(broker.bootstrap, "plain") == 0:

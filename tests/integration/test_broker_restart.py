@@ -24,6 +24,7 @@ def produce(broker: BrokerProcess, topic: str, start: int, n: int) -> None:
             "bootstrap.servers": broker.bootstrap,
             "acks": "all",
             "linger.ms": 2,
+            "batch.size": 16384,  # below segment.bytes: a bigger batch is refused
             "enable.idempotence": True,
         }
     )
@@ -121,6 +122,7 @@ def test_sigkill_under_load_loses_no_acknowledged_record(broker_factory: BrokerF
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 2,
+            "batch.size": 16384,  # below segment.bytes: a bigger batch is refused
             "message.timeout.ms": 120_000,
             "reconnect.backoff.max.ms": 200,
         }

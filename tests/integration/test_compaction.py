@@ -88,8 +88,8 @@ def test_compacted_topic_keeps_the_latest_value_per_key(broker_factory: BrokerFa
     topic = "compacted"
     configs = {"cleanup.policy": "compact", "segment.bytes": "16384"}
     admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(15)
-    # Small batches: a batch is appended whole, so one 1 MB batch would fill the active segment
-    # alone (segment.bytes bounds rolls, not batches) and leave nothing below it to compact.
+    # Small batches: a batch above segment.bytes is refused (RECORD_LIST_TOO_LARGE, as in
+    # Kafka), and one near it would fill a segment alone and leave nothing in it to compact.
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 2, "batch.size": 4096})
     latest: dict[bytes, bytes] = {}
     for i in range(6000):

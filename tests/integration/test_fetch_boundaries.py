@@ -5,8 +5,8 @@ whose byte budget ran out in front of a segment with a big first batch went on t
 segment whose smaller batch fitted, so the response skipped whole segments and the consumer
 jumped ahead (past the end of the range it was counting, where it then waited forever).
 
-The log here alternates big batches (~480 KB, one segment each with 64 KiB segment.bytes)
-and tiny ones, so a 1 MiB fetch budget always runs out in front of a big batch. Checked:
+The log here alternates big batches (~480 KB) and tiny ones, one batch a segment (see
+``ONE_BATCH_A_SEGMENT``), so a 1 MiB fetch budget always runs out in front of a big batch. Checked:
 raw Fetch v11 answers start at the batch holding the fetch offset and are gap-free, and a
 default confluent-kafka consumer reads every offset exactly once from 0 while the cold tier
 uploads and local retention deletes the segments it is reading (the remote/local boundary
@@ -34,6 +34,10 @@ BIG = 400  # records of a big batch
 SMALL = 2  # records of a tiny batch
 VALUE_BYTES = 1200
 TOTAL = ROUNDS * (BIG + SMALL)
+# Topic configs that put every batch in a segment of its own: segment.bytes holds a big batch
+# (a batch above it would be refused, RECORD_LIST_TOO_LARGE), and an index of 12 bytes has room
+# for no second time index entry, so every append to a non-empty segment rolls it first.
+ONE_BATCH_A_SEGMENT = {"segment.bytes": str(1 << 20), "segment.index.bytes": "12"}
 
 
 def value(i: int) -> bytes:
@@ -78,7 +82,7 @@ def broker(
 
 def test_fetch_budget_stops_in_front_of_a_big_batch(broker: TieredBroker) -> None:
     topic = "hot-mixed"
-    broker.create_topic(topic, **{"remote.storage.enable": "false"})
+    broker.create_topic(topic, **{"remote.storage.enable": "false", **ONE_BATCH_A_SEGMENT})
     produce_alternating(broker.bootstrap, topic)
     offset = 0
     while offset < TOTAL:
@@ -96,7 +100,7 @@ def test_default_consumer_reads_every_offset_while_segments_leave_the_disk(
     broker: TieredBroker,
 ) -> None:
     topic = "moving-boundary"
-    broker.create_topic(topic, **{"local.retention.bytes": "1"})
+    broker.create_topic(topic, **{"local.retention.bytes": "1", **ONE_BATCH_A_SEGMENT})
     half = ROUNDS // 2
     produce_alternating(broker.bootstrap, topic, 0, half)  # a backlog: fetches span segments
     producer = threading.Thread(

@@ -199,7 +199,8 @@ def test_aborted_transaction_absent_as_for_a_read_committed_consumer(
             producer.abort_transaction(15)
         else:
             producer.commit_transaction(15)
-    plain = Producer({"bootstrap.servers": tiered.bootstrap, "linger.ms": 5})
+    # batches below the 64 KiB segment.bytes (a batch above it is refused)
+    plain = Producer({"bootstrap.servers": tiered.bootstrap, "linger.ms": 5, "batch.size": 16384})
     for i in range(400):  # roll past the last marker so it is uploaded too
         plain.produce(topic, partition=0, value=b"after-%d|" % i + b"y" * 200)
     assert plain.flush(30) == 0

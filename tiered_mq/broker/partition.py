@@ -14,8 +14,8 @@ Invariants (single node today, ISR-ready):
 
 Append path (leader, per batch, never per record): ``validate_records`` (CRC-32C, magic, size,
 codec) -> producer-state check (duplicates answered with their original offsets) ->
-``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place) -> producer-state
-update -> high watermark -> waiters woken.
+``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place; RECORD_LIST_TOO_LARGE
+above ``segment.bytes``) -> producer-state update -> high watermark -> waiters woken.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ local segments when older ones live in the object store); ``local_log_start_offs
 first offset held on this disk; ``log_end_offset`` is the offset the next appended record gets.
 The last segment is the active segment; appends go there and it is rolled (a new segment
 started at the log end offset) *before* an append that would overflow ``segment.bytes``, or
-the index, or the 32-bit relative offset, or after ``segment.ms`` (``maybe_roll``).
+the index, or the 32-bit relative offset, or after ``segment.ms`` (``maybe_roll``). An append
+larger than ``segment.bytes`` itself fits no segment: it is refused with RECORD_LIST_TOO_LARGE
+and nothing is written (Kafka's UnifiedLog.append).
 
 Durability follows Kafka: writes go to the page cache and are fsynced by ``flush()``, on roll
 and close, and as ``flush.messages`` / ``flush.ms`` ask (log_durability); the recovery point
@@ -162,6 +164,7 @@ class LocalLog:
     ) -> AppendInfo:
         last = batches[-1][1]
         size = batches[-1][0] + last.size - batches[0][0]
+        log_append.check_segment_size(size, self.config.segment_bytes, self.dir.name)
         active = self.active_segment
         if log_append.must_roll(active, self.config, size, len(batches), last.last_offset, now):
             active = self.roll()

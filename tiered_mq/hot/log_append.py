@@ -3,9 +3,9 @@
 All work is per batch, never per record. ``Batches`` are ``(position, header)`` pairs: the byte
 position of each record batch (v2) inside the caller's buffer and its parsed header. Functions
 here either raise before the log is touched (CorruptRecordError, MessageTooLargeError,
-InvalidTimestampError) or rewrite only header fields of batches in the caller's buffer (base
-offset, partition leader epoch, and for LogAppendTime the attributes, max timestamp and CRC);
-none of them writes to disk, so a crash in between leaves the log as it was.
+InvalidTimestampError, RecordListTooLargeError) or rewrite only header fields of batches in the
+caller's buffer (base offset, partition leader epoch, and for LogAppendTime the attributes, max
+timestamp and CRC); none of them writes to disk, so a crash in between leaves the log as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tiered_mq.errors import (
     InvalidTimestampError,
     KafkaError,
     MessageTooLargeError,
+    RecordListTooLargeError,
     UnknownServerError,
 )
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
@@ -131,6 +132,18 @@ def check_follower_offsets(batches: Batches, log_end_offset: int) -> None:
                 f"batch base offset {header.base_offset} below expected {expected}"
             )
         expected = header.next_offset
+
+
+def check_segment_size(size: int, segment_bytes: int, partition: str) -> None:
+    """Records of ``size`` bytes (the whole append, every batch) must fit in one segment of
+    ``segment.bytes``, else RECORD_LIST_TOO_LARGE and nothing is appended: Kafka's
+    UnifiedLog.append checks this just before it rolls, for leader and follower appends.
+    ``partition`` names the log in the message (its directory, ``{topic}-{partition}``)."""
+    if size > segment_bytes:
+        raise RecordListTooLargeError(
+            f"Message batch size is {size} bytes in append to partition {partition}, which "
+            f"exceeds the maximum configured segment size of {segment_bytes}."
+        )
 
 
 def must_roll(

@@ -22,7 +22,7 @@ from tiered_mq.record.varint import encode_varint
 from tiered_mq.topic_partition import TopicPartition
 
 PRODUCE, OFFSET_COMMIT, OFFSET_FETCH, CREATE_TOPICS = 0, 8, 9, 19
-CORRUPT_MESSAGE, INVALID_TOPIC_EXCEPTION, INVALID_RECORD = 2, 17, 87
+CORRUPT_MESSAGE, INVALID_TOPIC_EXCEPTION, RECORD_LIST_TOO_LARGE, INVALID_RECORD = 2, 17, 18, 87
 
 
 def record(key: bytes, offset_delta: int) -> bytes:
@@ -90,6 +90,38 @@ async def test_records_that_cannot_be_written_again_are_refused(
     assert (await produce(client, "t", bad, version=7))["error_code"] == CORRUPT_MESSAGE
     good = batch([record(b"a", 0), record(b"b", 1)])
     assert (await produce(client, "t", good))["base_offset"] == 0  # nothing was appended
+
+
+async def test_a_batch_larger_than_segment_bytes_is_refused_in_its_partition_only(
+    client: Client, broker: Broker
+) -> None:
+    """Kafka's UnifiedLog.append: a batch no segment of ``segment.bytes`` can hold is
+    RECORD_LIST_TOO_LARGE and nothing is appended; the request's other partitions go in."""
+    topic = {"name": "small", "num_partitions": 2, "replication_factor": 1}
+    topic["configs"] = [{"name": "segment.bytes", "value": "2048"}]
+    r = await client.call(CREATE_TOPICS, 4, {"topics": [topic], "timeout_ms": 5000})
+    assert r["topics"][0]["error_code"] == 0
+    big = batch([record(b"k%d" % i + b"x" * 100, i) for i in range(30)])  # > 2048 bytes
+    small = batch([record(b"a", 0)])
+    assert len(big) > 2048 > len(small)
+    parts = [{"index": 0, "records": big}, {"index": 1, "records": small}]
+    body = {
+        "acks": -1,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": "small", "partition_data": parts}],
+    }
+    answers = (await client.call(PRODUCE, 8, body))["responses"][0]["partition_responses"]
+    assert [(a["index"], a["error_code"], a["base_offset"]) for a in answers] == [
+        (0, RECORD_LIST_TOO_LARGE, -1),
+        (1, 0, 0),
+    ]
+    assert answers[0]["error_message"] == (
+        f"Message batch size is {len(big)} bytes in append to partition small-0, which "
+        "exceeds the maximum configured segment size of 2048."
+    )
+    log = broker.replica_manager.local_log(TopicPartition("small", 0))
+    assert (log.log_end_offset, log.active_segment.size) == (0, 0)
+    assert (await produce(client, "small", small))["base_offset"] == 0
 
 
 async def test_clients_may_not_write_the_internal_topics(client: Client, broker: Broker) -> None:

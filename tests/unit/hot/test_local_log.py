@@ -10,6 +10,7 @@ from tiered_mq.errors import (
     KafkaStorageError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
+    RecordListTooLargeError,
 )
 from tiered_mq.hot.local_log import LocalLog, UnexpectedAppendOffsetError
 from tiered_mq.hot.log_config import LogConfig
@@ -99,11 +100,34 @@ def test_roll_before_overflow_and_read_spans_segments(tmp_path: Path) -> None:
         3 * i for i in range(1, 10)
     ]
     assert [h.base_offset for h in log.iter_batch_headers(10)] == [9 + 3 * i for i in range(7)]
-    # a single batch bigger than segment.bytes still goes in (its own segment)
-    big = make_batch(3, value_size=batch_size * 4)
-    log.update_config(LogConfig.from_properties({"segment.bytes": str(batch_size * 3 + 10)}))
-    log.append_as_leader(big, 0)
-    assert log.segments()[-1].size == len(big)
+    # a batch of exactly segment.bytes still fits a segment of its own
+    exact = make_batch(3, value_size=batch_size * 4)
+    log.update_config(LogConfig.from_properties({"segment.bytes": str(len(exact))}))
+    log.append_as_leader(exact, 0)
+    assert log.segments()[-1].size == len(exact)
+
+
+def test_append_larger_than_segment_bytes_is_refused(tmp_path: Path) -> None:
+    """Kafka's UnifiedLog.append: RECORD_LIST_TOO_LARGE, nothing appended, for the whole
+    append (several batches together too) and for a follower's append as well."""
+    rolls: list[int] = []
+    batch = make_batch(3)
+    limit = 2 * len(batch)
+    config = LogConfig.from_properties({"segment.bytes": str(limit)})
+    log = LocalLog.open(tmp_path / "t-0", config, rolls.append, clock=Clock())
+    log.append_as_leader(bytearray(batch), 0)
+    for records in (make_batch(3, value_size=3 * len(batch)), batch * 3):
+        with pytest.raises(RecordListTooLargeError, match=rf"t-0, which exceeds .* of {limit}\."):
+            log.append_as_leader(bytearray(records), 0)
+    assert (log.log_end_offset, log.active_segment.size, rolls) == (3, len(batch), [])
+    leader = open_log(tmp_path / "leader")
+    leader.append_as_leader(bytearray(batch * 4), 0)
+    with pytest.raises(RecordListTooLargeError):
+        log.append_as_follower(read_all(leader)[len(batch) :])  # offsets 3-11: 3 batches
+    assert log.log_end_offset == 3
+    log.append_as_leader(bytearray(batch * 2), 0)  # exactly segment.bytes: rolled, appended
+    assert (log.log_end_offset, rolls) == (9, [3])
+    assert [h.base_offset for h in log.iter_batch_headers()] == [0, 3, 6]
 
 
 def test_read_never_skips_a_segment_whose_batch_does_not_fit(tmp_path: Path) -> None:
@@ -111,7 +135,7 @@ def test_read_never_skips_a_segment_whose_batch_does_not_fit(tmp_path: Path) -> 
     # big batch must end the read there, not jump to the small batch of the third segment
     small_size = len(make_batch(3))
     big = make_batch(3, value_size=small_size * 4)
-    log = open_log(tmp_path / "t-0", segment_bytes=str(small_size + 10))
+    log = open_log(tmp_path / "t-0", segment_bytes=str(len(big)))  # one batch a segment
     log.append_as_leader(make_batch(3, seed=1), 0)
     log.append_as_leader(big, 0)
     log.append_as_leader(make_batch(3, seed=2), 0)

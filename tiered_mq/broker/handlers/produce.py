@@ -5,13 +5,15 @@ magic, size against ``max.message.bytes``, codec, a record count matching the of
 zstd needs v7+; past the first record's start, records are read only to check a compacted
 topic's keys or to re-encode to the topic's codec), then the leader append, which rewrites base
 offsets in the request's own buffer and writes it to the active segment (zero copy from the
-socket buffer to the file). acks=0 sends no response at all; acks=1 and acks=-1 answer once
-the batch is in the log (single node: the ISR is this broker, so the high watermark moved with
-the append; acks=-1 needs ``min.insync.replicas`` in-sync replicas, else
-NOT_ENOUGH_REPLICAS). An acks=0 request with any partition in error closes the connection
-instead (Kafka's KafkaApis: the producer reads no answer, the disconnect makes it refresh its
-metadata and log the failure). A duplicate idempotent batch answers its original base offset
-and appends nothing.
+socket buffer to the file). A batch larger than the topic's ``segment.bytes`` fits no segment:
+the append refuses it with RECORD_LIST_TOO_LARGE (hot/log_append.py, where Kafka's
+UnifiedLog.append checks it), nothing appended, the other partitions unaffected.
+acks=0 sends no response at all; acks=1 and acks=-1 answer once the batch is in the log
+(single node: the ISR is this broker, so the high watermark moved with the append; acks=-1
+needs ``min.insync.replicas`` in-sync replicas, else NOT_ENOUGH_REPLICAS). An acks=0 request
+with any partition in error closes the connection instead (Kafka's KafkaApis: the producer
+reads no answer, the disconnect makes it refresh its metadata and log the failure). A
+duplicate idempotent batch answers its original base offset and appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
 codec first (recompress.py). A compacted topic refuses records without a key
 (compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Both decode records, so
