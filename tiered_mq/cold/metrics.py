@@ -2,8 +2,9 @@
 several brokers may share a test process, so nothing goes to the global registry).
 
 Per partition (labels topic, partition):
-``tiered_mq_remote_copy_lag_bytes`` / ``_copy_lag_segments``: rolled local segments below the
-high watermark not yet in the bucket (grows visibly while the bucket is unreachable);
+``tiered_mq_remote_copy_lag_bytes`` / ``_copy_lag_segments``: rolled local segments not yet in
+the bucket (Kafka's RemoteCopyLagBytes / RemoteCopyLagSegments; grows visibly while the bucket
+is unreachable; 0 while copying is off, ``remote.log.copy.disable=true``, as Kafka resets them);
 ``tiered_mq_remote_log_bytes`` / ``_log_segments``: what the manifest holds.
 Totals: ``tiered_mq_remote_upload_bytes_total``, ``_upload_segments_total``,
 ``_upload_errors_total``, ``_fetch_bytes_total`` (bytes served to readers), ``_fetch_errors_total``,

@@ -14,7 +14,10 @@ Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll
 With ``remote.log.copy.disable=true`` (KIP-950) step 3 is skipped: the bucket stays readable and
 remote retention goes on, while local retention applies retention.ms/bytes to the local log
 (hot/retention.py) and moves the log start offset with it, as Kafka does; the remote segments
-below it are then deleted. With ``remote.storage.enable=false`` a pass does nothing, unless
+below it are then deleted. The copy lag is then 0, not counted: nothing waits for an upload by
+design (Kafka's RemoteLogManager cancels the copy task and calls ``resetLagStats``); the same
+holds while remote storage is disabled.
+With ``remote.storage.enable=false`` a pass does nothing, unless
 ``remote.log.delete.on.disable=true`` (KIP-950: the topic was tiered and turned off): then it
 raises the log start offset to the local log start offset (consumers below it get
 OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
@@ -193,12 +196,16 @@ class PartitionUploader:
         """One pass (see the module docstring); raises on the first failure."""
         if self._config_source is not None:
             self.config = self._config_source()
+        copying = getattr(self.config, "remote_copy_enabled", True)
+        if not copying:  # Kafka's resetLagStats: nothing is pending upload by design
+            self.copy_lag_bytes = self.copy_lag_segments = 0
         if not getattr(self.config, "remote_storage_enable", True):
             if getattr(self.config, "remote_log_delete_on_disable", False):
-                await self._delete_remote_log()
+                await self._delete_remote_log()  # publishes the lag too
+            elif self._loaded:  # tiered earlier in this leadership: its lag series goes to 0
+                self._publish_lag()
             return
         await self._ready()
-        copying = getattr(self.config, "remote_copy_enabled", True)
         candidates = await self._candidates() if copying else []
         # Pipeline: the next segment is read and checked while this one is uploaded.
         prepared = self._prepare_soon(candidates[0]) if candidates else None
@@ -219,7 +226,8 @@ class PartitionUploader:
         if self._settings.local_retention:
             async with self._locked():
                 self.log.apply_retention(self._clock(), self.manifest.upload_bound())
-        await self._candidates()  # refresh the copy lag after this pass
+        if copying:
+            await self._candidates()  # refresh the copy lag after this pass
         self._publish()
 
     async def _ready(self) -> None:

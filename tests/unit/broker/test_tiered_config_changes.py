@@ -127,6 +127,46 @@ async def test_remote_log_copy_disable_keeps_the_bucket_readable(broker: Broker)
     assert await _segment_objects(broker) == []
 
 
+def _copy_lag(broker: Broker) -> tuple[float | None, float | None]:
+    """The partition's copy lag gauges (segments, bytes); None when not exported."""
+    registry = broker.remote_log_manager.metrics.registry
+    labels = {"topic": TP.topic, "partition": str(TP.partition)}
+    return tuple(  # type: ignore[return-value]
+        registry.get_sample_value(f"tiered_mq_remote_copy_lag_{what}", labels)
+        for what in ("segments", "bytes")
+    )
+
+
+async def test_copy_lag_is_zero_while_copying_is_disabled(broker: Broker) -> None:
+    """Kafka's RemoteLogManager cancels the copy task of a topic turned to
+    remote.log.copy.disable=true and resets RemoteCopyLagBytes/Segments to 0 (resetLagStats):
+    no segment waits for an upload by design. Before, the rolled segments kept counting."""
+    partition = await _tiered(broker)
+    async with partition.lock:
+        fill(partition.log, 2)  # 60-99: rolled, above the high watermark, so not uploaded
+    await _pass(broker)
+    pending = sum(s.size for s in partition.log.segments()[-3:-1])
+    assert _copy_lag(broker) == (2, pending)
+
+    registry = broker.topic_registry
+    await registry.set_configs("orders", {**TIERED, "remote.log.copy.disable": "true"}, False)
+    await _pass(broker)
+    assert _copy_lag(broker) == (0, 0)
+    uploader = broker.remote_log_manager.uploader(TP)
+    assert uploader is not None
+    [status] = broker.remote_log_manager.status()
+    assert (status.copy_lag_segments, status.copy_lag_bytes) == (0, 0)
+
+    # copying again: the segments count until they are uploaded
+    await registry.set_configs("orders", {**TIERED, "local.retention.bytes": "1000"}, False)
+    await _pass(broker)
+    assert _copy_lag(broker) == (2, pending)
+    async with partition.lock:
+        partition.high_watermark = partition.log.log_end_offset
+    await _pass(broker)
+    assert _copy_lag(broker) == (0, 0) and uploader.manifest.end_offset() == 99
+
+
 async def test_a_compacted_topic_cannot_ask_for_remote_storage(broker: Broker) -> None:
     registry = broker.topic_registry
     both = {"cleanup.policy": "compact", "remote.storage.enable": "true"}
