@@ -189,8 +189,12 @@ class PartitionUploader:
                 )
                 log.warning("%s: tiering pass failed (retry in %.1fs): %s", self.tp, delay, e)
             self._wake.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when the
+            # wait ends in the loop turn that cancels it (a roll's wake() beside a stop()),
+            # the cancellation lost, and stop() would then await this task forever
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     async def run_pass(self) -> None:
         """One pass (see the module docstring); raises on the first failure."""

@@ -201,6 +201,40 @@ async def test_background_retry_with_backoff(mem: MemoryStore, tmp_path: Path) -
     await manager.close()
 
 
+async def test_stop_beside_a_wake_ends_the_uploader(mem: MemoryStore, tmp_path: Path) -> None:
+    """A roll's wake() and a stop() in the same loop turn, while the uploader waits for its
+    next pass: the stop wins. With asyncio.wait_for (Python 3.11) the wait returned normally,
+    the cancellation was lost and stop() awaited the task for ever (a topic deletion hung)."""
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 1)
+    manager = RemoteLogManager(
+        ThreadedStore(mem, inline=True),
+        PREFIX,
+        tmp_path / "c",
+        1 << 20,
+        settings=UploaderSettings(check_interval_s=3600),
+        clock=Clock(),
+    )
+    manager.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    for _ in range(200):  # the first pass done: the uploader waits for a wake
+        if manager.highest_uploaded_offset(TP) == 19:
+            break
+        await asyncio.sleep(0.01)
+    uploader = manager.uploader(TP)
+    assert uploader is not None and manager.highest_uploaded_offset(TP) == 19
+    await asyncio.sleep(0.01)
+    routine = uploader._task
+    assert routine is not None
+    uploader.wake()
+    stopping = asyncio.ensure_future(uploader.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=2)
+    ended = routine.done()
+    routine.cancel()  # (a second cancel: ends a routine that lost the first one)
+    await asyncio.gather(stopping, return_exceptions=True)
+    assert stopping in done and ended and uploader.state == "stopped"
+    await manager.close()
+
+
 async def test_deposed_leader_is_fenced(mem: MemoryStore, tmp_path: Path) -> None:
     store = ThreadedStore(mem, inline=True)
     settings = UploaderSettings(check_interval_s=3600, local_retention=False)
