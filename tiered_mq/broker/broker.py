@@ -162,6 +162,8 @@ class Broker:
         self._refuse_other_brokers()
         self.topic_registry.dynamic_configs.load()
         self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
+        if self.remote_log_manager is not None:  # topic.json follows a deleted remote log
+            self.remote_log_manager.on_remote_log_deleted = self.topic_registry.remote_log_deleted
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()
         await self.topic_registry.publish_topic_manifests()

@@ -313,23 +313,37 @@ class TopicRegistry:
     async def publish_topic_manifest(self, name: str) -> None:
         """Write ``topic.json`` (partition count, effective configs) of a tiered topic.
 
-        The bucket alone then says how to restore or replay the topic. Best effort: with the
-        bucket unreachable the admin change still stands, and the next change or broker start
-        writes the manifest again.
+        The bucket alone then says how to restore or replay the topic. A topic whose remote
+        storage was turned off with ``remote.log.delete.on.disable=true`` has nothing left to
+        restore once its segments are deleted: its topic.json is removed then (kept while a
+        segment object remains; ``remote_log_deleted`` asks again when a partition's deletion
+        ends), as a topic that never was tiered has none. Best effort: with the bucket
+        unreachable the admin change still stands, and the next change or broker start writes
+        (or removes) the manifest again.
         """
         rlm = self.replica_manager.remote_log_manager
         meta = self.coordinator.get_topic(name)
         if rlm is None or meta is None or name.startswith("__"):
             return
         configs = self.effective_configs(name)
-        if configs.get("remote.storage.enable") != "true":
-            return
         try:
-            await rlm.write_topic_manifest(name, meta.partitions, configs)
+            if configs.get("remote.storage.enable") == "true":
+                await rlm.write_topic_manifest(name, meta.partitions, configs)
+            elif configs.get("remote.log.delete.on.disable") == "true" and (
+                await rlm.remove_topic_manifest(name)
+            ):
+                log.info("topic manifest of %s removed: no remote data left", name)
         except (StorageError, OSError) as exc:
             log.warning(
-                "topic manifest of %s not written (retried on the next change): %s", name, exc
+                "topic manifest of %s not updated (retried on the next change): %s", name, exc
             )
+
+    async def remote_log_deleted(self, tp: TopicPartition) -> None:
+        """The cold tier deleted ``tp``'s remote log (remote storage turned off): the topic's
+        manifest follows, under the admin lock so a concurrent AlterConfigs that turns remote
+        storage on again is seen (it then writes topic.json after this)."""
+        async with self._lock:
+            await self.publish_topic_manifest(tp.topic)
 
     async def publish_topic_manifests(self) -> None:
         """Rewrite every tiered topic's ``topic.json`` (at broker start)."""

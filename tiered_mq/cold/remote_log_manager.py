@@ -21,6 +21,9 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     rlm.upload_bound(tp)                        # first offset not yet uploaded
     await rlm.delete_topic(topic)               # every object of the topic
     await rlm.write_topic_manifest(topic, partitions, configs)
+    await rlm.remove_topic_manifest(topic)      # topic.json, once no segment object is left
+    rlm.on_remote_log_deleted = hook            # async hook(tp): a partition's remote log is
+                                                # gone (remote.log.delete.on.disable)
     rlm.status()                                # per-partition tiering state (CLI, metrics)
 
 ``high_watermark`` returns the offset below which the uploader may copy (the last stable
@@ -36,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +127,7 @@ class RemoteLogManager:
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
         self._stopping: set[asyncio.Future[None]] = set()
         self._started = False
+        self.on_remote_log_deleted: Callable[[TopicPartition], Awaitable[None]] | None = None
 
     async def start(self) -> None:
         self._started = True
@@ -179,6 +183,7 @@ class RemoteLogManager:
             settings=self._settings,
             clock=self._clock,
             on_manifest=self.reader.manifest_updated,
+            on_remote_log_deleted=self._remote_log_deleted,
             config_source=config_source,
         )
         self._uploaders[tp] = uploader
@@ -210,6 +215,10 @@ class RemoteLogManager:
 
     def uploader(self, tp: TopicPartition) -> PartitionUploader | None:
         return self._uploaders.get(tp)
+
+    async def _remote_log_deleted(self, tp: TopicPartition) -> None:
+        if self.on_remote_log_deleted is not None:
+            await self.on_remote_log_deleted(tp)
 
     # ---- reads --------------------------------------------------------------------------
 
@@ -267,6 +276,23 @@ class RemoteLogManager:
     ) -> None:
         doc = TopicManifest(topic, partition_count, dict(configs))
         await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
+
+    async def remove_topic_manifest(self, topic: str) -> bool:
+        """Delete the topic's ``topic.json`` unless a segment object of the topic is left in
+        the bucket (any partition, referenced by a manifest or not); True when it is gone.
+
+        topic.json says how to restore or replay the topic from the bucket alone; once remote
+        storage is off and every segment deleted (remote.log.delete.on.disable) there is
+        nothing to restore, and a topic without remote storage has no topic.json. Run after
+        the segments' deletion, so a crash in between leaves the manifest with its data. The
+        partition manifests stay: they carry the log start offset and the leader epoch that
+        a later ``remote.storage.enable=true`` and its fencing go on from."""
+        objects = await self.store.list(layout.topic_prefix(self.prefix, topic))
+        parsed = [layout.parse_key(self.prefix, o.key) for o in objects]
+        if any(key is not None and key.kind == "segment" for key in parsed):
+            return False
+        await self.store.delete(layout.topic_manifest_key(self.prefix, topic))
+        return True
 
     async def delete_topic(self, topic: str) -> int:
         """Stop the topic's uploaders and delete all its objects; returns how many."""

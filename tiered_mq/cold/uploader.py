@@ -23,6 +23,9 @@ raises the log start offset to the local log start offset (consumers below it ge
 OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
 partition through the manifest state machine. Each pass redoes what is left, so a crash or an
 unreachable bucket only delays the deletion; nothing below the local log is readable meanwhile.
+Once a partition that had a manifest holds no segment any more, ``on_remote_log_deleted(tp)``
+is awaited (once per uploader and disabling): the broker then removes the topic's topic.json
+when no partition has data left (RemoteLogManager.remove_topic_manifest).
 
 One segment upload: read ``.log`` (validated batch by batch with CRC-32C and summarized),
 ``.index``, ``.timeindex``, the producer snapshot at the segment's end offset and the
@@ -41,7 +44,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +119,7 @@ class PartitionUploader:
         settings: UploaderSettings,
         clock: Callable[[], int],
         on_manifest: Callable[[TopicPartition, PartitionManifest], None],
+        on_remote_log_deleted: Callable[[TopicPartition], Awaitable[None]] | None = None,
         config_source: Callable[[], LogConfigView] | None = None,
     ) -> None:
         self.store = store
@@ -131,12 +135,14 @@ class PartitionUploader:
         self._settings = settings
         self._clock = clock
         self._on_manifest = on_manifest
+        self._on_remote_log_deleted = on_remote_log_deleted
         self._config_source = config_source
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._in_flight: set[str] = set()
         self._loaded = False
         self._start_synced = False  # _sync_log_start_offset ran (a new leader's lowering)
+        self._deletion_reported = False  # on_remote_log_deleted ran since remote storage went off
         self.state = "created"
         self.last_error: str | None = None
         self.copy_lag_bytes = 0
@@ -209,6 +215,7 @@ class PartitionUploader:
             elif self._loaded:  # tiered earlier in this leadership: its lag series goes to 0
                 self._publish_lag()
             return
+        self._deletion_reported = False
         await self._ready()
         candidates = await self._candidates() if copying else []
         # Pipeline: the next segment is read and checked while this one is uploaded.
@@ -264,6 +271,11 @@ class PartitionUploader:
             self.store, self.writer, victims, self._clock, self._metrics, log_start
         )
         self._publish()
+        tiered = self.writer.etag is not None  # this partition has a manifest in the bucket
+        if tiered and not self.manifest.segments and not self._deletion_reported:
+            if self._on_remote_log_deleted is not None:
+                await self._on_remote_log_deleted(self.tp)
+            self._deletion_reported = True
 
     async def _candidates(self) -> list[_Candidate]:
         uploaded_end = self.manifest.upload_bound() - 1

@@ -94,6 +94,53 @@ async def test_turning_remote_storage_off_needs_delete_on_disable(broker: Broker
     await registry.set_configs("plain", {"retention.ms": "1000"}, validate_only=False)
 
 
+async def _topic_manifest_exists(broker: Broker, topic: str = "orders") -> bool:
+    rlm = broker.remote_log_manager
+    objects = await rlm.store.list(layout.topic_prefix(rlm.prefix, topic))
+    return layout.topic_manifest_key(rlm.prefix, topic) in {o.key for o in objects}
+
+
+async def test_topic_manifest_goes_with_the_remote_log(broker: Broker) -> None:
+    """topic.json lets the bucket alone restore or replay a topic (DESIGN.md, section 3). When
+    remote storage is turned off with remote.log.delete.on.disable (KIP-950), it goes once
+    the last segment object of the topic is deleted, not before (a crash in between leaves
+    it with its data), and comes back when remote storage is turned on again. Before, it
+    stayed and went on advertising remote.storage.enable=true for a topic with no data."""
+    await broker.topic_registry.create_topic(
+        "orders", 2, {**TIERED, "local.retention.bytes": "1000"}
+    )
+    registry, rlm = broker.topic_registry, broker.remote_log_manager
+    tps = [TopicPartition("orders", p) for p in (0, 1)]
+    for tp in tps:
+        partition = broker.replica_manager.get_partition(tp)
+        async with partition.lock:
+            fill(partition.log, 3)
+            partition.high_watermark = partition.log.log_end_offset
+        await _pass(broker, tp)
+    assert len(await _segment_objects(broker)) == 6 and await _topic_manifest_exists(broker)
+
+    off = {"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}
+    await registry.set_configs("orders", off, validate_only=False)
+    assert await _topic_manifest_exists(broker)  # the segments are still there
+    await _pass(broker, tps[0])
+    assert len(await _segment_objects(broker)) == 3 and await _topic_manifest_exists(broker)
+    await _pass(broker, tps[1])  # the last partition's remote log goes: topic.json with it
+    assert await _segment_objects(broker) == [] and not await _topic_manifest_exists(broker)
+    manifest_keys = {layout.manifest_key(rlm.prefix, "orders", tp.partition) for tp in tps}
+    remaining = {o.key for o in await rlm.store.list(layout.topic_prefix(rlm.prefix, "orders"))}
+    assert remaining == manifest_keys  # the partition manifests stay (log start, epoch)
+
+    # a topic.json left behind (a crash after the last deletion) goes at the next start
+    await rlm.write_topic_manifest("orders", 2, registry.effective_configs("orders"))
+    await _pass(broker, tps[0])  # reported once per disabling: no second removal
+    assert await _topic_manifest_exists(broker)
+    await registry.publish_topic_manifests()  # what Broker.start runs
+    assert not await _topic_manifest_exists(broker)
+
+    await registry.set_configs("orders", {**TIERED, "local.retention.bytes": "1000"}, False)
+    assert await _topic_manifest_exists(broker)
+
+
 async def test_remote_log_copy_disable_keeps_the_bucket_readable(broker: Broker) -> None:
     """KIP-950's read-only tier: no more copies, remote reads go on, and the local log is
     then kept by retention.ms/bytes (local.retention.* must be unset or the same)."""

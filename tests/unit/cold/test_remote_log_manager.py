@@ -477,6 +477,32 @@ async def test_delete_topic_removes_every_object(
     assert rlm.uploader(TP) is None
 
 
+async def test_topic_manifest_is_removed_only_without_segment_objects(
+    rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
+) -> None:
+    """remove_topic_manifest keeps topic.json while any segment object of the topic is in the
+    bucket (an orphan that a scrub has not removed yet counts too), and is idempotent."""
+    log = open_log(tmp_path / "orders-0")
+    fill(log, 1)
+    rlm.on_become_leader(TP, log, log.config, lambda: log.log_end_offset)
+    await _one_pass(rlm, TP)
+    await rlm.write_topic_manifest("orders", 1, {"remote.storage.enable": "false"})
+    topic_json = layout.topic_manifest_key(PREFIX, "orders")
+
+    def keys() -> list[str]:
+        return [o.key for o in mem.list(layout.topic_prefix(PREFIX, "orders"))]
+
+    assert not await rlm.remove_topic_manifest("orders")
+    orphan = next(k for k in keys() if k.endswith(".log"))
+    mem.delete_many([k for k in keys() if k not in (orphan, topic_json)])  # no manifest.json
+    assert not await rlm.remove_topic_manifest("orders")  # an unreferenced .log is still data
+    assert topic_json in keys()
+    mem.delete_many([orphan])
+    assert await rlm.remove_topic_manifest("orders")
+    assert await rlm.remove_topic_manifest("orders")
+    assert keys() == []
+
+
 async def test_broker_partition_seam(
     rlm: RemoteLogManager, mem: MemoryStore, tmp_path: Path
 ) -> None:
