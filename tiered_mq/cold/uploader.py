@@ -47,11 +47,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tiered_mq.cold import layout
-from tiered_mq.cold.log_view import LocalLogView, LogConfigView, segment_file
+from tiered_mq.cold.log_view import (
+    LocalLogView,
+    LogConfigView,
+    RolledSegment,
+    read_segment_files,
+)
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
 from tiered_mq.cold.manifest_writer import FencedError, ManifestWriter
 from tiered_mq.cold.metrics import RemoteMetrics
@@ -74,32 +78,6 @@ class UploaderSettings:
     retry_initial_s: float = 0.5
     retry_max_s: float = 30.0
     local_retention: bool = True
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    base_offset: int
-    next_offset: int
-    size: int
-
-
-def _read_segment_files(log_dir: Path, c: _Candidate) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    with open(segment_file(log_dir, c.base_offset, layout.LOG), "rb") as f:
-        files[layout.LOG] = f.read(c.size)
-    for suffix, offset, required in (
-        (layout.INDEX, c.base_offset, True),
-        (layout.TIME_INDEX, c.base_offset, True),
-        (layout.SNAPSHOT, c.next_offset, False),
-        (layout.TXN_INDEX, c.base_offset, False),
-    ):
-        path = segment_file(log_dir, offset, suffix)
-        try:
-            files[suffix] = path.read_bytes()
-        except FileNotFoundError:
-            if required:
-                files[suffix] = b""
-    return files
 
 
 class PartitionUploader:
@@ -277,13 +255,13 @@ class PartitionUploader:
                 await self._on_remote_log_deleted(self.tp)
             self._deletion_reported = True
 
-    async def _candidates(self) -> list[_Candidate]:
+    async def _candidates(self) -> list[RolledSegment]:
         uploaded_end = self.manifest.upload_bound() - 1
         async with self._locked():
             hwm = self.high_watermark()
             rolled = list(self.log.segments())[:-1]
             found = [
-                _Candidate(s.base_offset, s.next_offset(), s.size)
+                RolledSegment(s.base_offset, s.next_offset(), s.size)
                 for s in rolled
                 if s.size > 0 and s.next_offset() - 1 > uploaded_end
             ]
@@ -292,21 +270,21 @@ class PartitionUploader:
         return [c for c in found if c.next_offset <= hwm]
 
     def _prepare_soon(
-        self, c: _Candidate
+        self, c: RolledSegment
     ) -> asyncio.Task[tuple[dict[str, bytes], SegmentSummary] | None]:
         return asyncio.create_task(asyncio.to_thread(self._prepare, c))
 
-    def _prepare(self, c: _Candidate) -> tuple[dict[str, bytes], SegmentSummary] | None:
+    def _prepare(self, c: RolledSegment) -> tuple[dict[str, bytes], SegmentSummary] | None:
         """Read a segment's files and check and summarize its .log (in a worker thread)."""
         try:
-            files = _read_segment_files(self.log.dir, c)
+            files = read_segment_files(self.log.dir, c)
         except FileNotFoundError:
             log.info("%s: segment %d vanished before upload", self.tp, c.base_offset)
             return None
         return files, summarize_log(files[layout.LOG])
 
     async def _upload_segment(
-        self, c: _Candidate, files: dict[str, bytes], summary: SegmentSummary
+        self, c: RolledSegment, files: dict[str, bytes], summary: SegmentSummary
     ) -> None:
         upload_id = uuid.uuid4().hex[:16]
         epoch = self.writer.leader_epoch
