@@ -173,7 +173,7 @@ async def test_an_expired_session_registers_again(coordinators: Coordinators) ->
     zk = kazoo_client(coordinators.connect)
     try:
         owner = zk.exists(znodes.broker(1)).ephemeralOwner
-        session_id, password = c._client.client_id
+        session_id, password = c._session.client.client_id
         assert owner == session_id
         thief = kazoo_client(coordinators.connect, client_id=(session_id, password))
         thief.stop()  # closes the shared session: ZooKeeper expires it for the coordinator

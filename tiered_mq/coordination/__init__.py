@@ -1,7 +1,7 @@
 """Cluster coordination: the :class:`Coordinator` seam and its implementations.
 
-``embedded`` (a JSON file, for ``tiered-mq dev``) exists now; a ZooKeeper implementation through
-kazoo plugs in behind the same protocol.
+``embedded`` (a JSON file, for ``tiered-mq dev``) and ``zookeeper`` (kazoo, Kafka's znode layout;
+its parts in the ``zk_*`` modules, the znodes declared in ``znodes``).
 """
 
 from tiered_mq.coordination.base import BrokerInfo, Coordinator, PartitionState, TopicMetadata

@@ -1,0 +1,142 @@
+"""Topic metadata writes of the ZooKeeper coordinator: blocking, run through
+``ZooKeeperSession.call`` (a worker thread), each updating the session's view before it
+returns, so the broker reads its own writes at once.
+
+Znodes (Kafka's layout, znodes.py): ``/brokers/topics/<t>`` (topic id and replica assignment),
+``.../partitions/<p>/state`` (leader, leader epoch, ISR; written with the controller epoch) and
+``/config/topics/<t>`` (the topic's config overrides).
+
+Atomicity: a topic is created (assignment, partition states, config) and deleted in one
+ZooKeeper multi-op transaction, and partitions are added in one transaction that checks the
+assignment's version, so a crash or a concurrent admin never leaves half a topic. A config
+znode left by a crashed delete of an older topic of the same name is overwritten.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from tiered_mq.coordination import znodes
+from tiered_mq.coordination.base import PartitionState
+from tiered_mq.coordination.zk_ops import first_failure, set_or_create, subtree
+from tiered_mq.coordination.zk_session import ZooKeeperSession
+from tiered_mq.errors import (
+    InvalidPartitionsError,
+    RequestTimedOutError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from tiered_mq.topic_partition import TopicPartition
+
+
+def replicas_for(session: ZooKeeperSession, replicas: list[list[int]], index: int) -> list[int]:
+    """The replicas asked for partition ``index``, else the live broker of lowest id (else this
+    one)."""
+    if index < len(replicas) and replicas[index]:
+        return list(replicas[index])
+    live = [b.node_id for b in session.view.brokers()]
+    return [min(live, default=session.node_id)]
+
+
+def create_topic(
+    session: ZooKeeperSession,
+    name: str,
+    topic_id: str,
+    assignment: dict[int, list[int]],
+    configs: dict[str, str],
+) -> None:
+    client, view = session.client, session.view
+    txn = client.transaction()
+    txn.create(znodes.topic(name), znodes.encode_topic(topic_id, assignment))
+    txn.create(znodes.partitions(name))
+    for p, nodes in assignment.items():
+        txn.create(znodes.partition(name, p))
+        txn.create(znodes.partition_state(name, p), _initial_state(session, nodes))
+    if client.exists(znodes.topic_config(name)) is None:
+        txn.create(znodes.topic_config(name), znodes.encode_entity_config(configs))
+    else:  # left by a crashed delete of an older topic of that name
+        txn.set_data(znodes.topic_config(name), znodes.encode_entity_config(configs))
+    _commit(txn, f"topic '{name}'")
+    view.set_configs(name, dict(configs))
+    for p, nodes in assignment.items():
+        view.set_state(TopicPartition(name, p), PartitionState.initial(nodes))
+    view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+
+
+def delete_topic(session: ZooKeeperSession, name: str) -> None:
+    """Delete the topic's znodes (the view is the caller's to update)."""
+    client = session.client
+    if client.exists(znodes.topic(name)) is None:
+        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+    txn = client.transaction()
+    for child in subtree(client, znodes.topic(name)):
+        txn.delete(child)
+    if client.exists(znodes.topic_config(name)) is not None:
+        txn.delete(znodes.topic_config(name))
+    _commit(txn, f"topic '{name}'")
+
+
+def add_partitions(
+    session: ZooKeeperSession, name: str, total: int, replicas: list[list[int]]
+) -> None:
+    client, view = session.client, session.view
+    try:
+        data, stat = client.get(znodes.topic(name))
+    except NoNodeError:
+        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist") from None
+    topic_id, assignment = znodes.decode_topic(data)
+    if total <= len(assignment):
+        raise InvalidPartitionsError(
+            f"topic has {len(assignment)} partitions, cannot change to {total}"
+        )
+    first = len(assignment)
+    added = {p: replicas_for(session, replicas, p - first) for p in range(first, total)}
+    assignment.update(added)
+    txn = client.transaction()
+    txn.set_data(znodes.topic(name), znodes.encode_topic(topic_id, assignment), stat.version)
+    for p, nodes in added.items():
+        txn.create(znodes.partition(name, p))
+        txn.create(znodes.partition_state(name, p), _initial_state(session, nodes))
+    _commit(txn, f"topic '{name}'")
+    for p, nodes in added.items():
+        view.set_state(TopicPartition(name, p), PartitionState.initial(nodes))
+    view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+
+
+def set_topic_configs(session: ZooKeeperSession, name: str, configs: dict[str, str]) -> None:
+    """Replace the topic's config znode (the view is the caller's to update)."""
+    client = session.client
+    if client.exists(znodes.topic(name)) is None:
+        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+    set_or_create(client, znodes.topic_config(name), znodes.encode_entity_config(configs))
+
+
+def set_partition_state(
+    session: ZooKeeperSession, tp: TopicPartition, state: PartitionState
+) -> None:
+    """Write the partition's state znode (the view is the caller's to update)."""
+    client = session.client
+    if client.exists(znodes.topic(tp.topic)) is None:
+        raise UnknownTopicOrPartitionError(f"topic '{tp.topic}' does not exist")
+    data = znodes.encode_partition_state(state, session.controller_epoch)
+    set_or_create(client, znodes.partition_state(tp.topic, tp.partition), data)
+
+
+def _initial_state(session: ZooKeeperSession, nodes: list[int]) -> bytes:
+    return znodes.encode_partition_state(PartitionState.initial(nodes), session.controller_epoch)
+
+
+def _commit(txn: Any, what: str) -> None:
+    """Commit a multi-op; NodeExists on its first op is TOPIC_ALREADY_EXISTS, any other failure
+    is raised as it is (nothing of the transaction was applied)."""
+    results = txn.commit()
+    first = first_failure(results)
+    if first is None:
+        return
+    if isinstance(first, NodeExistsError) and results[0] is first:
+        raise TopicAlreadyExistsError(f"{what} already exists")
+    if isinstance(first, BadVersionError | NoNodeError):
+        raise RequestTimedOutError(f"{what} changed concurrently; try again") from first
+    raise first
