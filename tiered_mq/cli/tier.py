@@ -11,6 +11,10 @@ S3 options: ``--s3-endpoint`` (MinIO, SeaweedFS), ``--s3-region``, ``--s3-access
 ``--s3-secret-key``, ``--s3-path-style``, also from TIERED_MQ_S3_ENDPOINT, ... and otherwise
 the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...).
 
+A partition manifest whose topic id is not its topic.json's belongs to a deleted topic of the
+same name (the bucket's copy was never deleted): ``inspect`` marks it stale, ``status`` leaves
+it out and ``scrub --delete`` removes it with the objects only it names.
+
 ``status`` reads the manifests from the bucket and, given ``--data-dir`` (a broker's log
 directory, one ``{topic}-{partition}`` folder per partition), counts the rolled local segments
 whose data is above the highest uploaded offset: the copy lag (a live broker also exports it
@@ -32,6 +36,8 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
     PartitionManifest,
+    TopicManifest,
+    is_foreign,
     parse_partition_manifest,
     parse_topic_manifest,
 )
@@ -116,6 +122,13 @@ def _manifests(
     return found
 
 
+def _topic_manifest(store: SyncObjectStore, prefix: str, topic: str) -> TopicManifest | None:
+    try:
+        return parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, topic))[0])
+    except (ObjectNotFoundError, ManifestFormatError):
+        return None
+
+
 def _config_lines(configs: Mapping[str, str]) -> list[str]:
     """A topic's configs, one a line with the values aligned (none: no lines)."""
     if not configs:
@@ -154,21 +167,23 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
         if not topics:
             click.echo("no topics")
         for name, manifests in sorted(topics.items()):
-            try:
-                tm = parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, name))[0])
-            except (ObjectNotFoundError, ManifestFormatError):
+            tm = _topic_manifest(store, prefix, name)
+            if tm is None:
                 click.echo(f"topic {name}: (no topic.json)")
             else:
-                click.echo(f"topic {name}: {tm.partition_count} partition(s)")
+                topic_id = f", topic id {tm.topic_id}" if tm.topic_id else ""
+                click.echo(f"topic {name}: {tm.partition_count} partition(s){topic_id}")
                 for line in _config_lines(tm.configs):
                     click.echo(line)
             for m in manifests:
                 start = m.remote_log_start_offset()
                 offsets = "no readable segment" if start is None else f"{start}..{m.end_offset()}"
+                stale = tm is not None and is_foreign(m.topic_id, tm.topic_id)
                 click.echo(
                     f"  partition {m.partition}: leader epoch {m.leader_epoch}, log start "
                     f"{m.log_start_offset}, offsets {offsets}"
                     f", {len(m.readable_segments())} segment(s), {m.size_bytes()} bytes"
+                    + (f" (stale: topic id {m.topic_id}, a deleted topic's)" if stale else "")
                 )
                 for s in m.segments:
                     click.echo(
@@ -199,8 +214,12 @@ def scrub_cmd(url: str, delete: bool, **opts: Any) -> None:
             click.echo(f"missing {key} (named by a manifest)")
         for key in report.bad_manifests:
             click.echo(f"bad manifest {key} (its partition's objects were not judged)")
+        for key in report.stale_manifests:
+            click.echo(f"stale   {key} (a deleted topic's: topic id not topic.json's)")
         verb = "deleted" if delete else "found"
         click.echo(f"{len(report.orphans)} orphan(s), {report.orphan_bytes} bytes {verb}")
+        if report.stale_manifests:
+            click.echo(f"{len(report.stale_manifests)} stale manifest(s) {verb}")
 
     _run(body)
 
@@ -235,7 +254,10 @@ def status_cmd(url: str, data_dir: Path | None, **opts: Any) -> None:
             + (f" {'lag segs':>9} {'lag bytes':>12}" if data_dir else "")
         )
         for name, manifests in sorted(topics.items()):
+            tm = _topic_manifest(store, prefix, name)
             for m in manifests:
+                if tm is not None and is_foreign(m.topic_id, tm.topic_id):
+                    continue  # a deleted topic's (inspect shows it, scrub removes it)
                 start = m.remote_log_start_offset()
                 span = "-" if start is None else f"{start}..{m.end_offset()}"
                 line = (

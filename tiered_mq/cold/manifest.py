@@ -6,6 +6,7 @@ Partition manifest, ``{prefix}/topics/{topic}/{partition}/manifest.json``::
     {
       "version": 1,
       "topic": "orders", "partition": 0,
+      "topic_id": "5f1c...",       # 32 hex digits: the incarnation of the topic (see below)
       "leader_epoch": 4,           # epoch of the leader that last wrote the manifest
       "log_start_offset": 0,       # first offset readable from the bucket (remote log start)
       "segments": [                # sorted by base_offset; overlapping ranges hold equal data
@@ -49,8 +50,21 @@ leader refuse a manifest already written by a later epoch.
 
 Topic manifest, ``{prefix}/topics/{topic}/topic.json``::
 
-    {"version": 1, "topic": "orders", "partition_count": 3,
+    {"version": 1, "topic": "orders", "topic_id": "5f1c...", "partition_count": 3,
      "configs": {"retention.ms": "604800000", ...}}
+
+Topic ids. Keys are named by topic name (layout.py), so a topic deleted and created again
+with the same name shares the key prefix with its predecessor; Kafka keys remote segments by
+topic id (KIP-405's TopicIdPartition) instead. Here ``topic_id`` (the coordinator's, 32 hex
+digits) says which incarnation wrote a manifest: a manifest of another topic id is *foreign*
+(:func:`is_foreign`) and nothing of it is ever adopted: the broker's writer replaces it with a
+fresh manifest and deletes its objects, readers see an empty partition, and the
+topic deletion deletes only what carries the deleted id. ``topic_id`` was added to version 1
+without a version bump: older readers ignore the field, and a manifest without it (written
+before) is read as before and adopted by the live topic of its name, which stamps its id on
+the next write. An incarnation writes its topic.json before its first partition manifest
+(uploader.py), so a partition manifest whose topic id differs from topic.json's is of an
+earlier incarnation: a scrub deletes it and the objects only it names, and Spark skips it.
 """
 
 from __future__ import annotations
@@ -207,6 +221,7 @@ class PartitionManifest:
     leader_epoch: int = 0
     log_start_offset: int = 0
     segments: list[RemoteSegment] = field(default_factory=list)
+    topic_id: str | None = None  # None: written before topic ids (or by a test without one)
     _index: tuple[list[RemoteSegment], int, _ReadableIndex] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -287,13 +302,13 @@ class PartitionManifest:
         self.segments = kept
 
     def _header(self) -> dict[str, Any]:
-        return {
-            "version": VERSION,
-            "topic": self.topic,
-            "partition": self.partition,
-            "leader_epoch": self.leader_epoch,
-            "log_start_offset": self.log_start_offset,
-        }
+        header: dict[str, Any] = {"version": VERSION, "topic": self.topic}
+        if self.topic_id is not None:
+            header["topic_id"] = self.topic_id
+        header["partition"] = self.partition
+        header["leader_epoch"] = self.leader_epoch
+        header["log_start_offset"] = self.log_start_offset
+        return header
 
     def to_dict(self) -> dict[str, Any]:
         return {**self._header(), "segments": [s.to_dict() for s in self.segments]}
@@ -312,6 +327,7 @@ class PartitionManifest:
             leader_epoch=int(d.get("leader_epoch", 0)),
             log_start_offset=int(d.get("log_start_offset", 0)),
             segments=[RemoteSegment.from_dict(s) for s in d.get("segments", [])],
+            topic_id=_topic_id(d),
         )
 
 
@@ -320,15 +336,30 @@ class TopicManifest:
     topic: str
     partition_count: int
     configs: dict[str, str] = field(default_factory=dict)
+    topic_id: str | None = None
 
     def to_json(self) -> bytes:
-        doc = {
+        doc: dict[str, Any] = {
             "version": VERSION,
             "topic": self.topic,
             "partition_count": self.partition_count,
             "configs": self.configs,
         }
+        if self.topic_id is not None:
+            doc["topic_id"] = self.topic_id
         return json.dumps(doc, indent=1, sort_keys=True).encode()
+
+
+def is_foreign(manifest_topic_id: str | None, topic_id: str | None) -> bool:
+    """Whether a manifest carrying ``manifest_topic_id`` belongs to another incarnation than
+    ``topic_id``: only when both are known and differ (a manifest without an id, written
+    before topic ids, is nobody's foreign; an unknown ``topic_id`` judges nothing)."""
+    return manifest_topic_id is not None and topic_id is not None and manifest_topic_id != topic_id
+
+
+def _topic_id(d: dict[str, Any]) -> str | None:
+    value = d.get("topic_id")
+    return None if value is None else str(value)
 
 
 def _check_version(d: dict[str, Any]) -> None:
@@ -360,6 +391,8 @@ def parse_topic_manifest(data: bytes | str) -> TopicManifest:
     _check_version(doc)
     try:
         configs = {str(k): str(v) for k, v in dict(doc.get("configs", {})).items()}
-        return TopicManifest(str(doc["topic"]), int(doc["partition_count"]), configs)
+        return TopicManifest(
+            str(doc["topic"]), int(doc["partition_count"]), configs, _topic_id(doc)
+        )
     except (KeyError, TypeError, ValueError) as e:
         raise ManifestFormatError(f"malformed topic manifest: {e!r}") from e

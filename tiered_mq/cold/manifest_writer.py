@@ -13,6 +13,13 @@ loses, the writer reads the manifest again:
 
 After an ambiguous failure (timeout, connection reset: the put may or may not have happened)
 the next commit starts by reading the manifest again, so the bucket stays the truth.
+
+Topic ids (manifest.py): a writer given its topic's id stamps it on every write. A manifest
+of another topic id (a deleted incarnation of the same name) is never adopted, whatever its
+leader epoch: until this writer's first successful put, ``load`` keeps it aside as
+``foreign`` and starts from an empty manifest whose first put replaces it (``put_if_match`` on
+the foreign manifest's ETag, so a concurrent writer is still detected); after that put, a
+foreign manifest means another incarnation took the key over and this writer is fenced.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import asyncio
 from collections.abc import Callable
 
 from tiered_mq.cold import layout
-from tiered_mq.cold.manifest import PartitionManifest, parse_partition_manifest
+from tiered_mq.cold.manifest import PartitionManifest, is_foreign, parse_partition_manifest
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.errors import ObjectNotFoundError, PreconditionFailedError
 from tiered_mq.topic_partition import TopicPartition
@@ -30,7 +37,8 @@ _MAX_RACES = 10
 
 
 class FencedError(PreconditionFailedError):
-    """The manifest belongs to a later leader epoch than this writer's."""
+    """The manifest belongs to a later leader epoch than this writer's, or to another
+    incarnation of the topic (topic id)."""
 
 
 async def load_manifest(
@@ -47,27 +55,44 @@ async def load_manifest(
 
 class ManifestWriter:
     def __init__(
-        self, store: ObjectStore, prefix: str, tp: TopicPartition, leader_epoch: int
+        self,
+        store: ObjectStore,
+        prefix: str,
+        tp: TopicPartition,
+        leader_epoch: int,
+        topic_id: str | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
         self.tp = tp
         self.leader_epoch = leader_epoch
+        self.topic_id = topic_id
         self.key = layout.manifest_key(prefix, tp.topic, tp.partition)
-        self.manifest = PartitionManifest(tp.topic, tp.partition, leader_epoch)
+        self.manifest = PartitionManifest(tp.topic, tp.partition, leader_epoch, topic_id=topic_id)
         self.etag: str | None = None
+        # the manifest of another incarnation found by ``load``, until a put replaces it
+        self.foreign: PartitionManifest | None = None
         self._stale = True
+        self._written = False  # a put of this writer succeeded: the key is this topic's
 
     async def load(self) -> PartitionManifest:
-        """Read the manifest from the bucket (raises FencedError if a later epoch wrote it)."""
+        """Read the manifest from the bucket (raises FencedError if a later epoch, or once
+        this writer has written, another incarnation wrote it)."""
         found, etag = await load_manifest(self.store, self.prefix, self.tp)
+        self.foreign = None
+        if found is not None and is_foreign(found.topic_id, self.topic_id):
+            if self._written:
+                raise FencedError(self.key, f"manifest taken over by topic id {found.topic_id}")
+            self.foreign, found = found, None  # replaced by the next put, on its ETag
         if found is not None and found.leader_epoch > self.leader_epoch:
             raise FencedError(
                 self.key,
                 f"manifest written by leader epoch {found.leader_epoch}, "
                 f"this leader has epoch {self.leader_epoch}",
             )
-        self.manifest = found or PartitionManifest(self.tp.topic, self.tp.partition)
+        self.manifest = found or PartitionManifest(
+            self.tp.topic, self.tp.partition, topic_id=self.topic_id
+        )
         self.etag = etag
         self._stale = False
         return self.manifest
@@ -79,6 +104,7 @@ class ManifestWriter:
             candidate = self.manifest.copy()
             mutate(candidate)
             candidate.leader_epoch = max(candidate.leader_epoch, self.leader_epoch)
+            candidate.topic_id = self.topic_id or candidate.topic_id
             # in a worker thread: entries read from the bucket are encoded on their first write
             # (about 0.5 s at 15,000), and ``candidate`` is this commit's own copy of them
             data = await asyncio.to_thread(candidate.to_json)
@@ -98,5 +124,6 @@ class ManifestWriter:
                 self._stale = True
                 raise
             self.manifest, self.etag = candidate, etag
+            self.foreign, self._written = None, True
             return candidate
         raise PreconditionFailedError(self.key, f"lost {_MAX_RACES} races in a row")

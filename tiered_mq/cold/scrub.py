@@ -7,8 +7,16 @@ state, of its partition's manifest is an orphan; so are segment objects of a par
 a manifest. Keys under ``P/topics/`` that the layout does not know are reported as ``unknown``
 and never deleted. Objects named by a manifest but absent are reported as ``missing``.
 
+A partition manifest whose ``topic_id`` differs from its topic.json's (manifest.py) belongs
+to a deleted incarnation of the topic (one whose deletion did not reach the bucket: the
+broker died first, or its data dir was lost) and is reported as ``stale``; the objects only
+it names are orphans. With ``delete``, orphans go first, then stale manifests. A manifest
+without a topic id, or a topic without topic.json, is judged by references only.
+
 Uploads name their objects in the manifest (COPY_STARTED) before writing them, so a scrub
-running beside a live uploader does not see its objects as orphans. Synchronous (CLI, Spark).
+running beside a live uploader does not see its objects as orphans; the partition manifests
+are read before topic.json, and an incarnation writes its topic.json before its first
+partition manifest, so a live manifest is never judged stale. Synchronous (CLI, Spark).
 """
 
 from __future__ import annotations
@@ -16,8 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tiered_mq.cold import layout
-from tiered_mq.cold.manifest import ManifestFormatError, parse_partition_manifest
+from tiered_mq.cold.manifest import (
+    ManifestFormatError,
+    PartitionManifest,
+    is_foreign,
+    parse_partition_manifest,
+    parse_topic_manifest,
+)
 from tiered_mq.cold.object_store import ObjectInfo, SyncObjectStore
+from tiered_mq.errors import ObjectNotFoundError
 
 
 @dataclass
@@ -26,6 +41,7 @@ class ScrubReport:
     unknown: list[ObjectInfo] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     bad_manifests: list[str] = field(default_factory=list)
+    stale_manifests: list[str] = field(default_factory=list)
     deleted: int = 0
 
     @property
@@ -40,15 +56,23 @@ def scrub(store: SyncObjectStore, prefix: str, *, delete: bool = False) -> Scrub
     referenced: set[str] = set()
     existing = {o.key for o in objects}
     broken_partitions: set[tuple[str, int]] = set()
+    manifests: list[tuple[str, str, PartitionManifest]] = []  # key, topic, manifest
     for obj in objects:
         parsed = layout.parse_key(prefix, obj.key)
         if parsed is None or parsed.kind != "manifest":
             continue
         try:
             manifest = parse_partition_manifest(store.get(obj.key)[0])
+            manifests.append((obj.key, parsed.topic, manifest))
+        except ObjectNotFoundError:  # deleted meanwhile: its partition is not judged
+            broken_partitions.add((parsed.topic, parsed.partition))
         except ManifestFormatError:
             report.bad_manifests.append(obj.key)
             broken_partitions.add((parsed.topic, parsed.partition))
+    topic_ids = _topic_ids(store, prefix, objects)  # after the partition manifests
+    for manifest_key, topic, manifest in manifests:
+        if is_foreign(manifest.topic_id, topic_ids.get(topic)):
+            report.stale_manifests.append(manifest_key)
             continue
         for segment in manifest.segments:
             for key in segment.objects.values():
@@ -67,7 +91,24 @@ def scrub(store: SyncObjectStore, prefix: str, *, delete: bool = False) -> Scrub
             and (parsed.topic, parsed.partition) not in broken_partitions
         ):
             report.orphans.append(obj)
-    if delete and report.orphans:
+    if delete and (report.orphans or report.stale_manifests):
         store.delete_many([o.key for o in report.orphans])
-        report.deleted = len(report.orphans)
+        store.delete_many(report.stale_manifests)
+        report.deleted = len(report.orphans) + len(report.stale_manifests)
     return report
+
+
+def _topic_ids(
+    store: SyncObjectStore, prefix: str, objects: list[ObjectInfo]
+) -> dict[str, str | None]:
+    """The topic id of each topic.json among ``objects`` (None: none, or unreadable)."""
+    found: dict[str, str | None] = {}
+    for obj in objects:
+        parsed = layout.parse_key(prefix, obj.key)
+        if parsed is None or parsed.kind != "topic":
+            continue
+        try:
+            found[parsed.topic] = parse_topic_manifest(store.get(obj.key)[0]).topic_id
+        except (ObjectNotFoundError, ManifestFormatError):
+            found[parsed.topic] = None
+    return found

@@ -6,7 +6,9 @@ index positions (each one a batch start), so every split holds whole batches.
 
 Pruning, in order (each one means fewer objects read):
 
-- topics and partitions: options and pushed-down ``topic`` / ``partition`` filters;
+- topics and partitions: options and pushed-down ``topic`` / ``partition`` filters; a
+  partition manifest whose topic id is not topic.json's (a deleted topic of the same name whose
+  objects are still in the bucket, cold/manifest.py) is not read;
 - offsets: ``[start, end)`` from startingOffsets / endingOffsets and pushed-down ``offset``
   filters against each segment's ``[base_offset, end_offset]`` from the manifest, and against a
   byte range's conservative offset range from the index entries around it;
@@ -35,6 +37,7 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     PartitionManifest,
     RemoteSegment,
+    is_foreign,
     parse_partition_manifest,
     parse_topic_manifest,
 )
@@ -88,15 +91,16 @@ def list_topics(bucket: Bucket, opts: ReadOptions) -> list[str]:
     return [t for t in names if pattern.fullmatch(t)]
 
 
-def topic_partitions(bucket: Bucket, topic: str) -> list[int]:
-    """Partitions from the topic manifest, else the partition folders present."""
+def topic_partitions(bucket: Bucket, topic: str) -> tuple[list[int], str | None]:
+    """Partitions from the topic manifest, else the partition folders present; and the
+    topic id of the topic manifest (None without one)."""
     prefix = bucket.url.prefix
     try:
         manifest = parse_topic_manifest(bucket.get(layout.topic_manifest_key(prefix, topic)))
-        return list(range(manifest.partition_count))
+        return list(range(manifest.partition_count)), manifest.topic_id
     except ObjectNotFoundError:
         folders = bucket.list_dirs(layout.topic_prefix(prefix, topic))
-        return sorted(int(f) for f in folders if f.isdigit())
+        return sorted(int(f) for f in folders if f.isdigit()), None
 
 
 def load_manifest(bucket: Bucket, topic: str, partition: int) -> PartitionManifest | None:
@@ -114,11 +118,13 @@ def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit
     for topic in topics:
         if pushed.topics is not None and topic not in pushed.topics:
             continue
-        for partition in topic_partitions(bucket, topic):
+        partitions, topic_id = topic_partitions(bucket, topic)
+        for partition in partitions:
             if pushed.partitions is not None and partition not in pushed.partitions:
                 continue
             manifest = load_manifest(bucket, topic, partition)
-            if manifest is not None:
+            # a manifest of another topic id is a deleted topic's of the same name
+            if manifest is not None and not is_foreign(manifest.topic_id, topic_id):
                 splits += plan_partition(bucket, opts, pushed, manifest)
     return splits
 

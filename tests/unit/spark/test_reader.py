@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 
 from tests.unit.spark.bucket_builder import PartitionWriter, write_topic_manifest
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
 from tiered_mq.cold.object_store import open_sync_store
 from tiered_mq.errors import LogCorruptionError
 from tiered_mq.spark.bucket import Bucket, BucketURL, open_bucket
@@ -319,3 +321,20 @@ def test_timestamp_bounds_match_offsets_for_times(tmp_path: Path, seed: int) -> 
         offsets = sorted(o for s in plan(bucket, opts, Pushed()) for b in read_split(bucket, s)
                          for o in b.column("offset").to_pylist())  # fmt: skip
         assert offsets == expected, (split_bytes, start, end)
+
+
+def test_a_deleted_topics_manifest_is_not_read(tmp_path: Path) -> None:
+    """topic.json names the live incarnation: a partition manifest of another topic id (a
+    deleted topic of the same name whose objects are still there) gives no split."""
+    store = open_sync_store(f"file://{tmp_path}")
+    old, new = "a" * 32, "b" * 32
+    for p, topic_id in ((0, new), (1, old)):
+        w = PartitionWriter(store, "", "t", p)
+        w.manifest = PartitionManifest("t", p, topic_id=topic_id)
+        w.append([(b"k", b"v", (), T0)])
+        w.roll()
+    store.put(layout.topic_manifest_key("", "t"), TopicManifest("t", 2, topic_id=new).to_json())
+    bucket = CountingBucket(open_bucket(f"file://{tmp_path}"))
+    options = ReadOptions.parse({"path": f"file://{tmp_path}", "topic": "t"})
+    splits = plan(bucket, options, Pushed())
+    assert [s.partition for s in splits] == [0]
