@@ -144,6 +144,10 @@ class Broker:
                 "replication is built; give each broker its own chroot (host:port/name)"
             )
 
+    def _topic_id(self, name: str) -> str | None:
+        meta = self.coordinator.get_topic(name)
+        return None if meta is None else meta.topic_id
+
     def _lock_data_dir(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.config.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -161,9 +165,14 @@ class Broker:
         await self.coordinator.start()
         self._refuse_other_brokers()
         self.topic_registry.dynamic_configs.load()
-        self.remote_log_manager = await start_remote_tier(self.config, self.metrics.registry)
+        self.remote_log_manager = await start_remote_tier(
+            self.config, self.metrics.registry, self._topic_id
+        )
         if self.remote_log_manager is not None:  # topic.json follows a deleted remote log
             self.remote_log_manager.on_remote_log_deleted = self.topic_registry.remote_log_deleted
+            self.remote_log_manager.on_topic_manifest_needed = (
+                self.topic_registry.publish_topic_manifest
+            )
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start()
         await self.topic_registry.publish_topic_manifests()

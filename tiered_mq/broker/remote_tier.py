@@ -55,6 +55,7 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.object_store import ObjectStore, open_object_store, parse_store_url
 from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.topic_deletion import JOURNAL_NAME
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.errors import ObjectStoreError
 from tiered_mq.topic_partition import TopicPartition
@@ -122,9 +123,13 @@ def open_store(config: BrokerConfig) -> ObjectStore:
 
 
 def build_remote_log_manager(
-    config: BrokerConfig, registry: CollectorRegistry | None = None
+    config: BrokerConfig,
+    registry: CollectorRegistry | None = None,
+    topic_ids: Callable[[str], str | None] | None = None,
 ) -> BrokerRemoteLogManager | None:
-    """The manager for this broker's configs, None when tiering is off (nothing started)."""
+    """The manager for this broker's configs, None when tiering is off (nothing started).
+    ``topic_ids`` gives a live topic's id (the coordinator's); the journal of pending topic
+    deletions is ``<data_dir>/remote-log-deletions.json``."""
     if not tiered_storage_enabled(config) or config.cold_url is None:
         return None
     url = parse_store_url(config.cold_url)  # ValueError on a bad URL: fail the start
@@ -147,6 +152,8 @@ def build_remote_log_manager(
             / 1000,
         ),
         registry=registry,
+        topic_ids=topic_ids,
+        deletion_journal=config.data_dir / JOURNAL_NAME,
     )
 
 
@@ -161,9 +168,11 @@ async def check_store(store: ObjectStore, prefix: str, url: str) -> None:
 
 
 async def start_remote_tier(
-    config: BrokerConfig, registry: CollectorRegistry | None = None
+    config: BrokerConfig,
+    registry: CollectorRegistry | None = None,
+    topic_ids: Callable[[str], str | None] | None = None,
 ) -> BrokerRemoteLogManager | None:
-    rlm = build_remote_log_manager(config, registry)
+    rlm = build_remote_log_manager(config, registry, topic_ids)
     if rlm is None:
         log.info("tiered storage off (remote.log.storage.system.enable=false or no cold URL)")
         return None

@@ -228,14 +228,35 @@ class TopicRegistry:
         return replace(created, topic_id=meta.topic_id)
 
     async def delete_topic(self, name: str) -> None:
-        async with self._lock:
-            if self.coordinator.get_topic(name) is None:
-                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-            await self.coordinator.delete_topic(name)
-            await self.replica_manager.delete_partitions(name)
-            rlm = self.replica_manager.remote_log_manager
-            if rlm is not None and hasattr(rlm, "delete_topic"):
-                await rlm.delete_topic(name)
+        """Delete ``name``, as Kafka does: done once the coordinator has forgotten it.
+
+        The cold tier journals the deletion of the topic's id first (a crash later resumes
+        it), then deletes the bucket's objects of that id in the background, with retries:
+        an unreachable bucket never fails the request (cold/topic_deletion.py). The
+        ``on_topic_deleted`` listeners (the group coordinator drops the topic's committed
+        offsets) run whenever the coordinator's deletion happened, even if removing the local
+        partitions failed."""
+        deleted = False
+        try:
+            async with self._lock:
+                meta = self.coordinator.get_topic(name)
+                if meta is None:
+                    raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                rlm = self.replica_manager.remote_log_manager
+                if rlm is not None:
+                    await rlm.record_topic_deletion(name, meta.topic_id)
+                await self.coordinator.delete_topic(name)
+                deleted = True
+                try:
+                    await self.replica_manager.delete_partitions(name)
+                finally:
+                    if rlm is not None:
+                        await rlm.delete_topic(name, meta.topic_id)
+        finally:
+            if deleted:
+                await self._topic_deleted(name)
+
+    async def _topic_deleted(self, name: str) -> None:
         for listener in self.on_topic_deleted:
             try:
                 await listener(name)
@@ -328,7 +349,7 @@ class TopicRegistry:
         configs = self.effective_configs(name)
         try:
             if configs.get("remote.storage.enable") == "true":
-                await rlm.write_topic_manifest(name, meta.partitions, configs)
+                await rlm.write_topic_manifest(name, meta.partitions, configs, meta.topic_id)
             elif configs.get("remote.log.delete.on.disable") == "true" and (
                 await rlm.remove_topic_manifest(name)
             ):

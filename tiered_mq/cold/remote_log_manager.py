@@ -19,12 +19,21 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
                                                 # overlapping [start, end) (.txnindex objects)
     rlm.remote_log_start_offset(tp)             # first offset in the bucket (None: empty)
     rlm.upload_bound(tp)                        # first offset not yet uploaded
-    await rlm.delete_topic(topic)               # every object of the topic
-    await rlm.write_topic_manifest(topic, partitions, configs)
+    await rlm.record_topic_deletion(topic, id)  # before the metadata goes (topic_deletion.py)
+    await rlm.delete_topic(topic, id)           # uploaders stopped; the objects of that topic
+                                                # id deleted in the background, with retries
+    await rlm.write_topic_manifest(topic, partitions, configs, id)
     await rlm.remove_topic_manifest(topic)      # topic.json, once no segment object is left
     rlm.on_remote_log_deleted = hook            # async hook(tp): a partition's remote log is
                                                 # gone (remote.log.delete.on.disable)
+    rlm.on_topic_manifest_needed = hook         # async hook(topic): write topic.json now
+                                                # (an uploader's first manifest of a topic id
+                                                # waits for a topic.json of that id)
     rlm.status()                                # per-partition tiering state (CLI, metrics)
+
+``topic_ids(name)`` (a constructor argument) is the coordinator's id of a live topic, None
+for none: uploaders stamp it on their manifests, and no part adopts a manifest of another id
+(manifest.py).
 
 ``high_watermark`` returns the offset below which the uploader may copy (the last stable
 offset when transactions are in play). ``lock`` is the partition's asyncio lock: the uploader
@@ -50,13 +59,20 @@ from prometheus_client import CollectorRegistry
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import DEFAULT_CHUNK_SIZE, ChunkCache
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
-from tiered_mq.cold.manifest import PartitionManifest, TopicManifest
+from tiered_mq.cold.manifest import (
+    ManifestFormatError,
+    PartitionManifest,
+    TopicManifest,
+    parse_topic_manifest,
+)
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
 from tiered_mq.cold.remote_reader import DEFAULT_INDEX_CACHE_BYTES, RemoteRead, RemoteReader
 from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
+from tiered_mq.cold.topic_deletion import DeletionJournal, RemoteTopicDeleter
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
+from tiered_mq.errors import ObjectNotFoundError, ObjectStoreError
 from tiered_mq.hot.transaction_index import AbortedTxn
 from tiered_mq.topic_partition import TopicPartition
 
@@ -101,9 +117,12 @@ class RemoteLogManager:
         settings: UploaderSettings | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], int] = _now_ms,
+        topic_ids: Callable[[str], str | None] | None = None,
+        deletion_journal: Path | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix.strip("/")
+        self._topic_ids: Callable[[str], str | None] = topic_ids or (lambda _topic: None)
         self.metrics = RemoteMetrics(registry)
         self._settings = settings or UploaderSettings()
         self._clock = clock
@@ -121,8 +140,24 @@ class RemoteLogManager:
         # chunks and the read-ahead window after them, a quarter, fit the cache together)
         self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
         self.reader = RemoteReader(
-            store, self.prefix, self.cache, self.metrics, index_cache_bytes=index_cache_bytes
+            store,
+            self.prefix,
+            self.cache,
+            self.metrics,
+            index_cache_bytes=index_cache_bytes,
+            topic_ids=self._topic_ids,
         )
+        self.deleter = RemoteTopicDeleter(
+            store,
+            self.prefix,
+            DeletionJournal(deletion_journal) if deletion_journal is not None else None,
+            self._topic_ids,
+            retry_initial_s=self._settings.retry_initial_s,
+            retry_max_s=self._settings.retry_max_s,
+            on_deleted=self._forget_topic_manifest,
+        )
+        self._topic_manifests: set[tuple[str, str]] = set()  # topic.json known of that id
+        self.on_topic_manifest_needed: Callable[[str], Awaitable[None]] | None = None
         self.txn_index = RemoteTxnIndex(store, self.reader.manifest)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
         self._stopping: set[asyncio.Future[None]] = set()
@@ -130,10 +165,14 @@ class RemoteLogManager:
         self.on_remote_log_deleted: Callable[[TopicPartition], Awaitable[None]] | None = None
 
     async def start(self) -> None:
+        """Resume the pending topic deletions (topic_deletion.py)."""
+        await self.deleter.start()
         self._started = True
 
     async def close(self) -> None:
-        """Stop every uploader and the cache's read-ahead; the store stays the caller's."""
+        """Stop every uploader, the topic deletions (resumed at the next start) and the
+        cache's read-ahead; the store stays the caller's."""
+        await self.deleter.close()
         for tp in list(self._uploaders):
             self._stop_soon(tp)
         await asyncio.gather(*self._stopping, return_exceptions=True)
@@ -169,6 +208,12 @@ class RemoteLogManager:
             leader_epoch = partition.leader_epoch
             lock = partition.lock
         self._stop_soon(tp)
+        topic_id = self._topic_ids(tp.topic)
+
+        async def ensure_topic_manifest() -> None:
+            if topic_id is not None:
+                await self._ensure_topic_manifest(tp.topic, topic_id)
+
         uploader = PartitionUploader(
             self.store,
             self.prefix,
@@ -185,6 +230,9 @@ class RemoteLogManager:
             on_manifest=self.reader.manifest_updated,
             on_remote_log_deleted=self._remote_log_deleted,
             config_source=config_source,
+            topic_id=topic_id,
+            before_load=lambda: self.deleter.wait(tp.topic),
+            ensure_topic_manifest=ensure_topic_manifest,
         )
         self._uploaders[tp] = uploader
         uploader.start()
@@ -272,10 +320,33 @@ class RemoteLogManager:
     # ---- topics -------------------------------------------------------------------------
 
     async def write_topic_manifest(
-        self, topic: str, partition_count: int, configs: dict[str, str]
+        self, topic: str, partition_count: int, configs: dict[str, str], topic_id: str | None = None
     ) -> None:
-        doc = TopicManifest(topic, partition_count, dict(configs))
+        doc = TopicManifest(topic, partition_count, dict(configs), topic_id)
         await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
+        if topic_id is not None:
+            self._topic_manifests.add((topic, topic_id))
+
+    def _forget_topic_manifest(self, topic: str) -> None:
+        self._topic_manifests = {k for k in self._topic_manifests if k[0] != topic}
+
+    async def _ensure_topic_manifest(self, topic: str, topic_id: str) -> None:
+        """Return once the bucket's topic.json carries ``topic_id``: written through
+        ``on_topic_manifest_needed`` when it does not (raises ObjectStoreError if it still
+        does not; the uploader's pass is retried). Nothing to do without the hook."""
+        if (topic, topic_id) in self._topic_manifests or self.on_topic_manifest_needed is None:
+            return
+        key = layout.topic_manifest_key(self.prefix, topic)
+        try:
+            found = parse_topic_manifest((await self.store.get(key))[0]).topic_id
+        except (ObjectNotFoundError, ManifestFormatError):
+            found = None
+        if found == topic_id:
+            self._topic_manifests.add((topic, topic_id))
+            return
+        await self.on_topic_manifest_needed(topic)
+        if (topic, topic_id) not in self._topic_manifests:
+            raise ObjectStoreError(key, f"topic.json of topic id {topic_id} not written yet")
 
     async def remove_topic_manifest(self, topic: str) -> bool:
         """Delete the topic's ``topic.json`` unless a segment object of the topic is left in
@@ -291,16 +362,31 @@ class RemoteLogManager:
         parsed = [layout.parse_key(self.prefix, o.key) for o in objects]
         if any(key is not None and key.kind == "segment" for key in parsed):
             return False
+        self._forget_topic_manifest(topic)
         await self.store.delete(layout.topic_manifest_key(self.prefix, topic))
         return True
 
-    async def delete_topic(self, topic: str) -> int:
-        """Stop the topic's uploaders and delete all its objects; returns how many."""
+    async def record_topic_deletion(self, topic: str, topic_id: str) -> None:
+        """Journal the deletion of incarnation ``topic_id`` before the metadata goes (raises
+        OSError if the journal cannot be written: nothing is deleted then)."""
+        await self.deleter.record(topic, topic_id)
+
+    async def delete_topic(self, topic: str, topic_id: str | None = None) -> int:
+        """Stop the topic's uploaders, then delete its objects.
+
+        With ``topic_id`` (a deleted topic): the objects of that incarnation, in the
+        background until it succeeds (topic_deletion.py); returns 0 at once and never raises
+        for the bucket. Without: every object under the topic's prefix, now; returns how
+        many."""
         for tp in [tp for tp in self._uploaders if tp.topic == topic]:
             await self.stop_partition(tp)
+        self.reader.forget_topic(topic)
+        self._forget_topic_manifest(topic)
+        if topic_id is not None:
+            self.deleter.schedule(topic, topic_id)
+            return 0
         objects = await self.store.list(layout.topic_prefix(self.prefix, topic))
         await self.store.delete_many([o.key for o in objects])
-        self.reader.forget_topic(topic)
         log.info("deleted %d objects of topic %s", len(objects), topic)
         return len(objects)
 

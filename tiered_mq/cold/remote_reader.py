@@ -24,6 +24,8 @@ validated; eviction only unlinks them, so the bytes sent are the bytes checked.
 
 Manifests: partitions this broker leads get theirs from the uploader after every write
 (``manifest_updated``); others are read from the bucket and kept ``manifest_ttl_s`` seconds.
+A manifest read from the bucket whose topic id is not the live topic's (``topic_ids``; a
+deleted topic of the same name, manifest.py) is read as no manifest: an empty partition.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import TypeVar, cast
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import ChunkCache, ChunkFile, pread_range
-from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment
+from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, is_foreign
 from tiered_mq.cold.manifest_writer import load_manifest
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
@@ -75,8 +77,10 @@ class RemoteReader:
         manifest_ttl_s: float = 5.0,
         index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES,
         monotonic: Callable[[], float] = time.monotonic,
+        topic_ids: Callable[[str], str | None] = lambda _topic: None,
     ) -> None:
         self.store = store
+        self._topic_ids = topic_ids
         self.prefix = prefix
         self.cache = cache
         self._metrics = metrics
@@ -108,6 +112,8 @@ class RemoteReader:
             found = cached[0]
         else:
             found, _ = await load_manifest(self.store, self.prefix, tp)
+            if found is not None and is_foreign(found.topic_id, self._topic_ids(tp.topic)):
+                found = None  # a deleted incarnation's: nothing of it is served
             self._manifests[tp] = (found, now + self._ttl, False)
         if found is None:
             return PartitionManifest(tp.topic, tp.partition)

@@ -12,6 +12,11 @@ once), the objects are deleted, a second write drops the entries (DELETE_FINISHE
 between the two leaves DELETE_STARTED entries, finished by ``cleanup_unfinished`` on the next
 pass or by the next leader, which also removes COPY_STARTED entries no upload is working on
 (copies abandoned by a crash or a deposed leader), objects first.
+
+A manifest of another topic id (a deleted incarnation of the topic, manifest.py) is replaced
+by an empty one of this topic's id (``replace_foreign_manifest``), then the objects it named
+are deleted, best effort: a crash or failure in between leaves objects no manifest names,
+which a scrub deletes.
 """
 
 from __future__ import annotations
@@ -136,3 +141,22 @@ async def cleanup_unfinished(
     }
     if pending:
         await _finish_deletes(store, writer, pending, clock, metrics)
+
+
+async def replace_foreign_manifest(store: ObjectStore, writer: ManifestWriter) -> None:
+    """Write this incarnation's first manifest over ``writer.foreign`` (conditional put on its
+    ETag), then delete the objects the foreign one named (module docstring)."""
+    foreign = writer.foreign
+    if foreign is None:
+        return
+    log.warning(
+        "%s: manifest of topic id %s (a deleted topic of this name) replaced",
+        writer.tp,
+        foreign.topic_id,
+    )
+    await writer.commit(lambda m: None)
+    keys = [k for s in foreign.segments for k in s.objects.values() if k is not None]
+    try:
+        await store.delete_many(keys)
+    except Exception as e:
+        log.info("%s: %d object(s) left to a scrub: %s", writer.tp, len(keys), e)

@@ -2,7 +2,11 @@
 
 Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll):
 
-1. read the manifest if not known (FencedError if a later leader epoch wrote it);
+1. read the manifest if not known (FencedError if a later leader epoch wrote it), once the
+   pending deletions of a topic of the same name are done (``before_load``); a manifest of
+   another topic id (a deleted incarnation, manifest.py) is replaced by a fresh one, after
+   the topic's topic.json carries this topic's id (``ensure_topic_manifest``), and the
+   objects it named are deleted (best effort: a scrub finds those left);
 2. clean up unfinished copies and deletions (remote_retention.cleanup_unfinished);
 3. upload, oldest first, every rolled (non-active) segment wholly below the high watermark
    (the caller's ``high_watermark()``, the last stable offset when transactions are in play)
@@ -65,6 +69,7 @@ from tiered_mq.cold.remote_index import SegmentSummary, summarize_log
 from tiered_mq.cold.remote_retention import (
     cleanup_unfinished,
     delete_remote_segments,
+    replace_foreign_manifest,
     retention_victims,
 )
 from tiered_mq.topic_partition import TopicPartition
@@ -99,6 +104,9 @@ class PartitionUploader:
         on_manifest: Callable[[TopicPartition, PartitionManifest], None],
         on_remote_log_deleted: Callable[[TopicPartition], Awaitable[None]] | None = None,
         config_source: Callable[[], LogConfigView] | None = None,
+        topic_id: str | None = None,
+        before_load: Callable[[], Awaitable[None]] | None = None,
+        ensure_topic_manifest: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
@@ -106,7 +114,9 @@ class PartitionUploader:
         self.log = local_log
         self.config = config
         self.high_watermark = high_watermark
-        self.writer = ManifestWriter(store, prefix, tp, leader_epoch)
+        self.writer = ManifestWriter(store, prefix, tp, leader_epoch, topic_id)
+        self._before_load = before_load
+        self._ensure_topic_manifest = ensure_topic_manifest
         self._lock = lock
         self._limiter = limiter
         self._metrics = metrics
@@ -219,12 +229,23 @@ class PartitionUploader:
             await self._candidates()  # refresh the copy lag after this pass
         self._publish()
 
-    async def _ready(self) -> None:
-        """The manifest loaded (once) and unfinished copies and deletions cleaned up."""
+    async def _ready(self, *, take_over: bool = True) -> None:
+        """The manifest loaded (once) and unfinished copies and deletions cleaned up; with
+        ``take_over``, a foreign manifest replaced (module docstring, step 1)."""
         if not self._loaded:
+            if self._before_load is not None:
+                await self._before_load()
             await self.writer.load()
             self._loaded = True
             self._publish()
+        if take_over and self._ensure_topic_manifest is not None:
+            ours = self.writer.etag is not None and self.writer.foreign is None
+            if not ours or self.manifest.topic_id != self.writer.topic_id:
+                # topic.json first: a partition manifest of an id topic.json does not carry
+                # would be judged an earlier incarnation's (scrub.py, Spark)
+                await self._ensure_topic_manifest()
+        if take_over and self.writer.foreign is not None:
+            await replace_foreign_manifest(self.store, self.writer)
         await cleanup_unfinished(
             self.store, self.writer, self._in_flight, self._clock, self._metrics
         )
@@ -241,7 +262,7 @@ class PartitionUploader:
         async with self._locked():
             self.log.set_log_start_offset(self.log.local_log_start_offset)
             log_start = self.log.log_start_offset
-        await self._ready()
+        await self._ready(take_over=False)  # a foreign manifest's segments are not victims
         victims = [s for s in self.manifest.segments if s.state == SegmentState.COPY_FINISHED]
         if victims:
             log.info("%s: remote storage disabled, deleting remote log", self.tp)
