@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,6 +44,7 @@ from tiered_mq.cold.manifest import (
     parse_topic_manifest,
 )
 from tiered_mq.cold.object_store import ObjectStore
+from tiered_mq.durable_file import replace_durably
 from tiered_mq.errors import ObjectNotFoundError
 
 log = logging.getLogger(__name__)
@@ -125,17 +125,7 @@ class DeletionJournal:
         entries = [{"topic": topic, "topic_id": topic_id} for topic, topic_id in deletions]
         doc = {"version": _VERSION, "deletions": entries}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            f.write(json.dumps(doc, sort_keys=True).encode())
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
-        fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        replace_durably(self.path, json.dumps(doc, sort_keys=True).encode())
 
     def add(self, deletion: Deletion) -> None:
         current = self.load()

@@ -30,7 +30,6 @@ import asyncio
 import base64
 import copy
 import json
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from tiered_mq.coordination.base import (
     apply_scram_changes,
     scram_entries,
 )
+from tiered_mq.durable_file import replace_durably
 from tiered_mq.errors import (
     InvalidPartitionsError,
     TopicAlreadyExistsError,
@@ -65,22 +65,6 @@ def _new_state() -> dict[str, Any]:
         "users": {},
         "broker_configs": {},
     }
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
 
 
 class EmbeddedCoordinator:
@@ -118,7 +102,7 @@ class EmbeddedCoordinator:
 
     async def _persist(self, state: dict[str, Any]) -> None:
         data = json.dumps(state, indent=1, sort_keys=True).encode()
-        await asyncio.to_thread(_write_atomically, self._path, data)
+        await asyncio.to_thread(replace_durably, self._path, data)
         self._state = state
 
     async def _update(self, change: Any) -> Any:

@@ -25,6 +25,8 @@ import os
 from pathlib import Path
 from typing import Final
 
+from tiered_mq.durable_file import fsync_dir as fsync_dir
+
 LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"
 TIME_INDEX_SUFFIX: Final = ".timeindex"
@@ -80,15 +82,6 @@ def is_log_file(name: str) -> bool:
 
 def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
-
-
-def fsync_dir(dir: Path) -> None:
-    """Make renames and creations in ``dir`` durable."""
-    fd = os.open(dir, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_checkpoint(path: Path, offset: int) -> None:

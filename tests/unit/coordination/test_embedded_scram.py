@@ -51,7 +51,7 @@ async def test_a_failed_write_changes_nothing(
     def disk_full(_path: Path, _data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("tiered_mq.coordination.embedded._write_atomically", disk_full)
+    monkeypatch.setattr("tiered_mq.coordination.embedded.replace_durably", disk_full)
     with pytest.raises(OSError):
         await c.alter_scram_credentials(
             {"alice": {"SCRAM-SHA-256": None}, "carol": {"SCRAM-SHA-256": B}}

@@ -12,7 +12,6 @@ mix; a leftover ``.tmp`` is ignored. ACLs are few and change rarely, so the rewr
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +23,7 @@ from tiered_mq.broker.acl.binding import (
     ResourcePattern,
     ResourceType,
 )
+from tiered_mq.durable_file import replace_durably
 
 FILE_NAME = "acls.json"
 
@@ -48,18 +48,8 @@ class FileAclStore:
         return [_decode(entry) for entry in document["acls"]]
 
     def save(self, acls: list[AclBinding]) -> None:
-        tmp = self.path.with_name(FILE_NAME + ".tmp")
         data = json.dumps({"version": 1, "acls": [_encode(a) for a in acls]}, indent=1)
-        with tmp.open("w") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
-        fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        replace_durably(self.path, data.encode())
 
 
 def _encode(acl: AclBinding) -> dict[str, Any]:
