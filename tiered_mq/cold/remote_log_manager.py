@@ -157,6 +157,10 @@ class RemoteLogManager:
             on_deleted=self._forget_topic_manifest,
         )
         self._topic_manifests: set[tuple[str, str]] = set()  # topic.json known of that id
+        # one topic.json write per topic at a time: an uploader that needs it waits for the
+        # admin's write in flight instead of sending a second PUT of the same key (SeaweedFS
+        # answers the second only about 1 s later, and the first uploads wait that long)
+        self._topic_json_locks: dict[str, asyncio.Lock] = {}
         self.on_topic_manifest_needed: Callable[[str], Awaitable[None]] | None = None
         self.txn_index = RemoteTxnIndex(store, self.reader.manifest)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
@@ -323,9 +327,13 @@ class RemoteLogManager:
         self, topic: str, partition_count: int, configs: dict[str, str], topic_id: str | None = None
     ) -> None:
         doc = TopicManifest(topic, partition_count, dict(configs), topic_id)
-        await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
-        if topic_id is not None:
-            self._topic_manifests.add((topic, topic_id))
+        async with self._topic_json_lock(topic):
+            await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
+            if topic_id is not None:
+                self._topic_manifests.add((topic, topic_id))
+
+    def _topic_json_lock(self, topic: str) -> asyncio.Lock:
+        return self._topic_json_locks.setdefault(topic, asyncio.Lock())
 
     def _forget_topic_manifest(self, topic: str) -> None:
         self._topic_manifests = {k for k in self._topic_manifests if k[0] != topic}
@@ -337,13 +345,16 @@ class RemoteLogManager:
         if (topic, topic_id) in self._topic_manifests or self.on_topic_manifest_needed is None:
             return
         key = layout.topic_manifest_key(self.prefix, topic)
-        try:
-            found = parse_topic_manifest((await self.store.get(key))[0]).topic_id
-        except (ObjectNotFoundError, ManifestFormatError):
-            found = None
-        if found == topic_id:
-            self._topic_manifests.add((topic, topic_id))
-            return
+        async with self._topic_json_lock(topic):  # after a write in flight, if any
+            if (topic, topic_id) in self._topic_manifests:
+                return
+            try:
+                found = parse_topic_manifest((await self.store.get(key))[0]).topic_id
+            except (ObjectNotFoundError, ManifestFormatError):
+                found = None
+            if found == topic_id:
+                self._topic_manifests.add((topic, topic_id))
+                return
         await self.on_topic_manifest_needed(topic)
         if (topic, topic_id) not in self._topic_manifests:
             raise ObjectStoreError(key, f"topic.json of topic id {topic_id} not written yet")
