@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -209,3 +210,26 @@ def test_consume_into_a_closed_pipe_ends_quietly(bootstrap: str) -> None:
     assert next(line.split() for line in out.splitlines() if line.startswith(topic))[2] == str(
         processed
     )
+
+
+def test_ctrl_c_with_the_broker_gone_ends_quietly(tmp_path: Path) -> None:
+    """Ctrl-C on ``tiered-mq consume -g G`` while the broker is unreachable (librdkafka logs
+    every failed reconnect through the Python logger): status 0 and the summary line, no
+    traceback (it ended with ``SystemError: ... consume ... returned NULL`` before)."""
+    broker = BrokerProcess(tmp_path / "gone").start()
+    bootstrap = broker.bootstrap
+    try:
+        ok(run(bootstrap, "topics", "create", "t"))
+    finally:
+        broker.stop()
+    command = [sys.executable, "-m", "tiered_mq", "consume", "t", "-g", "g"]
+    env = {**os.environ, "TIERED_MQ_BOOTSTRAP": bootstrap}
+    for wait in (2.0, 3.5):
+        consume = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        time.sleep(wait)
+        consume.send_signal(signal.SIGINT)
+        _, err = consume.communicate(timeout=30)
+        stderr = err.decode()
+        assert consume.returncode == 0, stderr
+        assert "Traceback" not in stderr, stderr
+        assert stderr.strip().splitlines()[-1] == "Processed a total of 0 messages"

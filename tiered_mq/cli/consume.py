@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -206,8 +208,13 @@ def command(
             consumer.subscribe([topic])
         last_data = time.monotonic()
         joined = assign
+        # Ctrl-C sets a flag read between polls: a KeyboardInterrupt raised inside librdkafka's
+        # log callback (a broker gone away logs on every reconnect) surfaced as a SystemError
+        # traceback from consume()
+        interrupted = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
         try:
-            while max_messages is None or count < max_messages:
+            while not interrupted.is_set() and (max_messages is None or count < max_messages):
                 want = 500 if max_messages is None else min(500, max_messages - count)
                 records = consumer.consume(want, timeout=0.5)
                 if not joined and consumer.assignment():
@@ -225,8 +232,8 @@ def command(
                 consumer.ack(*records)
                 count += len(records)
                 last_data = time.monotonic()
-        except KeyboardInterrupt:
-            pass
         except BrokenPipeError:  # the reader went away (| head): the end, as for Unix tools
             discard_stdout()
+        finally:
+            signal.signal(signal.SIGINT, previous)
     click.echo(f"Processed a total of {count} messages", err=True)
