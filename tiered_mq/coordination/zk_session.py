@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError
@@ -39,6 +39,8 @@ from tiered_mq.errors import KafkaError, RequestTimedOutError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# kazoo's connection retry: for ever, from 0.1 s, doubling up to 1 s between attempts
+RECONNECT: Final = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0}
 
 
 class ZooKeeperSession:
@@ -59,7 +61,12 @@ class ZooKeeperSession:
         self.node_id = node_id
         self.session_timeout = session_timeout_ms / 1000
         self.connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000
-        self.client = KazooClient(hosts=connect, timeout=self.session_timeout)
+        # reconnect within about a second of ZooKeeper coming back, as Kafka's client does;
+        # kazoo's default doubles its wait up to an hour, so an outage of a minute kept the
+        # broker out of /brokers/ids (REQUEST_TIMED_OUT on admin changes) for a minute more
+        self.client = KazooClient(
+            hosts=connect, timeout=self.session_timeout, connection_retry=RECONNECT
+        )
         self.view = MetadataView(self.client, self._on_controller_gone)
         self.cluster_id = ""
         self.controller_epoch = 0
