@@ -152,8 +152,7 @@ class RemoteLogManager:
             self.prefix,
             DeletionJournal(deletion_journal) if deletion_journal is not None else None,
             self._topic_ids,
-            retry_initial_s=self._settings.retry_initial_s,
-            retry_max_s=self._settings.retry_max_s,
+            retry_delay=self._settings.retry_delay,
             on_deleted=self._forget_topic_manifest,
         )
         self._topic_manifests: set[tuple[str, str]] = set()  # topic.json known of that id

@@ -13,8 +13,8 @@ Order of a deletion (TopicRegistry.delete_topic):
    fsynced, before the coordinator forgets the topic;
 2. the coordinator deletes the topic, the local partitions go, their uploaders are stopped;
 3. ``schedule(topic, topic_id)``: a task (``delete-remote-{topic}``) runs
-   :func:`delete_topic_objects` until it succeeds (backoff doubling up to ``retry_max_s``),
-   then drops the journal entry.
+   :func:`delete_topic_objects` until it succeeds (retried with the uploader's backoff,
+   ``UploaderSettings.retry_delay``), then drops the journal entry.
 
 A crash anywhere leaves the entry: ``start()`` resumes it, unless the coordinator still has a
 topic of that name and id (the crash came before step 2: the topic lives). Uploaders of a
@@ -149,16 +149,14 @@ class RemoteTopicDeleter:
         journal: DeletionJournal | None,
         topic_ids: Callable[[str], str | None],
         *,
-        retry_initial_s: float = 0.5,
-        retry_max_s: float = 30.0,
+        retry_delay: Callable[[int], float],
         on_deleted: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
         self.journal = journal
         self.topic_ids = topic_ids
-        self.retry_initial_s = retry_initial_s
-        self.retry_max_s = retry_max_s
+        self.retry_delay = retry_delay  # failures in a row -> seconds (UploaderSettings')
         self.on_deleted = on_deleted
         self._tasks: dict[Deletion, asyncio.Task[None]] = {}
         self._journal_lock = asyncio.Lock()  # one load-modify-write of the file at a time
@@ -222,7 +220,7 @@ class RemoteTopicDeleter:
                     raise
                 except Exception as e:
                     failures += 1
-                    delay = min(self.retry_max_s, self.retry_initial_s * 2 ** (failures - 1))
+                    delay = self.retry_delay(failures)
                     log.warning(
                         "deletion of topic %s's objects failed (retry in %.1fs): %s",
                         topic,

@@ -84,6 +84,10 @@ class UploaderSettings:
     retry_max_s: float = 30.0
     local_retention: bool = True
 
+    def retry_delay(self, failures: int) -> float:
+        """Seconds before the next try after ``failures`` failures in a row (>= 1)."""
+        return min(self.retry_max_s, self.retry_initial_s * 2.0 ** (failures - 1))
+
 
 class PartitionUploader:
     def __init__(
@@ -177,10 +181,7 @@ class PartitionUploader:
                 self.last_error = f"{type(e).__name__}: {e}"
                 self._metrics.upload_errors.inc()
                 self._publish_lag()  # the lag grows while the bucket is unreachable
-                delay = min(
-                    self._settings.retry_max_s,
-                    self._settings.retry_initial_s * 2 ** (failures - 1),
-                )
+                delay = self._settings.retry_delay(failures)
                 log.warning("%s: tiering pass failed (retry in %.1fs): %s", self.tp, delay, e)
             self._wake.clear()
             # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when the
