@@ -19,7 +19,7 @@ unless ``--all``; the SOURCE column tells those apart here.
 defaults of topic configs); deleting one brings back the level below. As kafka-configs.sh does,
 deleting a config that is not set at that level is an error (INVALID_CONFIG), as is a topic
 config name the topic does not have. The broker's refusals come as one line with exit status 1:
-INVALID_REQUEST for a key that cannot change at runtime, INVALID_CONFIG for a bad value.
+INVALID_REQUEST for a key that cannot change at runtime or a bad value, as Kafka answers.
 """
 
 from __future__ import annotations
