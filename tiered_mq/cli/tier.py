@@ -36,13 +36,11 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
     PartitionManifest,
-    TopicManifest,
     is_foreign,
     parse_partition_manifest,
-    parse_topic_manifest,
 )
 from tiered_mq.cold.object_store import SyncObjectStore, open_sync_store, parse_store_url
-from tiered_mq.cold.scrub import scrub
+from tiered_mq.cold.scrub import read_topic_manifest, scrub
 from tiered_mq.errors import ObjectNotFoundError, StorageError
 
 
@@ -122,13 +120,6 @@ def _manifests(
     return found
 
 
-def _topic_manifest(store: SyncObjectStore, prefix: str, topic: str) -> TopicManifest | None:
-    try:
-        return parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, topic))[0])
-    except (ObjectNotFoundError, ManifestFormatError):
-        return None
-
-
 def _config_lines(configs: Mapping[str, str]) -> list[str]:
     """A topic's configs, one a line with the values aligned (none: no lines)."""
     if not configs:
@@ -167,7 +158,7 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
         if not topics:
             click.echo("no topics")
         for name, manifests in sorted(topics.items()):
-            tm = _topic_manifest(store, prefix, name)
+            tm = read_topic_manifest(store, prefix, name)
             if tm is None:
                 click.echo(f"topic {name}: (no topic.json)")
             else:
@@ -254,7 +245,7 @@ def status_cmd(url: str, data_dir: Path | None, **opts: Any) -> None:
             + (f" {'lag segs':>9} {'lag bytes':>12}" if data_dir else "")
         )
         for name, manifests in sorted(topics.items()):
-            tm = _topic_manifest(store, prefix, name)
+            tm = read_topic_manifest(store, prefix, name)
             for m in manifests:
                 if tm is not None and is_foreign(m.topic_id, tm.topic_id):
                     continue  # a deleted topic's (inspect shows it, scrub removes it)

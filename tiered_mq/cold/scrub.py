@@ -27,6 +27,7 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
     PartitionManifest,
+    TopicManifest,
     is_foreign,
     parse_partition_manifest,
     parse_topic_manifest,
@@ -98,6 +99,14 @@ def scrub(store: SyncObjectStore, prefix: str, *, delete: bool = False) -> Scrub
     return report
 
 
+def read_topic_manifest(store: SyncObjectStore, prefix: str, topic: str) -> TopicManifest | None:
+    """``topic``'s topic.json (None: none, or unreadable)."""
+    try:
+        return parse_topic_manifest(store.get(layout.topic_manifest_key(prefix, topic))[0])
+    except (ObjectNotFoundError, ManifestFormatError):
+        return None
+
+
 def _topic_ids(
     store: SyncObjectStore, prefix: str, objects: list[ObjectInfo]
 ) -> dict[str, str | None]:
@@ -105,10 +114,7 @@ def _topic_ids(
     found: dict[str, str | None] = {}
     for obj in objects:
         parsed = layout.parse_key(prefix, obj.key)
-        if parsed is None or parsed.kind != "topic":
-            continue
-        try:
-            found[parsed.topic] = parse_topic_manifest(store.get(obj.key)[0]).topic_id
-        except (ObjectNotFoundError, ManifestFormatError):
-            found[parsed.topic] = None
+        if parsed is not None and parsed.kind == "topic":
+            manifest = read_topic_manifest(store, prefix, parsed.topic)
+            found[parsed.topic] = None if manifest is None else manifest.topic_id
     return found
