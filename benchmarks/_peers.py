@@ -32,6 +32,7 @@ class TansuProcess:
         self.port = free_port()
         self.storage = storage
         self.env = env or {}
+        self.advertised_port = self.port  # another port: clients reach Tansu through a proxy
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -52,7 +53,7 @@ class TansuProcess:
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            f"tcp://127.0.0.1:{self.advertised_port}",
             "--storage-engine",
             self.storage,
         ]
@@ -101,4 +102,4 @@ def ours(data_dir: Path, *extra: str) -> BrokerProcess:
     return BrokerProcess(data_dir, extra_args=list(extra)).start()
 
 
-__all__ = ["BrokerProcess", "TansuProcess", "cpu_seconds", "ours", "peak_rss_mb"]
+__all__ = ["BrokerProcess", "TansuProcess", "cpu_seconds", "free_port", "ours", "peak_rss_mb"]
