@@ -5,7 +5,10 @@ referenced it, or from manifest entries dropped while their objects' deletion fa
 object whose key parses as a segment object (layout.py) and is not named by any entry, in any
 state, of its partition's manifest is an orphan; so are segment objects of a partition without
 a manifest. Keys under ``P/topics/`` that the layout does not know are reported as ``unknown``
-and never deleted. Objects named by a manifest but absent are reported as ``missing``.
+and never deleted. Objects of a COPY_FINISHED segment (one readers serve) that are absent are
+reported as ``missing``: that is lost data. A COPY_STARTED segment's objects may be absent (an
+upload in flight, or one a crash cut short: the next leader uploads the range again), and so
+may a DELETE_STARTED one's (a deletion in flight), so neither is reported.
 
 A partition manifest whose ``topic_id`` differs from its topic.json's (manifest.py) belongs
 to a deleted incarnation of the topic (one whose deletion did not reach the bucket: the
@@ -16,7 +19,10 @@ without a topic id, or a topic without topic.json, is judged by references only.
 Uploads name their objects in the manifest (COPY_STARTED) before writing them, so a scrub
 running beside a live uploader does not see its objects as orphans; the partition manifests
 are read before topic.json, and an incarnation writes its topic.json before its first
-partition manifest, so a live manifest is never judged stale. Synchronous (CLI, Spark).
+partition manifest, so a live manifest is never judged stale. The listing comes before the
+manifests, so a segment that finished uploading in between is absent from the listing though
+present: a missing candidate is checked with a HEAD before it is reported. Synchronous (CLI,
+Spark).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
     PartitionManifest,
+    SegmentState,
     TopicManifest,
     is_foreign,
     parse_partition_manifest,
@@ -76,11 +83,12 @@ def scrub(store: SyncObjectStore, prefix: str, *, delete: bool = False) -> Scrub
             report.stale_manifests.append(manifest_key)
             continue
         for segment in manifest.segments:
+            served = segment.state == SegmentState.COPY_FINISHED
             for key in segment.objects.values():
                 if key is None:
                     continue
                 referenced.add(key)
-                if key not in existing:
+                if served and key not in existing and store.head(key) is None:
                     report.missing.append(key)
     for obj in objects:
         parsed = layout.parse_key(prefix, obj.key)

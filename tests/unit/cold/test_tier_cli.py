@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any, cast
 
 from click.testing import CliRunner
 
 from tests.unit.cold.helpers import Clock, fill, open_log
 from tiered_mq.cli.tier import command
-from tiered_mq.cold.object_store import open_object_store, open_sync_store
+from tiered_mq.cold import layout
+from tiered_mq.cold.manifest import SegmentState, parse_partition_manifest
+from tiered_mq.cold.object_store import (
+    ObjectInfo,
+    SyncObjectStore,
+    open_object_store,
+    open_sync_store,
+)
 from tiered_mq.cold.remote_log_manager import RemoteLogManager
+from tiered_mq.cold.scrub import scrub
 from tiered_mq.cold.uploader import UploaderSettings
 from tiered_mq.topic_partition import TopicPartition
 
@@ -75,3 +85,41 @@ def test_missing_bucket_is_a_clear_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(command, ["inspect", "gs://nope"])
     assert out.exit_code != 0
     assert "unsupported object store scheme" in out.output
+
+
+async def test_scrub_reports_as_missing_only_objects_readers_would_serve(tmp_path: Path) -> None:
+    """An upload in flight (COPY_STARTED, objects not written yet) or finished after the scrub's
+    listing is not "missing"; a COPY_FINISHED segment whose .log is gone is."""
+    url = await _bucket(tmp_path)
+    sync = open_sync_store(url)
+    manifest_key = layout.manifest_key("c1", "orders", 0)
+    manifest = parse_partition_manifest(sync.get(manifest_key)[0])
+    finished = manifest.segments[0]
+    in_flight = replace(
+        finished,
+        upload_id="feedface",
+        objects={"log": "c1/topics/orders/0/00000000000000000000-4-feedface.log"},
+        state=SegmentState.COPY_STARTED,
+    )
+    manifest.segments.append(in_flight)
+    sync.put(manifest_key, manifest.to_json())
+    assert scrub(sync, "c1").missing == []
+
+    class ListedBeforeUpload:  # the listing misses an object that is there when manifests are read
+        def __init__(self, store: SyncObjectStore) -> None:
+            self.store = store
+
+        def list(self, prefix: str) -> list[ObjectInfo]:
+            return [o for o in self.store.list(prefix) if o.key != finished.key("log")]
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.store, name)
+
+    assert scrub(cast(SyncObjectStore, ListedBeforeUpload(sync)), "c1").missing == []
+
+    lost = finished.key("log")
+    assert lost is not None
+    sync.delete(lost)
+    out = CliRunner().invoke(command, ["scrub", url])
+    assert f"missing {lost} (named by a manifest)" in out.output
+    assert out.output.count("missing ") == 1
