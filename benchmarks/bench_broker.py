@@ -79,7 +79,11 @@ def produce(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = N
 TUNED = {"fetch.queue.backoff.ms": 5}
 
 
-def consume(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = None) -> float:
+def consume(
+    bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = None, **kwargs: Any
+) -> float:
+    """Read ``n`` records of partition 0 from offset 0; msg/s. ``kwargs`` go to the Consumer
+    (``logger=`` for librdkafka's log lines)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -87,7 +91,8 @@ def consume(bootstrap: str, topic: str, n: int, extra: dict[str, Any] | None = N
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             **(extra or {}),
-        }
+        },
+        **kwargs,
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
     got = 0

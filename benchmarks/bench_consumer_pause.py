@@ -31,7 +31,7 @@ from typing import Any
 
 from _peers import BrokerProcess, TansuProcess, free_port
 from bench_broker import TUNED, create_topic, produce
-from confluent_kafka import Consumer, TopicPartition
+from bench_broker import consume as w1_consume
 
 PAUSE_LINE = "queued.min.messages exceeded"
 CHUNK = 64 * 1024
@@ -100,30 +100,8 @@ def consume(bootstrap: str, topic: str, n: int, extra: dict[str, Any]) -> tuple[
     log.propagate = False
     log.addHandler(counter)
     log.setLevel(logging.DEBUG)
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"pause-{uuid.uuid4().hex[:6]}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "debug": "fetch",
-            **extra,
-        },
-        logger=log,
-    )
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got = 0
-    started = time.perf_counter()
-    deadline = started + 120
-    while got < n and time.perf_counter() < deadline:
-        for m in consumer.consume(10000, 1.0):
-            if m.error() is None:
-                got += 1
-    elapsed = time.perf_counter() - started
-    consumer.close()
-    if got < n:
-        raise RuntimeError(f"consumed {got} of {n}")
-    return n / elapsed, counter.pauses
+    rate = w1_consume(bootstrap, topic, n, {"debug": "fetch", **extra}, logger=log)
+    return rate, counter.pauses
 
 
 def main() -> None:
