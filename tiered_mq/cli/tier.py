@@ -15,7 +15,8 @@ A partition manifest whose topic id is not its topic.json's belongs to a deleted
 same name (the bucket's copy was never deleted): ``inspect`` marks it stale, ``status`` leaves
 it out and ``scrub --delete`` removes it with the objects only it names.
 
-``status`` reads the manifests from the bucket and, given ``--data-dir`` (a broker's log
+``status`` reads the manifests from the bucket and lists every partition of each topic.json
+(one with nothing uploaded yet shows ``-``) and, given ``--data-dir`` (a broker's log
 directory, one ``{topic}-{partition}`` folder per partition), counts the rolled local segments
 whose data is above the highest uploaded offset: the copy lag (a live broker also exports it
 as the ``tiered_mq_remote_copy_lag_*`` metrics).
@@ -246,17 +247,24 @@ def status_cmd(url: str, data_dir: Path | None, **opts: Any) -> None:
         )
         for name, manifests in sorted(topics.items()):
             tm = read_topic_manifest(store, prefix, name)
-            for m in manifests:
-                if tm is not None and is_foreign(m.topic_id, tm.topic_id):
-                    continue  # a deleted topic's (inspect shows it, scrub removes it)
-                start = m.remote_log_start_offset()
-                span = "-" if start is None else f"{start}..{m.end_offset()}"
+            live = {
+                m.partition: m
+                for m in manifests
+                if tm is None or not is_foreign(m.topic_id, tm.topic_id)
+            }  # a deleted topic's manifests are left out (inspect shows them, scrub removes them)
+            count = max([tm.partition_count if tm else 0, *(p + 1 for p in live)])
+            for partition in range(count):
+                m = live.get(partition)  # None: nothing uploaded yet
+                start = None if m is None else m.remote_log_start_offset()
+                end = -1 if m is None else m.end_offset()
+                span = "-" if start is None else f"{start}..{end}"
+                segments = 0 if m is None else len(m.readable_segments())
                 line = (
-                    f"{name + '-' + str(m.partition):<30} {span:>25} "
-                    f"{len(m.readable_segments()):>9} {m.size_bytes():>12}"
+                    f"{name + '-' + str(partition):<30} {span:>25} "
+                    f"{segments:>9} {0 if m is None else m.size_bytes():>12}"
                 )
                 if data_dir:
-                    n, size = _local_lag(data_dir, name, m.partition, m.end_offset())
+                    n, size = _local_lag(data_dir, name, partition, end)
                     line += f" {n:>9} {size:>12}"
                 click.echo(line)
 

@@ -123,3 +123,21 @@ async def test_scrub_reports_as_missing_only_objects_readers_would_serve(tmp_pat
     out = CliRunner().invoke(command, ["scrub", url])
     assert f"missing {lost} (named by a manifest)" in out.output
     assert out.output.count("missing ") == 1
+
+
+async def test_status_lists_a_tiered_partition_with_nothing_uploaded(tmp_path: Path) -> None:
+    """A partition of topic.json without a manifest yet is listed (``-``), with all its rolled
+    segments as copy lag, instead of being left out as if it were not tiered."""
+    url = await _bucket(tmp_path)
+    store = open_object_store(url)
+    rlm = RemoteLogManager(store, "c1", tmp_path / "cache2", 1 << 20)
+    await rlm.write_topic_manifest("orders", 2, {"retention.ms": "-1"})
+    await rlm.close()
+    fill(open_log(tmp_path / "data" / "orders-1"), 2)  # two rolled segments, none uploaded
+
+    out = CliRunner().invoke(command, ["status", url, "--data-dir", str(tmp_path / "data")])
+    assert out.exit_code == 0, out.output
+    rows = {line.split()[0]: line.split()[1:] for line in out.output.splitlines()[1:]}
+    assert rows["orders-0"] == ["0..39", "2", "1960", "1", "1000"]
+    lag_bytes = sum(p.stat().st_size for p in (tmp_path / "data" / "orders-1").glob("*.log"))
+    assert rows["orders-1"] == ["-", "0", "0", "2", str(lag_bytes)]
