@@ -13,7 +13,8 @@ One server per test process (``shared_seaweedfs()``; the ``seaweedfs`` fixture i
 and returns it), stopped at exit. Every port, the gRPC ones included, is a free port found at
 runtime below 55000 (SeaweedFS derives unset gRPC ports as port + 10000). ``stop()`` /
 ``start()`` take the server down and bring it back on the same ports and data directory (for
-"the S3 server was unreachable for a while" tests). Ready means a put and a get succeeded.
+"the S3 server was unreachable for a while" tests); ``hung()`` freezes it for a block (for "the
+S3 server stopped answering" tests). Ready means a put and a get succeeded.
 Any access key works (no IAM configured); ``store_options()`` passes dummy ones.
 """
 
@@ -24,6 +25,7 @@ import contextlib
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -199,6 +201,18 @@ class SeaweedFS:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5)
+
+    @contextlib.contextmanager
+    def hung(self) -> Iterator[None]:
+        """The server frozen with SIGSTOP for the block: the kernel still accepts connections
+        and nothing answers (a hung endpoint, not a refused one); SIGCONT on the way out."""
+        proc = self._proc
+        assert proc is not None and proc.poll() is None, "the server is not running"
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
 
     def close(self) -> None:
         self.stop()

@@ -46,6 +46,7 @@ _BROKER_TYPES = {
     "socket.send.buffer.bytes": "INT",
     "socket.receive.buffer.bytes": "INT",
     "fetch.max.bytes": "INT",
+    "remote.fetch.max.wait.ms": "INT",
     "offsets.topic.num.partitions": "INT",
     "offsets.topic.replication.factor": "SHORT",
     "offsets.topic.segment.bytes": "INT",

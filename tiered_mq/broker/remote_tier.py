@@ -23,6 +23,10 @@ Broker configs (Kafka's names where Kafka has one)::
     remote.log.reader.fetch.max.bytes                cap of a cold single-partition filled
                                                      fetch (handlers/fetch.py; 64 MiB, never
                                                      above cache / 2: it pins chunk files)
+    remote.fetch.max.wait.ms                         longest wait of a fetch for the bucket
+                                                     (500 ms, as in Kafka; longer: the
+                                                     partition is answered without records
+                                                     and the read goes on; cold/remote_fetch.py)
     remote.log.index.file.cache.total.size.bytes  parsed .index/.timeindex objects kept in
                                                      memory (64 MiB; Kafka's 1 GiB is of
                                                      memory-mapped files, these are heap)
@@ -142,6 +146,7 @@ def build_remote_log_manager(
         chunk_size=config.get_int("remote.log.reader.chunk.bytes"),
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
         fetch_max_bytes=config.get_int("remote.log.reader.fetch.max.bytes"),
+        fetch_max_wait_s=config.get_int("remote.fetch.max.wait.ms") / 1000,
         index_cache_bytes=config.get_int("remote.log.index.file.cache.total.size.bytes"),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),

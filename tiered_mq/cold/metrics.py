@@ -8,6 +8,7 @@ is unreachable; 0 while copying is off, ``remote.log.copy.disable=true``, as Kaf
 ``tiered_mq_remote_log_bytes`` / ``_log_segments``: what the manifest holds.
 Totals: ``tiered_mq_remote_upload_bytes_total``, ``_upload_segments_total``,
 ``_upload_errors_total``, ``_fetch_bytes_total`` (bytes served to readers), ``_fetch_errors_total``,
+``_fetch_expired_total`` (fetches answered empty: the bucket outlasted remote.fetch.max.wait.ms),
 ``_get_bytes_total`` (bytes fetched from the bucket), ``_delete_segments_total``,
 ``_delete_errors_total``, ``_cache_hits_total``, ``_cache_misses_total``, ``_cache_bytes``.
 """
@@ -35,6 +36,11 @@ class RemoteMetrics:
         self.upload_errors = Counter(p + "upload_errors", "Failed upload attempts", registry=r)
         self.fetch_bytes = Counter(p + "fetch_bytes", "Bytes served from the bucket", registry=r)
         self.fetch_errors = Counter(p + "fetch_errors", "Failed remote reads", registry=r)
+        self.fetch_expired = Counter(
+            p + "fetch_expired",
+            "Fetches answered without records: the remote read outlasted remote.fetch.max.wait.ms",
+            registry=r,
+        )
         self.get_bytes = Counter(p + "get_bytes", "Bytes fetched from the bucket", registry=r)
         self.delete_segments = Counter(p + "delete_segments", "Segments deleted", registry=r)
         self.delete_errors = Counter(p + "delete_errors", "Failed deletions", registry=r)

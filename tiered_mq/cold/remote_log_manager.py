@@ -12,6 +12,9 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
                                                 # FileRegions over chunk files (sendfile), their
                                                 # size and next offset, going on across
                                                 # segments (filled fetches)
+    await rlm.fetches.within(tp, key, read)     # a fetch's wait for a bucket read, bounded by
+                                                # remote.fetch.max.wait.ms (None: it expired;
+                                                # remote_fetch.py)
     rlm.fetch_max_bytes                         # cap of a filled (single-partition) cold fetch
                                                 # (at most half the chunk cache)
     await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
@@ -68,6 +71,7 @@ from tiered_mq.cold.manifest import (
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
+from tiered_mq.cold.remote_fetch import RemoteFetches
 from tiered_mq.cold.remote_reader import DEFAULT_INDEX_CACHE_BYTES, RemoteRead, RemoteReader
 from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.cold.topic_deletion import DeletionJournal, RemoteTopicDeleter
@@ -111,6 +115,7 @@ class RemoteLogManager:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         read_ahead_chunks: int = 2,
         fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
+        fetch_max_wait_s: float = 0.5,
         index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES,
         upload_rate_bytes: float = 0,
         fetch_rate_bytes: float = 0,
@@ -139,6 +144,7 @@ class RemoteLogManager:
         # a cold fetch is sent from the chunk files it pins: at most half the cache (its
         # chunks and the read-ahead window after them, a quarter, fit the cache together)
         self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
+        self.fetches = RemoteFetches(fetch_max_wait_s, self.metrics.fetch_expired)
         self.reader = RemoteReader(
             store,
             self.prefix,

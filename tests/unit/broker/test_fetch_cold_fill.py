@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from tiered_mq.broker.handlers import fetch
+from tiered_mq.cold.metrics import RemoteMetrics
+from tiered_mq.cold.remote_fetch import RemoteFetches
 from tiered_mq.cold.remote_reader import RemoteRead
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.topic_partition import TopicPartition
@@ -27,6 +29,7 @@ class FakeRemote:
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, int, bool]] = []
+        self.fetches = RemoteFetches(0.5, RemoteMetrics().fetch_expired)
 
     async def read_regions(
         self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False

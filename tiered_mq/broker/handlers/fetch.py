@@ -42,7 +42,10 @@ every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log s
 An offset below the local log start offset but above the log start offset is read from the
 cold tier when one is wired (``remote_log_manager.read_regions``); a read_committed one lists
 the aborted transactions of the bucket's ``.txnindex`` objects (``aborted_transactions``)
-merged with the partition's, over the offsets the regions hold.
+merged with the partition's, over the offsets the regions hold. Each of those bucket reads is
+waited for at most ``remote.fetch.max.wait.ms`` (``rlm.fetches``, cold/remote_fetch.py): past
+it, the partition is answered with no records and no error, as Kafka does, and the client
+fetches again.
 """
 
 from __future__ import annotations
@@ -163,15 +166,29 @@ async def _read_partition(
         ):
             if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            cold = await rlm.read_regions(tp, offset, max(limit, 1), span=sequential)
+            size = max(limit, 1)
+            cold = await rlm.fetches.within(
+                tp,
+                ("regions", tp, offset, size, sequential),
+                lambda: rlm.read_regions(tp, offset, size, span=sequential),
+            )
+            if cold is None:  # the bucket is slow: no records, the client fetches again
+                return entry, 0
             regions: list[Any] = list(cold.regions)
             size, end = cold.size, cold.next_offset  # end: one past the last offset read
             if sequential and size < limit:
                 size, end = _go_on_locally(partition, regions, size, limit, end, max_offset)
-            entry["records"] = regions
             if read_committed:
                 end = max_offset if end is None else min(end, max_offset)
-                entry["aborted_transactions"] = await _cold_aborted(rlm, partition, tp, offset, end)
+                aborted = await rlm.fetches.within(
+                    tp,
+                    ("aborted", tp, offset, end),
+                    lambda: _cold_aborted(rlm, partition, tp, offset, end),
+                )
+                if aborted is None:
+                    return entry, 0
+                entry["aborted_transactions"] = aborted
+            entry["records"] = regions
             return entry, size
         if offset < partition.log_start_offset or offset > partition.log_end_offset:
             raise OffsetOutOfRangeError(
