@@ -37,8 +37,10 @@ across remote segment ends, and from the last one into the local log.
 
 Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
 parks in the purgatory (no blocking) until an append to one of its partitions or
-``max_wait_ms``. Fetch sessions are declined (session_id 0): every requested partition is in
-every response. OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
+``max_wait_ms``; the answer always comes from a read made after the wait (records deleted
+while it waited are never sent: the client gets OFFSET_OUT_OF_RANGE with the new log start).
+Fetch sessions are declined (session_id 0): every requested partition is in every response.
+OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
 cold tier when one is wired (``remote_log_manager.read_regions``); a read_committed one lists
 the aborted transactions of the bucket's ``.txnindex`` objects (``aborted_transactions``)
@@ -266,6 +268,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         if total >= min_bytes or errored or not tps:
             break
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not await purgatory.wait(tps, remaining):
+        if remaining <= 0:
+            break
+        if not await purgatory.wait(tps, remaining):
+            # answer from the log as it is now, as Kafka's DelayedFetch.onComplete reads again:
+            # the read before the wait may hold records deleted meanwhile (DeleteRecords,
+            # retention), which the client must not get
+            responses, total, errored = await _read_all(ctx, request, fill)
             break
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
