@@ -42,6 +42,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     # cleaner); beyond it Produce answers MESSAGE_TOO_LARGE. 256 MiB: ~256 x message.max.bytes.
     "message.max.decompressed.bytes": "268435456",
     "socket.request.max.bytes": "104857600",
+    "connections.max.idle.ms": "600000",  # broker/server.py (0 or less: never)
     "socket.send.buffer.bytes": "-1",  # Kafka: 102400; -1 keeps Linux's autotuning (faster)
     "socket.receive.buffer.bytes": "-1",
     "queued.max.request.bytes": "-1",

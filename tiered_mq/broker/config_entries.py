@@ -43,6 +43,7 @@ _BROKER_TYPES = {
     "default.replication.factor": "INT",
     "message.max.bytes": "INT",
     "socket.request.max.bytes": "INT",
+    "connections.max.idle.ms": "LONG",
     "socket.send.buffer.bytes": "INT",
     "socket.receive.buffer.bytes": "INT",
     "fetch.max.bytes": "INT",

@@ -21,6 +21,10 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
   other unknown API key or version, a header or body that does not decode, or a handler that
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
   only loses its own connection; its queued requests are dropped.
+- Idle connections: one that has neither received nor sent a byte for
+  ``connections.max.idle.ms`` (Kafka's 10 minutes; 0 or less: never), and has no request being
+  handled, is closed by ``KafkaServer``'s reaper, as Kafka's Selector does: a client that went
+  away without a FIN, or stalled mid-frame, does not keep its buffers for ever.
 - Writes: ``ResponseWriter`` (response_writer.py) sends each response in order, Fetch data
   with sendfile from pinned segment files (copied through the encryption on a TLS listener,
   tls.py). A response that cannot be sent (a segment deleted under it) closes the
@@ -101,6 +105,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._tls = False
         self._tls_principal: str | None = None  # User:<DN> of a client certificate
         self._sasl = SaslSession(server.sasl_config) if server.sasl_config is not None else None
+        self.last_active = time.monotonic()  # the last byte received or response sent
+        self.handling = False  # a request is being handled or answered
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -179,6 +185,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         return memoryview(self._recv)[self._end :]
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = time.monotonic()
         if self._frame is not None:
             self._filled += nbytes
             self._missing -= nbytes
@@ -258,10 +265,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     self._read_paused = False
                     if self.transport is not None:
                         self.transport.resume_reading()
-                chunks = await self._handle(frame)
-                if chunks and not self._closed:
-                    assert self._writer is not None
-                    await self._writer.write(chunks)
+                self.handling = True
+                try:
+                    chunks = await self._handle(frame)
+                    if chunks and not self._closed:
+                        assert self._writer is not None
+                        await self._writer.write(chunks)
+                finally:
+                    self.handling = False
+                    self.last_active = time.monotonic()
                 if self._sasl is not None:
                     if self._sasl.failed:
                         raise CloseConnection("SASL authentication failed")  # after its answer
@@ -363,6 +375,8 @@ class KafkaServer:
         self.connections: set[KafkaConnection] = set()
         self.sasl_config: SaslConfig | None = None
         self._server: asyncio.base_events.Server | None = None
+        self.max_idle_s = broker.config.get_int("connections.max.idle.ms") / 1000
+        self._reaper: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -385,9 +399,28 @@ class KafkaServer:
         sockets = self._server.sockets
         if sockets:
             self.listener = self.listener.bound(int(sockets[0].getsockname()[1]))
+        if self.max_idle_s > 0:
+            self._reaper = loop.create_task(self._close_idle(), name="kafka-idle-connections")
         return self.listener.port
 
+    async def _close_idle(self) -> None:
+        """Every tenth of ``connections.max.idle.ms`` (at most 30 s), close the connections idle
+        longer than that."""
+        while True:
+            await asyncio.sleep(min(self.max_idle_s / 10, 30.0))
+            oldest = time.monotonic() - self.max_idle_s
+            for conn in list(self.connections):
+                if not conn.handling and conn.last_active < oldest:
+                    log.info(
+                        "closing connection from %s: idle for more than connections.max.idle.ms",
+                        conn.peer,
+                    )
+                    conn.close()
+
     async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):
