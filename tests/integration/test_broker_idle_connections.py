@@ -12,19 +12,9 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, proc_status_kib
+from tests.integration.test_broker_bad_input import closed_promptly
 
 pytestmark = pytest.mark.integration
-
-
-def _closed_within(sock: socket.socket, seconds: float) -> bool:
-    """Whether the broker closes ``sock`` (EOF or reset) within ``seconds``."""
-    sock.settimeout(seconds)
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
 
 
 def test_silent_and_stalled_connections_are_closed_busy_ones_kept(tmp_path: Path) -> None:
@@ -55,7 +45,7 @@ def test_silent_and_stalled_connections_are_closed_busy_ones_kept(tmp_path: Path
             m = consumer.poll(0.2)
             if m is not None and m.error() is None:
                 got.append(m.value())
-        assert all(_closed_within(s, 3) for s in silent + stalled)
+        assert all(closed_promptly(s) for s in silent + stalled)
 
         # the consumer, fetching all along, kept its connection; the silent producer is served
         # again (librdkafka reconnects, as it does when Kafka closes an idle connection)
