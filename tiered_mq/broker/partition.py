@@ -30,6 +30,7 @@ from typing import Any
 
 from tiered_mq.broker.producer_state import ProducerStateManager, snapshot_path
 from tiered_mq.broker.txn.partition_txn import PartitionTxns, replay, stable_offset_after
+from tiered_mq.compaction.segment_rewrite import LastRecord
 from tiered_mq.errors import (
     CorruptRecordError,
     InvalidProducerEpochError,
@@ -248,6 +249,17 @@ class Partition:
                 self.txns.record_abort(completed, stable_offset_after(ps, offset), segment_base)
             self.maybe_advance_high_watermark()
             return offset
+
+    def last_records_of_active_producers(self) -> dict[int, LastRecord]:
+        """Producer id -> :class:`LastRecord` of every producer this partition remembers
+        (Kafka's ``lastRecordsOfActiveProducers``; there is no producer id expiration yet, so
+        every known producer is active): the last offset of its last batch with a sequence,
+        None when it has none since its current epoch began (its last entry is a marker). The
+        log cleaner keeps that batch even when it retains no record (call under the lock)."""
+        return {
+            pid: LastRecord(e.batches[-1].last_offset if e.batches else None, e.epoch)
+            for pid, e in self.producer_state.producers.items()
+        }
 
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         return self.txns.aborted_between(start_offset, end_offset)

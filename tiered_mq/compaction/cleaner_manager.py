@@ -16,6 +16,11 @@ the rewritten ``.txnindex`` (a read_committed fetch never lists a transaction wh
 marker the cleaner removed). A swap finds the planned segments gone (retention, deletion) and
 is abandoned: its ``.swap`` files are removed, the log is untouched.
 
+Producer state: the partition's ``last_records_of_active_producers()`` (Kafka's), read under
+its lock with the plan, says which batch of each active producer is kept even when compaction
+empties it (segment_rewrite.py); with a partition that has no such method every producer in
+the cleaned range counts as active.
+
 Metrics (prometheus_client, the broker's registry)::
 
     tiered_mq_log_cleaner_bytes_cleaned_total      bytes read by pass 2
@@ -47,7 +52,12 @@ from tiered_mq.compaction.cleaner import (
     write_cleaner_checkpoint,
 )
 from tiered_mq.compaction.offset_map import OffsetMap
-from tiered_mq.compaction.segment_rewrite import clean_group, discard_swap, producer_last_batches
+from tiered_mq.compaction.segment_rewrite import (
+    LastRecord,
+    clean_group,
+    discard_swap,
+    producer_last_batches,
+)
 from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
@@ -185,6 +195,7 @@ class LogCleaner:
                 return None
             sources = [SegmentSource.of(local_log, s) for s in plan.segments]
             aborted = _aborted_txns(partition, local_log.local_log_start_offset, plan.end_offset)
+            active = _active_producers(partition)
         stats = CleanerStats()
         try:
             omap = OffsetMap.for_buffer(self.dedupe_buffer_bytes)
@@ -199,7 +210,9 @@ class LogCleaner:
                 aborted,
             )
             chosen = [s for s in sources if s.next_base <= end]
-            last_batches = await loop.run_in_executor(self._executor, producer_last_batches, chosen)
+            last_batches = await loop.run_in_executor(
+                self._executor, producer_last_batches, chosen, active
+            )
             markers = TxnMarkers()
             for group in group_segments(chosen, config):
                 cleaned = await loop.run_in_executor(
@@ -272,6 +285,13 @@ def _max_offset(partition: CleanablePartition) -> int:
     lso = getattr(partition, "last_stable_offset", None)
     hwm = partition.high_watermark
     return hwm if lso is None else min(int(lso), hwm)
+
+
+def _active_producers(partition: CleanablePartition) -> dict[int, LastRecord] | None:
+    """Producer id -> last record of the partition's active producers (None: it keeps no
+    producer state, so every producer in the cleaned range counts as active)."""
+    collect = getattr(partition, "last_records_of_active_producers", None)
+    return dict(collect()) if callable(collect) else None
 
 
 def _aborted_txns(partition: CleanablePartition, start: int, end: int) -> AbortedTxns | None:

@@ -13,18 +13,24 @@ offset. Per batch (headers first, records decoded only for data batches and empt
 - surviving records keep their offsets, the batch keeps its base offset, last offset delta,
   producer id, epoch, base sequence, partition leader epoch, codec and transactional flag, so
   offsets stay monotonic and the idempotent producer state stays valid;
-- a batch left empty is dropped, except the last batch of each producer id (kept empty, as
-  Kafka does, so the producer's last sequence survives) and the group's last batch (kept empty
-  so the new segment ends at the old group's end offset, which recovery reads from the swap);
+- a batch that retains no record (left empty now, or by an earlier pass) is dropped (Kafka's
+  DELETE_EMPTY), with two exceptions, kept empty: the batch an active producer's state was last
+  built from (Kafka's RETAIN_EMPTY, :func:`producer_last_batches`: the data batch holding the
+  producer's last data offset, or, when its last entry is a marker, that marker), so replaying
+  the log still restores the producer's epoch and last sequence and a retried duplicate is
+  answered with its original offsets; and the group's last batch, so the new segment ends at
+  the old group's end offset, which recovery reads from the swap. So a log whose keys are
+  overwritten again and again keeps at most one empty batch per group and per active producer:
+  its size stops growing;
 - the records of aborted transactions are removed (as Kafka);
 - a control batch (transaction marker) is kept while any batch of its transaction is in the
   log: :class:`~tiered_mq.compaction.txn_filter.TxnMarkers` follows, across the groups of one
   pass, which producers had a transactional batch read since their last marker (Kafka's
   CleanedTransactionMetadata). A marker whose transaction has no batch left is empty: it gets
-  a delete horizon like a tombstone, and a pass after the horizon drops it (unless it is its
-  producer's or its group's last batch). Data go one pass, their marker at the earliest the
-  next: a loader replaying the log always finds a surviving transactional record followed by
-  its marker;
+  a delete horizon like a tombstone, and a pass after the horizon drops it (unless it is kept
+  for its producer's state or is its group's last batch). Data go one pass, their marker at
+  the earliest the next: a loader replaying the log always finds a surviving transactional
+  record followed by its marker;
 - the group's ``.txnindex`` is rebuilt, not copied: it lists, in marker order, the aborted
   transactions whose ABORT marker in the group is kept because a batch of the transaction is
   still in the log (Kafka's CleanedTransactionMetadata builds the cleaned index the same way;
@@ -50,9 +56,10 @@ written after the swap: a crash before it only repeats the (idempotent) pass.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from tiered_mq.compaction.cleaner import CleanerStats, SegmentSource, close_quietly
 from tiered_mq.compaction.offset_map import OffsetMap
@@ -77,14 +84,67 @@ class CleanedGroup:
     files: list[Path] = field(default_factory=list)
 
 
-def producer_last_batches(sources: Sequence[SegmentSource]) -> dict[int, int]:
-    """Producer id -> base offset of its last batch in ``sources`` (header scan)."""
-    last: dict[int, int] = {}
+class LastRecord(NamedTuple):
+    """What an active producer's state was last built from (Kafka's ``LastRecord``): the last
+    offset of its last data batch, or None when its last entry is a marker (an epoch bump since
+    its last data batch, or a producer that only wrote markers and sequence-less batches), and
+    its current epoch."""
+
+    last_data_offset: int | None
+    producer_epoch: int
+
+
+def producer_last_batches(
+    sources: Sequence[SegmentSource], active: Mapping[int, LastRecord] | None = None
+) -> dict[int, int]:
+    """Producer id -> base offset of the batch in ``sources`` kept even when it retains no
+    record (Kafka's RETAIN_EMPTY, ``LogCleaner.checkBatchRetention``), one per active producer
+    at most (header scan):
+
+    - a producer with a last data offset: the data batch whose last offset it is (it carries
+      the producer's last sequence);
+    - a producer whose last entry is a marker: the last control batch of its current epoch in
+      ``sources`` (Kafka keeps every marker of that epoch; one is enough to restore the epoch,
+      and more would pile up for the group coordinator's sequence-less transactional offset
+      commits, which the producer state does not list as data batches);
+    - a producer not in ``active`` (no longer active): none, its batches go like any other.
+
+    ``active`` is the partition's ``last_records_of_active_producers()``, taken under its lock
+    when the pass was planned. Without one (a partition that keeps no producer state) every
+    producer in ``sources`` counts as active, with the last record the headers show.
+    """
+    if active is None:
+        active = _last_records(sources)
+    kept: dict[int, int] = {}
     for source in sources:
-        for _, header in source.iter_headers():
-            if header.producer_id >= 0:
-                last[header.producer_id] = header.base_offset
-    return last
+        for _, h in source.iter_headers():
+            record = active.get(h.producer_id) if h.producer_id >= 0 else None
+            if record is None:
+                continue
+            if record.last_data_offset is not None:
+                if not h.is_control and h.last_offset == record.last_data_offset:
+                    kept[h.producer_id] = h.base_offset
+            elif h.is_control and h.producer_epoch == record.producer_epoch:
+                kept[h.producer_id] = h.base_offset
+    return kept
+
+
+def _last_records(sources: Sequence[SegmentSource]) -> dict[int, LastRecord]:
+    """The last record of every producer in ``sources``, as its headers replayed would leave
+    the producer state (a new epoch forgets the earlier data batches)."""
+    out: dict[int, LastRecord] = {}
+    for source in sources:
+        for _, h in source.iter_headers():
+            if h.producer_id < 0:
+                continue
+            previous = out.get(h.producer_id)
+            last_data = None
+            if previous is not None and previous.producer_epoch == h.producer_epoch:
+                last_data = previous.last_data_offset
+            if not h.is_control:
+                last_data = h.last_offset
+            out[h.producer_id] = LastRecord(last_data, h.producer_epoch)
+    return out
 
 
 def _reencode(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
@@ -274,13 +334,15 @@ def _clean_batch(
     if tombstones:  # then the batch's horizon (if any) has not passed: expired ones were dropped
         new_horizon = horizon if horizon is not None else now_ms + config.delete_retention_ms
         stats.horizon(new_horizon)
-    if len(kept) == len(records) and (not tombstones or horizon is not None):
-        return data
-    if not kept:
+    if not kept:  # checked first: a batch that was empty already "kept all its 0 records"
         keep_empty = last_of_group or (
             h.producer_id >= 0 and last_batches.get(h.producer_id) == h.base_offset
         )
-        return _reencode(h, [], None) if keep_empty else None
+        if not keep_empty:
+            return None
+        return data if not records else _reencode(h, [], None)
+    if len(kept) == len(records) and (not tombstones or horizon is not None):
+        return data
     return _reencode(h, kept, new_horizon)
 
 
