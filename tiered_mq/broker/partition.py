@@ -12,6 +12,15 @@ Invariants (single node today, ISR-ready):
 - the producer-state map covers exactly the log below ``log_end_offset`` (it is snapshotted on
   every roll, at clean shutdown, and rebuilt from the newest snapshot plus a header replay on open).
 
+Producer snapshots (``{offset:020d}.snapshot``, producer_state.py) are bounded by the segments:
+a roll writes one at the new segment's base offset; the log cleaner's ``replace_segments``
+deletes those of the replaced segments but the first (Kafka's ``deleteProducerSnapshots``); the
+ones below the local log start offset go when it moves, but the newest of them; opening deletes
+every other one that is not at a segment base offset (Kafka's ``removeStraySnapshots``: those
+written at the log end offset on close or recovery, or left by a crash between a swap and its
+snapshot deletion). The newest snapshot, recovery's starting point, is never deleted: a
+crash at any step leaves it, or (a torn one) an older one and a longer replay.
+
 Append path (leader, per batch, never per record): ``validate_records`` (CRC-32C, magic, size,
 codec) -> producer-state check (duplicates answered with their original offsets) ->
 ``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place; RECORD_LIST_TOO_LARGE
@@ -28,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiered_mq.broker.producer_state import ProducerStateManager, snapshot_path
+from tiered_mq.broker.producer_state import ProducerStateManager, list_snapshots, snapshot_path
 from tiered_mq.broker.txn.partition_txn import PartitionTxns, replay, stable_offset_after
 from tiered_mq.compaction.segment_rewrite import LastRecord
 from tiered_mq.errors import (
@@ -112,6 +121,8 @@ class Partition:
         self.isr: tuple[int, ...] = ()
         self.on_append: Callable[[TopicPartition], None] | None = None
         self.on_roll: Callable[[TopicPartition], None] | None = None
+        self._latest_snapshot: int | None = None  # offset of the newest snapshot file
+        self._snapshots_pruned_below = -1  # local log start offset at the last pruning
 
     @classmethod
     def open(
@@ -164,13 +175,36 @@ class Partition:
                 ps.take_snapshot(leo, sync=True)
             except OSError:  # a full disk: the next roll tries again
                 log.exception("%s: producer state snapshot at %d failed", self.tp, leo)
+        self._remove_stray_snapshots()
+
+    def _remove_stray_snapshots(self) -> None:
+        """On open: delete the snapshots at or above the local log start offset that are not
+        at a segment base offset, but the newest (Kafka's ``removeStraySnapshots``)."""
+        offsets = list_snapshots(self.log.dir)
+        self._latest_snapshot = offsets[-1] if offsets else None
+        bases = {segment.base_offset for segment in self.log.segments()}
+        start = self.log.local_log_start_offset
+        for offset in offsets[:-1]:
+            if offset >= start and offset not in bases:
+                self._delete_snapshot(offset)
+
+    def _delete_snapshot(self, offset: int) -> None:
+        try:
+            snapshot_path(self.log.dir, offset).unlink(missing_ok=True)
+        except OSError:  # left for the next open to try again
+            log.exception("%s: deleting the producer snapshot at %d failed", self.tp, offset)
 
     def _snapshot_on_roll(self, new_base_offset: int) -> None:
         # Called by LocalLog inside append_as_leader/roll, before the new batch is recorded in
-        # the producer state: the state then covers exactly [0, new_base_offset).
+        # the producer state: the state then covers exactly [0, new_base_offset). Snapshots
+        # below the local log start are pruned (a directory listing) only when it moved.
         try:
             self.producer_state.take_snapshot(new_base_offset)
-            self.producer_state.delete_snapshots_before(self.log.local_log_start_offset)
+            self._latest_snapshot = new_base_offset
+            start = self.log.local_log_start_offset
+            if start != self._snapshots_pruned_below:
+                self.producer_state.delete_snapshots_before(start)
+                self._snapshots_pruned_below = start
         except OSError:
             log.exception("%s: producer state snapshot at %d failed", self.tp, new_base_offset)
         if self.on_roll is not None:
@@ -267,9 +301,16 @@ class Partition:
     def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
         """Swap the log cleaner's output in for ``old`` (under the lock): the segments
         (``LocalLog.replace_segments``, ValueError when ``old`` changed), then the aborted
-        transactions of their offset range, from the new segment's ``.txnindex``."""
+        transactions of their offset range, from the new segment's ``.txnindex``, then the
+        producer snapshots at the replaced segments' base offsets but ``new_base`` and the
+        newest snapshot (Kafka's ``deleteProducerSnapshots``; a crash before leaves them to
+        the stray snapshot removal on open)."""
         segment = self.log.replace_segments(old, new_base)
         self.txns.reload_range(new_base, self.log.next_segment_base(segment))
+        for replaced in old:
+            offset = replaced.base_offset
+            if offset != new_base and offset != self._latest_snapshot:
+                self._delete_snapshot(offset)
         return segment
 
     def maybe_advance_high_watermark(self) -> None:
@@ -312,4 +353,5 @@ class Partition:
         leo = self.log.log_end_offset
         if snapshot and leo > 0 and not snapshot_path(self.log.dir, leo).exists():
             self.producer_state.take_snapshot(leo, sync=True)
+            self._latest_snapshot = leo
         self.log.close()

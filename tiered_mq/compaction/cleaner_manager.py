@@ -13,8 +13,10 @@ map changes atomically for readers; the offset map and segment rewrites run with
 a one-thread executor (the loop never blocks on them). The swap is the partition's
 ``replace_segments``, which also reloads the aborted transactions of the replaced range from
 the rewritten ``.txnindex`` (a read_committed fetch never lists a transaction whose data and
-marker the cleaner removed). A swap finds the planned segments gone (retention, deletion) and
-is abandoned: its ``.swap`` files are removed, the log is untouched.
+marker the cleaner removed) and deletes the producer snapshots of the replaced segments (their
+number stays bounded by the segments'; broker/partition.py). A swap finds the planned segments
+gone (retention, deletion) and is abandoned: its ``.swap`` files are removed, the log is
+untouched.
 
 Producer state: the partition's ``last_records_of_active_producers()`` (Kafka's), read under
 its lock with the plan, says which batch of each active producer is kept even when compaction
@@ -77,7 +79,7 @@ class CleanablePartition(Protocol):
 
     def replace_segments(self, old: Sequence[LogSegment], new_base: int) -> LogSegment:
         """``LocalLog.replace_segments``, plus whatever the partition keeps about the range
-        (its aborted transactions, from the new ``.txnindex``)."""
+        (its aborted transactions, from the new ``.txnindex``; its producer snapshots)."""
 
 
 def _now_ms() -> int:
