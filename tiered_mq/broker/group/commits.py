@@ -9,16 +9,21 @@ unknown group is created by a commit with generation -1 and answered ILLEGAL_GEN
 not created) for any other generation, plain or transactional.
 
 Offset commits (:meth:`OffsetCommits.commit`): a commit by a current member counts as its
-heartbeat. Metadata longer than ``offset.metadata.max.bytes`` fails that partition alone. The
-answer is sent after the append; a failed append answers COORDINATOR_NOT_AVAILABLE for the
-partitions it carried.
+heartbeat. Metadata longer than ``offset.metadata.max.bytes`` fails that partition alone
+(OFFSET_METADATA_TOO_LARGE, nothing stored for it). The answer is sent after the append; an
+append refused as too large (RECORD_LIST_TOO_LARGE above the offsets topic's ``segment.bytes``,
+MESSAGE_TOO_LARGE above its ``max.message.bytes``, INVALID_FETCH_SIZE) answers
+INVALID_COMMIT_OFFSET_SIZE for the partitions it carried, as Kafka's GroupMetadataManager maps
+them (:data:`COMMIT_TOO_LARGE`; a client does not retry it), any other failed append
+COORDINATOR_NOT_AVAILABLE.
 
 Transactional offsets (TxnOffsetCommit, :meth:`OffsetCommits.commit_txn`): a request that names
 no member (v0-2, or a producer given only a group id) is not checked against the membership,
 and the group's state does not matter; then the offsets are appended as a transactional batch
 before answering and held pending (``OffsetManager.pending``, see txn_offsets.py) until the
 transaction coordinator reports the COMMIT/ABORT marker. Errors are raised as the Kafka error
-the client must see.
+the client must see: a too-large append as INVALID_COMMIT_OFFSET_SIZE, another Kafka error of
+the append as it is (INVALID_PRODUCER_EPOCH), anything else as COORDINATOR_NOT_AVAILABLE.
 
 The coordinator answers COORDINATOR_LOAD_IN_PROGRESS itself until it has loaded, so nothing
 here runs before the groups are restored. Everything runs on the event loop; the only await is
@@ -44,6 +49,14 @@ from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger("tiered_mq.broker.group.coordinator")  # where these logs always were
 S = GroupState
+
+#: errors of the ``__consumer_offsets`` append that a commit answers INVALID_COMMIT_OFFSET_SIZE
+#: (Kafka's GroupMetadataManager: the commit is too large for the offsets topic)
+COMMIT_TOO_LARGE = (
+    errors.MessageTooLargeError,
+    errors.RecordListTooLargeError,
+    errors.InvalidFetchSizeError,
+)
 
 
 class OffsetCommits:
@@ -103,14 +116,19 @@ class OffsetCommits:
         member = group.members.get(member_id)
         if member is not None:  # a commit counts as a heartbeat, as in Kafka
             self.membership.schedule_session_timeout(group, member)
-        if accepted:
-            try:
-                await self.offsets.commit(group_id, accepted, now)
-            except Exception:
-                log.exception("group %s: offset commit append failed", group_id)
-                failed = errors.CoordinatorNotAvailableError.errno
-                return {tp: failed if tp in accepted else code for tp, code in result.items()}
-        return result
+        if not accepted:
+            return result
+        try:
+            await self.offsets.commit(group_id, accepted, now)
+        except COMMIT_TOO_LARGE as exc:
+            log.warning("group %s: offset commit too large: %s", group_id, exc)
+            failed = errors.InvalidCommitOffsetSizeError.errno
+        except Exception:
+            log.exception("group %s: offset commit append failed", group_id)
+            failed = errors.CoordinatorNotAvailableError.errno
+        else:
+            return result
+        return {tp: failed if tp in accepted else code for tp, code in result.items()}
 
     async def commit_txn(
         self,
@@ -141,6 +159,8 @@ class OffsetCommits:
             await self.offsets.commit_txn(
                 group_id, producer_id, producer_epoch, offsets, self.scheduler.now_ms()
             )
+        except COMMIT_TOO_LARGE as exc:
+            raise errors.InvalidCommitOffsetSizeError(str(exc)) from exc
         except KafkaError:
             raise
         except Exception as exc:

@@ -6,6 +6,9 @@ legacy expiry base) is ignored: the offset expires as any other.
 ``retention_time_ms`` (v2-4; -1 = the broker's ``offsets.retention.minutes``) sets an explicit
 expiry; v5+ has none. ``committed_leader_epoch`` exists from v6 (-1 before). A partition of
 a topic that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION and not stored (Kafka).
+Metadata longer than ``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that
+partition; a commit too large for ``__consumer_offsets`` (its ``segment.bytes`` or
+``max.message.bytes``) is INVALID_COMMIT_OFFSET_SIZE, nothing stored (group/commits.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ transactional batch (producer id and epoch); the group coordinator holds them pe
 COMMIT marker is in that partition (dropped on ABORT). The group's offsets partition must have
 been added with AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
 ``offset.metadata.max.bytes`` is OFFSET_METADATA_TOO_LARGE for that partition (the others are
-still committed). From v3 the request names the consumer's generation and member (Java's
+still committed); offsets too large for ``__consumer_offsets`` are INVALID_COMMIT_OFFSET_SIZE
+(group/commits.py). From v3 the request names the consumer's generation and member (Java's
 ``sendOffsetsToTransaction(offsets, consumer.groupMetadata())``): a member that is not current
 gets UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as in Kafka.
 """

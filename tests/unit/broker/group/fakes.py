@@ -97,6 +97,7 @@ class FakeReplicaManager:
         self.logs: dict[TopicPartition, FakeLog] = {}
         self.topics: dict[str, tuple[int, dict[str, str]]] = {}
         self.fail_appends = False
+        self.append_error: Exception | None = None  # raised by every append while set
         self.appends = 0
 
     async def ensure_internal_topic(
@@ -109,6 +110,8 @@ class FakeReplicaManager:
     async def append_internal(self, tp: TopicPartition, records: bytes) -> int:
         if self.fail_appends:
             raise OSError("disk gone")
+        if self.append_error is not None:
+            raise self.append_error
         self.appends += 1
         return self.logs[tp].append(records)
 

@@ -79,6 +79,32 @@ async def test_failed_append_is_not_visible(h: Harness) -> None:
     assert offsets_of(h) == {}
 
 
+async def test_a_commit_too_large_for_the_offsets_topic_is_invalid_commit_offset_size(
+    h: Harness,
+) -> None:
+    """Kafka's GroupMetadataManager answers INVALID_COMMIT_OFFSET_SIZE (28) when the append
+    is refused as too large; this broker used to answer COORDINATOR_NOT_AVAILABLE, which
+    clients retry for ever. A partition whose metadata is too long keeps its own error."""
+    too_large = (
+        errors.RecordListTooLargeError("above segment.bytes"),
+        errors.MessageTooLargeError("above max.message.bytes"),
+        errors.InvalidFetchSizeError("read back"),
+    )
+    for error in too_large:
+        h.rm.append_error = error
+        result = await h.coord.commit_offsets(
+            "g", -1, "", None, -1, {T0: (5, -1, "m"), T1: (6, -1, "x" * 5000)}
+        )
+        assert result == {
+            T0: errors.InvalidCommitOffsetSizeError.errno,
+            T1: errors.OffsetMetadataTooLargeError.errno,
+        }
+        assert offsets_of(h) == {}
+    h.rm.append_error = None
+    assert await h.coord.commit_offsets("g", -1, "", None, -1, {T0: (5, -1, "m")}) == {T0: 0}
+    assert offsets_of(h) == {T0: 5}
+
+
 async def test_offsets_and_groups_survive_restart(h: Harness) -> None:
     joins = await form_group(h, 2)
     me = joins[0]["member_id"]

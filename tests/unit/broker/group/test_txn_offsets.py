@@ -156,6 +156,19 @@ async def test_txn_offset_commit_errors(h: Harness) -> None:
     assert h.coord.unstable_partitions("g") == set()
 
 
+async def test_txn_offsets_too_large_for_the_offsets_topic(h: Harness) -> None:
+    """RECORD_LIST_TOO_LARGE / MESSAGE_TOO_LARGE of the append are INVALID_COMMIT_OFFSET_SIZE
+    (Kafka's GroupMetadataManager); they used to reach the client as they were."""
+    for error in (errors.RecordListTooLargeError(), errors.MessageTooLargeError()):
+        h.rm.append_error = error
+        with pytest.raises(errors.InvalidCommitOffsetSizeError):
+            await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(1)})
+        assert h.coord.unstable_partitions("g") == set()
+    h.rm.append_error = errors.InvalidProducerEpochError()  # other Kafka errors pass through
+    with pytest.raises(errors.InvalidProducerEpochError):
+        await h.coord.txn_offset_commit("g", PID, EPOCH, {T0: value(1)})
+
+
 def test_coordinator_batches_without_sequence_pass_an_epoch_bump(tmp_path: Path) -> None:
     """A new producer epoch's TxnOffsetCommit batch has no sequence: only the epoch is checked."""
     ps = ProducerStateManager(tmp_path)
