@@ -273,3 +273,98 @@ def test_dev_broker_file_bucket(tmp_path: Path, broker_factory: BrokerFactory) -
     consumer.close()
     assert got == sorted(want)
     assert len(got) == sum(end.values())
+
+
+def _produce_transaction(broker: TieredBroker, topic: str, tag: str, commit: bool) -> None:
+    """One transaction of 900 records of ~210 bytes (about three 64 KiB segments)."""
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": f"spark-{tag}",
+            "linger.ms": 5,
+            "batch.size": 16384,
+        }
+    )
+    producer.init_transactions(15)
+    producer.begin_transaction()
+    for i in range(900):
+        producer.produce(topic, partition=0, value=b"%s-%d|" % (tag.encode(), i) + b"t" * 200)
+    assert producer.flush(15) == 0
+    if commit:
+        producer.commit_transaction(15)
+    else:
+        producer.abort_transaction(15)
+
+
+def _produce_plain(broker: TieredBroker, topic: str, tag: str, count: int) -> None:
+    producer = Producer(
+        {"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "batch.size": 16384}
+    )
+    for i in range(count):
+        producer.produce(topic, partition=0, value=b"%s-%d|" % (tag.encode(), i) + b"p" * 200)
+    assert producer.flush(15) == 0
+
+
+def _uploaded_to_active(broker: TieredBroker, topic: str) -> tuple[int, int]:
+    """Waits until every rolled segment is in the bucket; returns (uploaded end, log end).
+
+    The uploader stops below the last stable offset, so this also waits for the transaction's
+    marker, which the coordinator writes after EndTxn answers."""
+
+    def done() -> int:
+        active = int(broker.local_segments(topic)[-1].stem)
+        end = uploaded_end(broker, topic) if broker.manifest(topic) else 0
+        return end if end == active else 0
+
+    end = wait_until(done, timeout=60, what="the rolled segments in the bucket")
+    return end, broker.list_offset(topic, -1)[1]  # the log end offset
+
+
+def _tags(rows: list[Any]) -> dict[bytes, int]:
+    counts: dict[bytes, int] = {}
+    for row in rows:
+        tag = row[3].split(b"-", 1)[0]
+        counts[tag] = counts.get(tag, 0) + 1
+    return counts
+
+
+def test_undecided_transaction_stops_read_committed_until_its_marker_is_uploaded(
+    tmp_path: Path,
+    seaweedfs: SeaweedFS,  # noqa: F811
+) -> None:
+    """A transaction's data segments reach the bucket while its COMMIT or ABORT marker is still
+    in the broker's active segment: the bucket does not say how it ended, so read_committed
+    stops at its first offset (the bucket's last stable offset, as a Kafka consumer stops at
+    the LSO). Once the marker is uploaded, the committed transaction is returned and the
+    aborted one never is."""
+    topic = "spark-undecided"
+    with TieredBroker(tmp_path, seaweedfs) as broker:
+        broker.create_topic(topic)
+        _produce_plain(broker, topic, "before", 100)
+        _produce_transaction(broker, topic, "committed", commit=True)
+        end, log_end = _uploaded_to_active(broker, topic)
+        assert 100 < end < log_end  # some of it uploaded; its marker (log_end - 1) is not
+        # the driver finds the open transaction in the producer snapshot of the last segment
+        assert broker.remote_segments(topic)[-1].key(layout.SNAPSHOT) is not None
+        assert _tags(spark_rows(broker, {"topic": topic})) == {b"before": 100}
+        dirty = spark_rows(broker, {"topic": topic, "isolation.level": "read_uncommitted"})
+        assert len(dirty) == end  # read_uncommitted returns everything uploaded, as before
+
+        _produce_transaction(broker, topic, "aborted", commit=False)
+        end, log_end = _uploaded_to_active(broker, topic)
+        assert 100 + 900 + 1 < end < log_end  # the COMMIT is uploaded, the ABORT is not
+        assert _tags(spark_rows(broker, {"topic": topic})) == {b"before": 100, b"committed": 900}
+        dirty = spark_rows(broker, {"topic": topic, "isolation.level": "read_uncommitted"})
+        assert _tags(dirty)[b"aborted"] > 0  # aborted records uploaded, returned only here
+
+        _produce_plain(broker, topic, "after", 400)  # rolls the ABORT marker out, uploaded
+        wait_until(
+            lambda: uploaded_end(broker, topic) > log_end,
+            timeout=60,
+            what="the ABORT marker and later records in the bucket",
+        )
+        end = uploaded_end(broker, topic)  # more may follow meanwhile: both read up to end
+        got = spark_rows(broker, {"topic": topic, "endingOffsets": json.dumps({topic: {"0": end}})})
+        assert got == consume(broker, {topic: end})
+        tags = _tags(got)
+        assert tags.pop(b"after") > 0 and tags == {b"before": 100, b"committed": 900}

@@ -312,8 +312,10 @@ class ProducerStateManager:
         crc = crc32c.crc32c(bytes(body))
         return struct.pack(">hI", SNAPSHOT_VERSION, crc) + bytes(body)
 
-    def decode_snapshot(self, data: bytes) -> dict[int, ProducerEntry] | None:
-        """Entries of a snapshot; None if truncated, of another version or failing its CRC."""
+    @staticmethod
+    def decode_snapshot(data: bytes) -> dict[int, ProducerEntry] | None:
+        """Entries of a snapshot; None if truncated, of another version or failing its CRC.
+        (Also the Spark reader's, for the snapshots uploaded with segments: no state needed.)"""
         if len(data) < _HEAD.size:
             return None
         version, crc, count = _HEAD.unpack_from(data, 0)

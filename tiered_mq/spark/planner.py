@@ -18,9 +18,14 @@ Pruning, in order (each one means fewer objects read):
   boundaries, the ``.timeindex`` narrows them to a window of byte ranges; the split covering a
   window carries the timestamp and the executor finds the exact record.
 
+read_committed: each partition's end offset is lowered to the bucket's last stable offset (the
+first batch of an undecided transaction, stable_offset.py), so every split of the partition
+stops there.
+
 Segments whose offset ranges overlap (a new leader re-uploaded) hold equal data there; each
 offset is read from the first segment that covers it.
-Manifest and index reads happen here, on the driver; executors read only ``.log`` objects.
+Manifest and index reads happen here, on the driver, and so do the ``.log`` reads of the last
+segments for read_committed; executors read only ``.log`` objects.
 """
 
 from __future__ import annotations
@@ -45,7 +50,13 @@ from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
 from tiered_mq.errors import ObjectNotFoundError
 from tiered_mq.spark.bucket import Bucket
 from tiered_mq.spark.options import EARLIEST, LATEST, ReadOptions
-from tiered_mq.spark.transactions import AbortedTxn, overlapping, parse_txn_index
+from tiered_mq.spark.stable_offset import stable_end
+from tiered_mq.spark.transactions import (
+    LOOKAHEAD_SEGMENTS,
+    AbortedTxn,
+    overlapping,
+    parse_txn_index,
+)
 
 
 @dataclass(frozen=True)
@@ -146,6 +157,8 @@ def plan_partition(
         start = max(start, pushed.offset_low)
     if pushed.offset_high is not None:
         end = min(end, pushed.offset_high)
+    if opts.read_committed:  # stop at the first undecided transaction, as Kafka's LSO does
+        end = stable_end(bucket, segments, end)
     if start >= end:
         return []
 
@@ -335,9 +348,6 @@ def _merge(ranges: list[Range], i: int, j: int, start_ts: int | None, end_ts: in
         end_timestamp=end_ts,
     )
     return Range(split, ranges[i].low, ranges[j].high)
-
-
-LOOKAHEAD_SEGMENTS = 16
 
 
 def _later(segments: list[RemoteSegment], i: int) -> tuple[tuple[str, int, int], ...]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import crc32c
 import numpy as np
@@ -38,8 +38,10 @@ from tiered_mq.record.batch import (
 from tiered_mq.record.compression import decompress
 from tiered_mq.spark.bucket import Bucket
 from tiered_mq.spark.columnar import PayloadRun, decode_run
-from tiered_mq.spark.planner import SegmentSplit
 from tiered_mq.spark.transactions import Lookahead, aborted_batches, first_markers
+
+if TYPE_CHECKING:  # planner.py imports this module (through stable_offset.py)
+    from tiered_mq.spark.planner import SegmentSplit
 
 RUN_BYTES: Final = 4 * 1024 * 1024
 

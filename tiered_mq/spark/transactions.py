@@ -19,11 +19,18 @@ Two sources, combined (a batch is dropped if either says it was aborted):
    when it is a COMMIT.
 
 3. Batches whose marker lies beyond the split and that no index entry names: the reader looks
-   ahead (the rest of the segment, then up to 16 later segments of the partition) for the
-   producer's next control batch. The broker uploads a ``.txnindex`` object with every segment
-   that has aborted transactions, so this is the fallback for buckets written without one. A
-   transaction whose marker is found nowhere (not uploaded yet) is kept, as read_uncommitted
-   would.
+   ahead (the rest of the segment, then up to :data:`LOOKAHEAD_SEGMENTS` later segments of the
+   partition) for the producer's next control batch. The broker uploads a ``.txnindex`` object
+   with every segment that has aborted transactions, so this is the fallback for buckets
+   written without one. A batch whose marker the lookahead does not find is kept.
+
+Undecided transactions (marker not uploaded yet) never reach this module: the planner ends
+every split of a partition at the bucket's last stable offset (stable_offset.py), the first
+batch from which the lookahead reaches the last uploaded segment without finding its
+producer's marker. What is kept by step 3 is then a batch whose lookahead was cut off by
+:data:`LOOKAHEAD_SEGMENTS`: its marker lies further on, or it belongs to a transaction that
+began before the partition's last ``LOOKAHEAD_SEGMENTS + 1`` segments and is still undecided
+(returned as read_uncommitted would).
 
 Control batches themselves are never returned to the caller (consumers never see them).
 """
@@ -77,6 +84,9 @@ def overlapping(
 
 
 Lookahead = Callable[[set[int]], dict[int, bool]]
+
+#: later segments of the partition that a split's lookahead reads for a marker
+LOOKAHEAD_SEGMENTS = 16
 
 
 def aborted_batches(

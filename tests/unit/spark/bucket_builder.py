@@ -1,7 +1,9 @@
 """Writes a tiered-mq bucket layout the way the broker's uploader does, for Spark tests and the
 benchmark: ``.log`` (batches v2 back to back), ``.index`` / ``.timeindex`` (Kafka's formats,
-one entry per ``index_interval`` bytes, for the batch's last offset), optional ``.txnindex``,
-the partition manifest (cold.manifest) and the topic manifest.
+one entry per ``index_interval`` bytes, for the batch's last offset), optional ``.txnindex``
+and producer ``.snapshot`` (the state at the segment's end, as the broker's), the partition
+manifest (cold.manifest) and the topic manifest. Batches of a producer id get consecutive
+sequence numbers, as an idempotent producer's do.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from tiered_mq.broker.producer_state import ProducerStateManager
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState, TopicManifest
 from tiered_mq.cold.object_store import SyncObjectStore
 from tiered_mq.cold.remote_index import summarize_log
-from tiered_mq.record.batch import iter_batches
+from tiered_mq.record.batch import iter_batches, read_header
 from tiered_mq.record.control import encode_control_batch
 from tiered_mq.record.records import encode_batch
 from tiered_mq.spark.transactions import AbortedTxn, encode_txn_index
@@ -59,25 +63,35 @@ class PartitionWriter:
     batches: list[bytes] = field(default_factory=list)
     aborted: list[AbortedTxn] = field(default_factory=list)
     manifest: PartitionManifest | None = None
+    producers: ProducerStateManager = field(default_factory=lambda: ProducerStateManager(Path()))
+    sequences: dict[int, int] = field(default_factory=dict)
 
     def append(self, rows: Sequence[Row], **batch_args: Any) -> tuple[int, int]:
         """One batch of ``rows`` at the log end; returns its (base, last) offsets."""
         base = self.next_offset
-        self.batches.append(encode_batch(list(rows), base_offset=base, **batch_args))
-        self.next_offset += len(rows)
+        pid = batch_args.get("producer_id", -1)
+        if pid >= 0 and "base_sequence" not in batch_args:
+            batch_args["base_sequence"] = self.sequences.get(pid, 0)
+            self.sequences[pid] = batch_args["base_sequence"] + len(rows)
+        self._add(encode_batch(list(rows), base_offset=base, **batch_args))
         return base, self.next_offset - 1
+
+    def _add(self, batch: bytes) -> None:
+        header = read_header(batch)
+        self.batches.append(batch)
+        self.producers.update(header, header.base_offset)
+        self.next_offset = header.last_offset + 1
 
     def control(self, producer_id: int, commit: bool, timestamp: int, first_offset: int) -> None:
         """A COMMIT/ABORT marker; an ABORT also goes into this segment's txnindex."""
         offset = self.next_offset
-        self.batches.append(
-            encode_control_batch(producer_id, 0, commit, 0, timestamp, base_offset=offset)
-        )
-        self.next_offset += 1
+        self._add(encode_control_batch(producer_id, 0, commit, 0, timestamp, base_offset=offset))
         if not commit:
             self.aborted.append(AbortedTxn(producer_id, first_offset, offset))
 
-    def roll(self, epoch: int = 0, with_txnindex: bool = True) -> RemoteSegment:
+    def roll(
+        self, epoch: int = 0, with_txnindex: bool = True, with_snapshot: bool = True
+    ) -> RemoteSegment:
         log = b"".join(self.batches)
         summary = summarize_log(log)
         upload = uuid.uuid4().hex[:12]
@@ -98,6 +112,9 @@ class PartitionWriter:
         self.store.put(key(layout.LOG), log)
         self.store.put(key(layout.INDEX), index)
         self.store.put(key(layout.TIME_INDEX), timeindex)
+        if with_snapshot:
+            objects[layout.SNAPSHOT] = key(layout.SNAPSHOT)
+            self.store.put(key(layout.SNAPSHOT), self.producers.encode_snapshot())
         if self.aborted and with_txnindex:
             objects[layout.TXN_INDEX] = key(layout.TXN_INDEX)
             self.store.put(key(layout.TXN_INDEX), encode_txn_index(self.aborted))
