@@ -15,6 +15,12 @@ logs past ``flush.ms`` and, every ``log.retention.check.interval.ms``, applies r
 topics without remote storage (the cold tier owns local retention of tiered topics). The log
 cleaner (compaction/cleaner_manager.py) runs beside it when ``log.cleaner.enable``.
 
+Topic deletion (Kafka's LogManager.asyncDelete): each partition's log is closed and its
+directory renamed ``<topic>-<partition>.<uniqueId>-delete``, durably, before the deletion is
+answered; the renamed directories are removed in the background, in a worker thread. At start,
+before any partition opens, ``-delete`` directories left by a failed removal or a crash are
+removed the same way; they are never opened as partitions (hot/log_dir_deletion.py).
+
 Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
 producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
 """
@@ -24,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +43,7 @@ from tiered_mq.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from tiered_mq.hot import log_dir_deletion
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.record.batch import iter_batches
@@ -61,6 +67,7 @@ class ReplicaManager:
         self.remote_log_manager: Any = None
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
+        self._dir_removals: set[asyncio.Task[list[Path]]] = set()
         self.metrics_registry: Any = None  # the broker's prometheus registry (Broker sets it)
         self.log_cleaner: LogCleaner | None = None
         # parsed once: a bad value fails the broker start, not each produce
@@ -78,6 +85,10 @@ class ReplicaManager:
 
     # lifecycle ----------------------------------------------------------------------------------
     async def start(self) -> None:
+        leftovers = await asyncio.to_thread(
+            log_dir_deletion.leftover_delete_dirs, self.config.data_dir
+        )
+        self._remove_dirs(leftovers)
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)
             if meta is not None:
@@ -156,14 +167,45 @@ class ReplicaManager:
             rlm.notify_roll(tp)
 
     async def delete_partitions(self, topic: str) -> None:
+        """Stop hosting ``topic``'s partitions: each log is closed and its directory renamed
+        for deletion (durably), then removed in the background. Every partition is tried;
+        the first failed rename is raised after (KAFKA_STORAGE_ERROR), its directory left
+        under its own name."""
         doomed = [tp for tp in self.partitions if tp.topic == topic]
+        renamed: list[Path] = []
+        failure: OSError | None = None
         for tp in doomed:
             partition = self.partitions.pop(tp)
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_stop(tp)
-            async with partition.lock:
-                await asyncio.to_thread(_delete_partition, partition)
+            try:
+                async with partition.lock:
+                    path = await asyncio.to_thread(partition.log.delete)
+            except OSError as exc:
+                log.error("%s: renaming the log directory for deletion failed: %s", tp, exc)
+                failure = failure or exc
+            else:
+                if path is not None:  # None: the directory was gone already
+                    renamed.append(path)
             self.purgatory.notify(tp)
+        self._remove_dirs(renamed)
+        if failure is not None:
+            raise failure
+
+    def _remove_dirs(self, dirs: list[Path]) -> None:
+        """Remove ``dirs`` (renamed ``-delete``) in a worker thread, in the background."""
+        if not dirs:
+            return
+        removal = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(log_dir_deletion.remove_dirs, dirs), name="log-dir-deletion"
+        )
+        self._dir_removals.add(removal)
+        removal.add_done_callback(self._dir_removals.discard)
+
+    async def wait_for_dir_removals(self) -> None:
+        """Until the background removals of deleted directories have ended."""
+        while self._dir_removals:
+            await asyncio.gather(*self._dir_removals, return_exceptions=True)
 
     def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
         """The topic's new configs for its local partitions; their uploaders run a pass at
@@ -184,6 +226,7 @@ class ReplicaManager:
                 await self._maintenance
         if self.log_cleaner is not None:
             await self.log_cleaner.close()
+        await self.wait_for_dir_removals()  # a thread cannot be stopped half way
         for tp, partition in list(self.partitions.items()):
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_stop(tp)
@@ -223,13 +266,3 @@ class ReplicaManager:
         batches = iter_batches(buf, validate=True)
         result = await partition.append_as_leader(buf, batches)
         return result.base_offset
-
-
-def _delete_partition(partition: Partition) -> None:
-    log_dir = partition.log.dir
-    try:
-        partition.log.close()
-        partition.log.delete()
-    finally:
-        if Path(log_dir).exists():
-            shutil.rmtree(log_dir, ignore_errors=True)

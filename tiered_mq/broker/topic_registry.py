@@ -234,8 +234,9 @@ class TopicRegistry:
         it), then deletes the bucket's objects of that id in the background, with retries:
         an unreachable bucket never fails the request (cold/topic_deletion.py). The
         ``on_topic_deleted`` listeners (the group coordinator drops the topic's committed
-        offsets) run whenever the coordinator's deletion happened, even if removing the local
-        partitions failed."""
+        offsets) run whenever the coordinator's deletion happened, even if the local partitions
+        could not be renamed for deletion. Their directories are renamed ``-delete`` before
+        this returns and removed in the background (ReplicaManager.delete_partitions)."""
         deleted = False
         try:
             async with self._lock:

@@ -27,13 +27,20 @@ tail recovered) in ``recovery``, retention rules in ``retention``. Their public 
 
 from __future__ import annotations
 
-import shutil
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from tiered_mq.errors import OffsetOutOfRangeError
-from tiered_mq.hot import log_append, log_durability, log_files, log_read, log_truncation
+from tiered_mq.hot import (
+    log_append,
+    log_dir_deletion,
+    log_durability,
+    log_files,
+    log_read,
+    log_truncation,
+)
 from tiered_mq.hot import retention as _retention
 from tiered_mq.hot import segment_removal as _removal
 from tiered_mq.hot.log_append import INT_MAX, AppendInfo, Batches, UnexpectedAppendOffsetError
@@ -47,6 +54,8 @@ from tiered_mq.record.batch import BatchHeader, iter_batches
 
 __all__ = ["CHECKPOINT_INTERVAL_MS", "INT_MAX", "AppendInfo", "Batches", "FetchDataInfo"]
 __all__ += ["LocalLog", "UnexpectedAppendOffsetError", "now_ms"]
+
+logger = logging.getLogger(__name__)
 
 
 def now_ms() -> int:
@@ -401,10 +410,17 @@ class LocalLog:
         self.checkpoint()
         self._close_files()
 
-    def delete(self) -> None:
-        """Close and remove the partition directory (topic deletion)."""
-        self._close_files()
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def delete(self) -> Path | None:
+        """Topic deletion: close every file (nothing is flushed) and rename the directory to
+        its ``-delete`` name, durably (log_dir_deletion.py); returns that path for the caller
+        to remove, None when the directory was gone. Raises OSError when the rename fails:
+        the log is closed all the same and the directory keeps its name."""
+        try:
+            self._close_files()
+        except OSError:  # the directory goes all the same, and what is left in it with it
+            logger.exception("%s: closing the log for deletion failed", self.dir)
+            self._closed = True
+        return log_dir_deletion.rename_for_deletion(self.dir)
 
     def _close_files(self) -> None:
         self._pending_deletes.delete_expired(LONG_MAX)

@@ -1,6 +1,8 @@
 """Names of every file in a partition directory: the one place that owns suffixes.
 
-A partition's log lives in one directory named ``{topic}-{partition}``. Each segment is a
+A partition's log lives in one directory named ``{topic}-{partition}`` (renamed
+``{topic}-{partition}.{uniqueId}-delete`` when its topic is deleted, then removed:
+log_dir_deletion.py). Each segment is a
 group of files sharing a stem, the segment's base offset zero-padded to 20 digits so that
 ``ls`` sorts them numerically (Kafka's ``LogFileUtils``)::
 
@@ -35,6 +37,7 @@ TXN_INDEX_SUFFIX: Final = ".txnindex"
 DELETED_SUFFIX: Final = ".deleted"
 CLEANED_SUFFIX: Final = ".cleaned"
 SWAP_SUFFIX: Final = ".swap"
+DELETE_DIR_SUFFIX: Final = "-delete"  # of a partition directory (Kafka's DeleteDirSuffix)
 
 RECOVERY_POINT_CHECKPOINT: Final = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT: Final = "log-start-offset-checkpoint"

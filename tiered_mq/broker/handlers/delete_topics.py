@@ -3,7 +3,13 @@ logs (and, when the cold tier is wired, its objects). Unknown topics answer
 UNKNOWN_TOPIC_OR_PARTITION; internal topics cannot be deleted (INVALID_REQUEST). With the
 broker's ``delete.topic.enable=false`` nothing is deleted and every topic answers
 TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3), as Kafka's controller does. A name given
-more than once is answered once, INVALID_REQUEST, and not deleted."""
+more than once is answered once, INVALID_REQUEST, and not deleted.
+
+As in Kafka (LogManager.asyncDelete), each local partition directory is renamed
+``<topic>-<partition>.<uniqueId>-delete`` (durably) before the topic is answered NONE, and
+removed in the background; a removal that fails leaves nothing a topic created again under the
+same name could read, and the broker removes what is left at its next start. Only a failed
+rename answers KAFKA_STORAGE_ERROR (the topic's metadata is gone by then)."""
 
 from __future__ import annotations
 
