@@ -190,7 +190,7 @@ class Partition:
 
     def _delete_snapshot(self, offset: int) -> None:
         try:
-            snapshot_path(self.log.dir, offset).unlink(missing_ok=True)
+            self.producer_state.delete_snapshot(offset)
         except OSError:  # left for the next open to try again
             log.exception("%s: deleting the producer snapshot at %d failed", self.tp, offset)
 

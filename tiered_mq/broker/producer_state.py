@@ -390,4 +390,8 @@ class ProducerStateManager:
         """Remove snapshot files below ``offset`` but the newest of them (kept as a replay base)."""
         old = [o for o in list_snapshots(self.dir) if o < offset]
         for o in old[:-1]:
-            snapshot_path(self.dir, o).unlink(missing_ok=True)
+            self.delete_snapshot(o)
+
+    def delete_snapshot(self, offset: int) -> None:
+        """Remove the snapshot file at ``offset`` (none there: nothing to do)."""
+        snapshot_path(self.dir, offset).unlink(missing_ok=True)

@@ -168,11 +168,11 @@ async def _read_partition(
         ):
             if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            size = max(limit, 1)
+            want = max(limit, 1)
             cold = await rlm.fetches.within(
                 tp,
-                ("regions", tp, offset, size, sequential),
-                lambda: rlm.read_regions(tp, offset, size, span=sequential),
+                ("regions", tp, offset, want, sequential),
+                lambda: rlm.read_regions(tp, offset, want, span=sequential),
             )
             if cold is None:  # the bucket is slow: no records, the client fetches again
                 return entry, 0
@@ -270,10 +270,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        if not await purgatory.wait(tps, remaining):
-            # answer from the log as it is now, as Kafka's DelayedFetch.onComplete reads again:
-            # the read before the wait may hold records deleted meanwhile (DeleteRecords,
-            # retention), which the client must not get
-            responses, total, errored = await _read_all(ctx, request, fill)
-            break
+        # woken or timed out, read again: the answer comes from the log as it is now (Kafka's
+        # DelayedFetch.onComplete reads again), never from the read before the wait, whose
+        # records may have been deleted meanwhile (DeleteRecords, retention)
+        await purgatory.wait(tps, remaining)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
