@@ -74,6 +74,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "remote.log.reader.read.ahead.chunks": "4",
     "remote.log.reader.fetch.max.bytes": "67108864",  # capped at cache / 2
     "remote.fetch.max.wait.ms": "500",  # cold/remote_fetch.py (Kafka's, KIP-1018)
+    "remote.list.offsets.request.timeout.ms": "30000",  # cold/remote_list_offsets.py (KIP-1075)
     "remote.log.index.file.cache.total.size.bytes": "67108864",
     "remote.log.s3.region": "",
     "remote.log.s3.path.style": "",

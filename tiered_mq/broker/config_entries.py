@@ -48,6 +48,7 @@ _BROKER_TYPES = {
     "socket.receive.buffer.bytes": "INT",
     "fetch.max.bytes": "INT",
     "remote.fetch.max.wait.ms": "INT",
+    "remote.list.offsets.request.timeout.ms": "LONG",
     "offsets.topic.num.partitions": "INT",
     "offsets.topic.replication.factor": "SHORT",
     "offsets.topic.segment.bytes": "INT",

@@ -27,6 +27,12 @@ Broker configs (Kafka's names where Kafka has one)::
                                                      (500 ms, as in Kafka; longer: the
                                                      partition is answered without records
                                                      and the read goes on; cold/remote_fetch.py)
+    remote.list.offsets.request.timeout.ms           longest wait of a ListOffsets (by timestamp
+                                                     or -3) for the bucket (30 s, as in Kafka,
+                                                     KIP-1075; a v10 request's timeout_ms wins;
+                                                     longer: REQUEST_TIMED_OUT for the partition,
+                                                     the lookup goes on;
+                                                     cold/remote_list_offsets.py)
     remote.log.index.file.cache.total.size.bytes  parsed .index/.timeindex objects kept in
                                                      memory (64 MiB; Kafka's 1 GiB is of
                                                      memory-mapped files, these are heap)
@@ -147,6 +153,7 @@ def build_remote_log_manager(
         read_ahead_chunks=config.get_int("remote.log.reader.read.ahead.chunks"),
         fetch_max_bytes=config.get_int("remote.log.reader.fetch.max.bytes"),
         fetch_max_wait_s=config.get_int("remote.fetch.max.wait.ms") / 1000,
+        list_offsets_timeout_s=config.get_int("remote.list.offsets.request.timeout.ms") / 1000,
         index_cache_bytes=config.get_int("remote.log.index.file.cache.total.size.bytes"),
         upload_rate_bytes=config.get_int("remote.log.manager.copy.max.bytes.per.second"),
         fetch_rate_bytes=config.get_int("remote.log.manager.fetch.max.bytes.per.second"),

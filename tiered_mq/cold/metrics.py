@@ -9,6 +9,8 @@ is unreachable; 0 while copying is off, ``remote.log.copy.disable=true``, as Kaf
 Totals: ``tiered_mq_remote_upload_bytes_total``, ``_upload_segments_total``,
 ``_upload_errors_total``, ``_fetch_bytes_total`` (bytes served to readers), ``_fetch_errors_total``,
 ``_fetch_expired_total`` (fetches answered empty: the bucket outlasted remote.fetch.max.wait.ms),
+``_list_offsets_expired_total`` (ListOffsets partitions answered REQUEST_TIMED_OUT: the bucket
+outlasted remote.list.offsets.request.timeout.ms or the request's timeout_ms),
 ``_get_bytes_total`` (bytes fetched from the bucket), ``_delete_segments_total``,
 ``_delete_errors_total``, ``_cache_hits_total``, ``_cache_misses_total``, ``_cache_bytes``.
 """
@@ -39,6 +41,12 @@ class RemoteMetrics:
         self.fetch_expired = Counter(
             p + "fetch_expired",
             "Fetches answered without records: the remote read outlasted remote.fetch.max.wait.ms",
+            registry=r,
+        )
+        self.list_offsets_expired = Counter(
+            p + "list_offsets_expired",
+            "ListOffsets partitions answered REQUEST_TIMED_OUT: the remote lookup outlasted "
+            "remote.list.offsets.request.timeout.ms",
             registry=r,
         )
         self.get_bytes = Counter(p + "get_bytes", "Bytes fetched from the bucket", registry=r)

@@ -20,6 +20,9 @@ Invariants:
 - Each expiry counts in ``tiered_mq_remote_fetch_expired_total`` (Kafka's
   ``DelayedRemoteFetchMetrics`` ExpiresPerSec); a warning names the partition at most once per
   ``LOG_INTERVAL_S`` per partition, so a hung bucket shows in the log within a second.
+
+ListOffsets bounds its bucket lookups the same way (``remote_list_offsets.py``: another
+instance, its own config name, counter and wait per request).
 """
 
 from __future__ import annotations
@@ -47,10 +50,15 @@ class RemoteFetches:
         max_wait_s: float,
         expired: _Counter,
         monotonic: Callable[[], float] = time.monotonic,
+        *,
+        config: str = "remote.fetch.max.wait.ms",
+        on_expiry: str = "answering without records, the client fetches again",
     ) -> None:
         if max_wait_s <= 0:
-            raise ValueError(f"remote.fetch.max.wait.ms must be at least 1, not {max_wait_s}")
+            raise ValueError(f"{config} must be at least 1 ms, not {max_wait_s * 1000:g}")
         self.max_wait_s = max_wait_s
+        self._config = config
+        self._on_expiry = on_expiry
         self._expired = expired
         self._monotonic = monotonic
         self._inflight: dict[Hashable, asyncio.Future[Any]] = {}
@@ -61,21 +69,27 @@ class RemoteFetches:
         return len(self._inflight)
 
     async def within(
-        self, tp: TopicPartition, key: Hashable, read: Callable[[], Awaitable[T]]
+        self,
+        tp: TopicPartition,
+        key: Hashable,
+        read: Callable[[], Awaitable[T]],
+        max_wait_s: float | None = None,
     ) -> T | None:
         """The result of ``read()`` for ``tp`` (the one in flight under ``key`` if any), or
-        None when it takes longer than ``max_wait_s``; its exception if it fails in time."""
+        None when it takes longer than ``max_wait_s`` (this call's, else the instance's);
+        its exception if it fails in time."""
+        wait_s = self.max_wait_s if max_wait_s is None else max_wait_s
         task = self._inflight.get(key)
         if task is None:
             task = asyncio.ensure_future(read())
             self._inflight[key] = task
             task.add_done_callback(lambda done: self._forget(key, done))
         try:
-            async with asyncio.timeout(self.max_wait_s):
+            async with asyncio.timeout(wait_s):
                 result: T = await asyncio.shield(task)
                 return result
         except TimeoutError:
-            self._expire(tp)
+            self._expire(tp, wait_s)
             return None
 
     def _forget(self, key: Hashable, task: asyncio.Future[Any]) -> None:
@@ -84,15 +98,16 @@ class RemoteFetches:
         if not task.cancelled():
             task.exception()  # retrieved: raised to its waiters, if any are left
 
-    def _expire(self, tp: TopicPartition) -> None:
+    def _expire(self, tp: TopicPartition, wait_s: float) -> None:
         self._expired.inc()
         now = self._monotonic()
         if now - self._logged.get(tp, -LOG_INTERVAL_S) >= LOG_INTERVAL_S:
             self._logged[tp] = now
             log.warning(
-                "remote read of %s has taken more than remote.fetch.max.wait.ms (%d ms): "
-                "answering without records, the client fetches again (%d read(s) in flight)",
+                "remote read of %s has taken more than %s (%d ms): %s (%d read(s) in flight)",
                 tp,
-                round(self.max_wait_s * 1000),
+                self._config,
+                round(wait_s * 1000),
+                self._on_expiry,
                 len(self._inflight),
             )

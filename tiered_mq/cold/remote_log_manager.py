@@ -18,6 +18,10 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     rlm.fetch_max_bytes                         # cap of a filled (single-partition) cold fetch
                                                 # (at most half the chunk cache)
     await rlm.offset_for_timestamp(tp, ts)      # ListOffsets by timestamp on cold data
+    await rlm.list_offsets.lookup(tp, key, find)  # a ListOffsets' wait for a bucket lookup,
+                                                # bounded by remote.list.offsets.request.
+                                                # timeout.ms (RequestTimedOutError past it;
+                                                # remote_list_offsets.py)
     await rlm.aborted_transactions(tp, start, end)  # the bucket's aborted transactions
                                                 # overlapping [start, end) (.txnindex objects)
     rlm.remote_log_start_offset(tp)             # first offset in the bucket (None: empty)
@@ -72,6 +76,7 @@ from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.rate_limiter import TokenBucket
 from tiered_mq.cold.remote_fetch import RemoteFetches
+from tiered_mq.cold.remote_list_offsets import RemoteListOffsets
 from tiered_mq.cold.remote_reader import DEFAULT_INDEX_CACHE_BYTES, RemoteRead, RemoteReader
 from tiered_mq.cold.remote_txn_index import RemoteTxnIndex
 from tiered_mq.cold.topic_deletion import DeletionJournal, RemoteTopicDeleter
@@ -116,6 +121,7 @@ class RemoteLogManager:
         read_ahead_chunks: int = 2,
         fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
         fetch_max_wait_s: float = 0.5,
+        list_offsets_timeout_s: float = 30.0,
         index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES,
         upload_rate_bytes: float = 0,
         fetch_rate_bytes: float = 0,
@@ -145,6 +151,9 @@ class RemoteLogManager:
         # chunks and the read-ahead window after them, a quarter, fit the cache together)
         self.fetch_max_bytes = max(min(fetch_max_bytes, cache_bytes // 2), chunk_size)
         self.fetches = RemoteFetches(fetch_max_wait_s, self.metrics.fetch_expired)
+        self.list_offsets = RemoteListOffsets(
+            list_offsets_timeout_s, self.metrics.list_offsets_expired
+        )
         self.reader = RemoteReader(
             store,
             self.prefix,

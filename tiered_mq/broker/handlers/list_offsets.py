@@ -13,17 +13,28 @@ With the cold tier: ``-2`` includes the bucket (the log start offset is the remo
 timestamp older than the local data (or a greatest timestamp held only by uploaded segments)
 is looked up through the remote time indexes. Kafka serves -3, -4 and -5 from v7, v8 and v9;
 they are accepted at every version here (librdkafka may send them at a lower one).
+
+A bucket lookup waits at most the request's ``timeout_ms`` (v10+, when above 0) or else
+``remote.list.offsets.request.timeout.ms`` (30 s; ``rlm.list_offsets``,
+cold/remote_list_offsets.py, Kafka's DelayedRemoteListOffsets): past it that partition answers
+REQUEST_TIMED_OUT with offset and timestamp -1, the lookup goes on for the client's retry, and
+the request's other partitions are answered as usual. The partitions are looked up side by
+side, so a request with several hung partitions is answered after one wait, not one each.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from tiered_mq.cold.remote_log_manager import RemoteLogManager
 
 API_KEY = ApiKey.LIST_OFFSETS
 LATEST = -1
@@ -34,7 +45,7 @@ LATEST_TIERED = -5  # KIP-1005 (v9 in Kafka): highest offset in the bucket, -1 w
 
 
 async def _lookup(
-    ctx: RequestContext, tp: TopicPartition, timestamp: int, read_committed: bool
+    ctx: RequestContext, tp: TopicPartition, timestamp: int, read_committed: bool, timeout_ms: int
 ) -> tuple[int, int]:
     partition = ctx.broker.replica_manager.get_partition(tp)
     upper = partition.last_stable_offset if read_committed else partition.high_watermark
@@ -51,12 +62,24 @@ async def _lookup(
     tiered = rlm is not None and start < partition.log.local_log_start_offset
     if timestamp == MAX_TIMESTAMP:
         found = partition.log.offset_of_max_timestamp()
-        remote_max = await rlm.max_timestamp(tp) if tiered else -1
-        # a tie goes to the bucket: its copy of the timestamp has the lower offset
-        if remote_max >= 0 and (found is None or remote_max >= found[1]):
-            found = await rlm.offset_for_timestamp(tp, remote_max, start) or found
+        if rlm is not None and tiered:
+            local_max = -1 if found is None else int(found[1])
+            remote = await rlm.list_offsets.lookup(
+                tp,
+                (tp, MAX_TIMESTAMP, start, local_max),
+                lambda: _remote_max_timestamp(rlm, tp, start, local_max),
+                timeout_ms,
+            )
+            found = remote or found
     else:
-        found = await rlm.offset_for_timestamp(tp, timestamp, start) if tiered else None
+        found = None
+        if rlm is not None and tiered:
+            found = await rlm.list_offsets.lookup(
+                tp,
+                (tp, timestamp, start),
+                lambda: rlm.offset_for_timestamp(tp, timestamp, start),
+                timeout_ms,
+            )
         if found is None:
             found = partition.log.offset_for_timestamp(timestamp)
     if found is None:
@@ -67,22 +90,41 @@ async def _lookup(
     return ts, offset
 
 
+async def _remote_max_timestamp(
+    rlm: RemoteLogManager, tp: TopicPartition, start: int, local_max: int
+) -> tuple[int, int] | None:
+    """(offset, timestamp) of the bucket's first record with its greatest timestamp, when
+    that is at least ``local_max`` (a tie goes to the bucket: its copy has the lower offset);
+    else None."""
+    remote_max = await rlm.max_timestamp(tp)
+    if remote_max < 0 or remote_max < local_max:
+        return None
+    return await rlm.offset_for_timestamp(tp, remote_max, start)
+
+
+async def _answer(
+    ctx: RequestContext, name: str, p: dict[str, Any], read_committed: bool, timeout_ms: int
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
+    try:
+        require_topic(ctx, AclOperation.DESCRIBE, name)
+        tp = TopicPartition(name, p["partition_index"])
+        ts, offset = await _lookup(ctx, tp, p["timestamp"], read_committed, timeout_ms)
+        entry.update(timestamp=ts, offset=offset, leader_epoch=0)
+    except Exception as e:
+        entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
+    return entry
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     read_committed = request.get("isolation_level", 0) == 1
-    topics = []
-    for topic in request["topics"]:
-        name = topic["name"]
-        parts = []
-        for p in topic["partitions"]:
-            entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
-            try:
-                require_topic(ctx, AclOperation.DESCRIBE, name)
-                ts, offset = await _lookup(
-                    ctx, TopicPartition(name, p["partition_index"]), p["timestamp"], read_committed
-                )
-                entry.update(timestamp=ts, offset=offset, leader_epoch=0)
-            except Exception as e:
-                entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
-            parts.append(entry)
-        topics.append({"name": name, "partitions": parts})
+    timeout_ms = int(request.get("timeout_ms") or 0)
+    asked = [(t["name"], t["partitions"]) for t in request["topics"]]
+    # every partition's lookup side by side: one wait for the bucket per request, not each
+    answers = iter(
+        await asyncio.gather(
+            *(_answer(ctx, name, p, read_committed, timeout_ms) for name, ps in asked for p in ps)
+        )
+    )
+    topics = [{"name": name, "partitions": [next(answers) for _ in ps]} for name, ps in asked]
     return {"throttle_time_ms": 0, "topics": topics}
