@@ -19,7 +19,12 @@ Topic deletion (Kafka's LogManager.asyncDelete): each partition's log is closed 
 directory renamed ``<topic>-<partition>.<uniqueId>-delete``, durably, before the deletion is
 answered; the renamed directories are removed in the background, in a worker thread. At start,
 before any partition opens, ``-delete`` directories left by a failed removal or a crash are
-removed the same way; they are never opened as partitions (hot/log_dir_deletion.py).
+removed the same way; they are never opened as partitions (hot/log_dir_deletion.py). Then the
+stray partition directories (a topic that no longer exists, or a ``partition.metadata`` naming
+another topic id: a crash between a topic's removal from the metadata and the rename, or a topic
+deleted and created again) are renamed ``-delete`` and removed the same way, never opened
+(stray_partitions.py). Every partition directory records its topic's id in ``partition.metadata``
+before it opens.
 
 Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
 producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
@@ -37,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
+from tiered_mq.broker.stray_partitions import claim_dir, find_strays, set_aside
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
@@ -89,6 +95,10 @@ class ReplicaManager:
             log_dir_deletion.leftover_delete_dirs, self.config.data_dir
         )
         self._remove_dirs(leftovers)
+        strays = await asyncio.to_thread(
+            find_strays, self.config.data_dir, self.coordinator.get_topic
+        )
+        self._remove_dirs(await asyncio.to_thread(set_aside, strays))
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)
             if meta is not None:
@@ -140,7 +150,11 @@ class ReplicaManager:
     async def open_partitions(
         self, topic: str, indexes: range, overrides: dict[str, str]
     ) -> list[Partition]:
+        """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``;
+        each directory records the topic's id first (``claim_dir``: one of another topic id is
+        set aside as a stray and removed in the background)."""
         config = self.log_config(overrides)
+        meta = self.coordinator.get_topic(topic)
         opened = []
         for i in indexes:
             tp = TopicPartition(topic, i)
@@ -148,9 +162,11 @@ class ReplicaManager:
                 continue
             state = self.coordinator.partition_state(tp)
             epoch = state.leader_epoch if state is not None else 0
-            partition = await asyncio.to_thread(
-                Partition.open, tp, self.partition_dir(tp), config, epoch
+            topic_id = meta.topic_id if meta is not None else None
+            stray, partition = await asyncio.to_thread(
+                self._open_local, tp, topic_id, config, epoch
             )
+            self._remove_dirs([stray] if stray is not None else [])
             partition.isr = state.isr if state is not None else (self.config.node_id,)
             partition.on_append = self.purgatory.notify
             partition.on_roll = self._on_roll
@@ -159,6 +175,14 @@ class ReplicaManager:
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_become_leader(tp, partition)
         return opened
+
+    def _open_local(
+        self, tp: TopicPartition, topic_id: str | None, config: LogConfig, epoch: int
+    ) -> tuple[Path | None, Partition]:
+        """(a stray set aside, or None; the opened partition). Blocking: a worker thread's."""
+        dir = self.partition_dir(tp)
+        stray = claim_dir(dir, topic_id) if topic_id is not None else None
+        return stray, Partition.open(tp, dir, config, epoch)
 
     def _on_roll(self, tp: TopicPartition) -> None:
         """A segment was rolled: the cold tier may upload it at once."""

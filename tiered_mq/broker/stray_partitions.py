@@ -1,0 +1,125 @@
+"""Stray partition directories: logs in the data dir that the cluster metadata does not own.
+
+A directory ``<data_dir>/<topic>-<partition>`` is a stray when its topic is unknown, when the
+topic has no such partition, or when its ``partition.metadata`` (hot/partition_metadata.py)
+names another topic id than the registered topic's: a topic of that name was deleted and
+created again. Strays come from a crash during topic deletion (the topic left the metadata,
+the broker died before renaming the directory ``-delete``) and, in ZooKeeper mode, from a topic
+deleted or recreated while this broker was down. As Kafka does with the strays it finds, the
+broker logs each one, renames it ``<topic>-<partition>.<uniqueId>-delete`` (durably) and removes
+it in the background; it is never opened, so none of its records reaches a client, and a topic
+created later under that name starts from an empty directory.
+
+:func:`find_strays` runs at start, before any partition opens, once the coordinator's view of
+the topics is loaded; :func:`claim_dir` runs before each partition opens (at start and when a
+topic or partition is created): a directory of another topic id is set aside the same way, and
+one without the file (written before it existed) adopts the registered topic's id, Kafka's
+upgrade path. A ``partition.metadata`` that cannot be read in the directory of a registered
+topic fails the open with an error naming the file (Kafka takes the log dir offline): nothing is
+deleted on a guess.
+
+Entries that are not partition directories (``cluster.json``, ``.remote-cache``, ``-delete``
+directories, names whose topic part is not a legal topic name) are left alone.
+
+Crash behaviour: the rename is the decision. A crash before it finds the stray again at the next
+start; one after it leaves a ``-delete`` directory, removed at the next start
+(hot/log_dir_deletion.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tiered_mq.broker.topic_names import validate_topic_name
+from tiered_mq.coordination.base import TopicMetadata
+from tiered_mq.errors import InvalidTopicError
+from tiered_mq.hot import log_dir_deletion, partition_metadata
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+_PARTITION_DIR: Final = re.compile(r"(.+)-(0|[1-9][0-9]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Stray:
+    dir: Path
+    reason: str
+
+
+def parse_partition_dir(name: str) -> TopicPartition | None:
+    """The partition whose directory is named ``name`` (``<topic>-<partition>``, Kafka's
+    layout), None for any other entry of a data dir."""
+    match = _PARTITION_DIR.fullmatch(name)
+    if match is None:
+        return None
+    try:
+        validate_topic_name(match[1])
+    except InvalidTopicError:
+        return None
+    return TopicPartition(match[1], int(match[2]))
+
+
+def stray_reason(dir: Path, tp: TopicPartition, meta: TopicMetadata | None) -> str | None:
+    """Why ``dir`` (the directory of ``tp``) is a stray, None when it belongs to ``meta``."""
+    if meta is None:
+        return f"topic '{tp.topic}' does not exist"
+    if tp.partition >= meta.partitions:
+        return f"topic '{tp.topic}' has {meta.partitions} partition(s)"
+    recorded = partition_metadata.read(dir)
+    if recorded is not None and recorded != meta.topic_id:
+        return f"topic id {recorded}, topic '{tp.topic}' has id {meta.topic_id}"
+    return None
+
+
+def find_strays(data_dir: Path, topic: Callable[[str], TopicMetadata | None]) -> list[Stray]:
+    """The stray partition directories in ``data_dir`` (sorted), ``topic`` giving a registered
+    topic by name. Blocking (reads each ``partition.metadata``): run it off the event loop."""
+    try:
+        entries = list(os.scandir(data_dir))
+    except FileNotFoundError:
+        return []
+    strays = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        tp = parse_partition_dir(entry.name)
+        if tp is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        reason = stray_reason(Path(entry.path), tp, topic(tp.topic))
+        if reason is not None:
+            strays.append(Stray(Path(entry.path), reason))
+    return strays
+
+
+def set_aside(strays: list[Stray]) -> list[Path]:
+    """Rename each stray ``-delete`` (durably) and return the new paths, for the caller to
+    remove in the background. Raises OSError when a rename fails: the broker must not start
+    with a stray under a partition's name."""
+    renamed = []
+    for stray in strays:
+        log.warning("found stray partition directory %s (%s): deleting it", stray.dir, stray.reason)
+        path = log_dir_deletion.rename_for_deletion(stray.dir)
+        if path is not None:
+            renamed.append(path)
+    return renamed
+
+
+def claim_dir(dir: Path, topic_id: str) -> Path | None:
+    """Make ``dir`` the partition directory of topic id ``topic_id`` before it opens: a
+    directory recording another id is a stray, renamed ``-delete`` (that path is returned, for
+    the caller to remove); ``dir`` is created if needed and records ``topic_id``. Blocking."""
+    stray = None
+    recorded = partition_metadata.read(dir)
+    if recorded is not None and recorded != topic_id:
+        renamed = set_aside([Stray(dir, f"topic id {recorded}, the topic's is {topic_id}")])
+        stray = renamed[0] if renamed else None
+        recorded = None
+    if recorded is None:
+        dir.mkdir(parents=True, exist_ok=True)
+        partition_metadata.write(dir, topic_id)
+    return stray
