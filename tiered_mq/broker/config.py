@@ -18,7 +18,9 @@ resolves them as Kafka does: this broker's dynamic value, else the cluster-wide 
 default, else ``--config``, else (absent here) Kafka's default in ``LogConfig``.
 
 Values stay strings (Kafka's wire form); ``get_int``/``get_bool`` parse them, and
-``check_values`` (when a ``Broker`` is made) refuses a value its setting's type cannot take.
+``check_values`` (when a ``Broker`` is made) refuses a value its setting's type cannot take,
+and for a setting in ``FIXED_VALUES`` (replication factors: a cluster has one broker) any value
+but the only one possible.
 """
 
 from __future__ import annotations
@@ -45,28 +47,40 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "connections.max.idle.ms": "600000",  # broker/server.py (0 or less: never)
     "socket.send.buffer.bytes": "-1",  # Kafka: 102400; -1 keeps Linux's autotuning (faster)
     "socket.receive.buffer.bytes": "-1",
-    "queued.max.request.bytes": "-1",
     "offsets.topic.num.partitions": "50",
-    "offsets.topic.replication.factor": "1",
+    "offsets.topic.replication.factor": "1",  # FIXED_VALUES
     "offsets.topic.segment.bytes": "104857600",
     "offsets.retention.minutes": "10080",
+    "offsets.retention.check.interval.ms": "600000",
+    "offsets.load.buffer.size": "5242880",
+    # OffsetCommit/TxnOffsetCommit: longer metadata is OFFSET_METADATA_TOO_LARGE (group/commits.py)
+    "offset.metadata.max.bytes": "4096",
     # log cleaner (tiered_mq/compaction/): compacts cleanup.policy=compact topics
     "log.cleaner.enable": "true",
     "log.cleaner.backoff.ms": "15000",
     "log.cleaner.dedupe.buffer.size": "134217728",
     "group.min.session.timeout.ms": "6000",
     "group.max.session.timeout.ms": "1800000",
-    "group.initial.rebalance.delay.ms": "3000",
+    "group.initial.rebalance.delay.ms": "300",  # Kafka: 3000 (broker/group/config.py says why)
     "transaction.state.log.num.partitions": "50",
+    "transaction.state.log.replication.factor": "1",  # FIXED_VALUES
+    "transaction.state.log.segment.bytes": "104857600",
+    "transaction.max.timeout.ms": "900000",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000",
     "log.flush.interval.messages": "9223372036854775807",
-    "log.flush.scheduler.interval.ms": "9223372036854775807",
     "log.retention.check.interval.ms": "300000",
+    # the coarse forms of log.retention.ms and log.roll.ms (TIME_SYNONYMS); Kafka's defaults are
+    # these, the .ms forms have none (null), and log.retention.minutes none either
+    "log.retention.hours": "168",
+    "log.roll.hours": "168",
     "producer.id.block.size": "1000",
     "fetch.max.bytes": "57671680",
     "fetch.single.partition.max.bytes": "52428800",  # handlers/fetch.py (0: off)
     # tiered storage (broker/remote_tier.py); rates 0 = unlimited, task interval dev-friendly
     "remote.log.storage.system.enable": "true",
     "remote.log.manager.task.interval.ms": "1000",
+    "remote.log.manager.task.retry.backoff.ms": "500",
+    "remote.log.manager.task.retry.backoff.max.ms": "30000",
     "remote.log.manager.copy.max.bytes.per.second": "0",
     "remote.log.manager.fetch.max.bytes.per.second": "0",
     "remote.log.reader.cache.bytes": "268435456",
@@ -132,6 +146,8 @@ TOPIC_SYNONYMS: Final[dict[str, str]] = {
     "min.insync.replicas": "min.insync.replicas",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
+#: topic config name -> its broker synonym (``segment.bytes`` -> ``log.segment.bytes``)
+BROKER_NAMES: Final[dict[str, str]] = {topic: broker for broker, topic in TOPIC_SYNONYMS.items()}
 #: the cluster-wide level of dynamic broker configs (Kafka's ``/config/brokers/<default>``);
 #: one broker's level is named by its ``broker.id``
 DEFAULT_BROKER_ENTITY: Final = "<default>"
@@ -142,6 +158,13 @@ TIME_SYNONYMS: Final[dict[str, tuple[str, int]]] = {
     "log.retention.hours": ("retention.ms", 3_600_000),
     "log.retention.minutes": ("retention.ms", 60_000),
     "log.roll.hours": ("segment.ms", 3_600_000),
+}
+
+#: configs whose value is a fact of this broker, not a choice (a cluster has one broker, so an
+#: internal topic has one replica): ``check_values`` refuses any other value
+FIXED_VALUES: Final[dict[str, str]] = {
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
 }
 
 _BROKER_PREFIXES: Final = (
@@ -183,7 +206,7 @@ class BrokerConfig:
             self.set(key, value)
         in_ms = set(self.static_topic_defaults)
         for key, (topic_key, unit) in TIME_SYNONYMS.items():  # minutes after hours: they win
-            value = self.props.get(key, "")
+            value = self.props[key] if key in self.overridden else ""
             if topic_key not in in_ms and value.strip().lstrip("-").isdigit():
                 forever_or_ms = str(max(-1, int(value) * unit))  # < 0: forever
                 self.static_topic_defaults[topic_key] = forever_or_ms
@@ -215,6 +238,9 @@ class BrokerConfig:
             self.dynamic_broker = dict(configs)
 
     def set(self, key: str, value: str) -> None:
+        """Set a static config; a topic config's name counts as its broker synonym's
+        (``segment.bytes`` is ``log.segment.bytes``), so DescribeConfigs shows it there."""
+        key = BROKER_NAMES.get(key, key)
         if key in TOPIC_SYNONYMS:
             self.static_topic_defaults[TOPIC_SYNONYMS[key]] = value
         if (
@@ -234,6 +260,11 @@ class BrokerConfig:
         refuses to start on such a value; checked lazily, it would fail requests instead."""
         for key in sorted(self.overridden):
             default, value = BROKER_DEFAULTS.get(key), self.props[key]
+            if key in FIXED_VALUES and value.strip() != FIXED_VALUES[key]:
+                raise ValueError(
+                    f"broker config {key}={value!r}: this broker has no replication, "
+                    f"only {FIXED_VALUES[key]} is possible"
+                )
             if default in ("true", "false") and value.strip().lower() not in ("true", "false"):
                 raise ValueError(f"broker config {key}={value!r} is not true or false")
             if (default and default.lstrip("-").isdigit()) or key in TIME_SYNONYMS:

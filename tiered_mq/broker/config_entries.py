@@ -5,7 +5,19 @@ head of its chain of synonyms, most specific first: the topic's override
 (DYNAMIC_TOPIC_CONFIG 1), this broker's dynamic value (DYNAMIC_BROKER_CONFIG 2), the
 cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG 3), ``--config``
 (STATIC_BROKER_CONFIG 4), Kafka's default (DEFAULT_CONFIG 5); broker entries of a topic config
-carry the broker's name (``log.retention.ms``). ``config_type`` is Kafka's ``ConfigDef.Type``.
+carry the broker's name (``log.retention.ms``). ``config_type`` is Kafka's ``ConfigDef.Type``;
+``documentation`` is broker/config_docs.py's line.
+
+Time configs have several broker names (Kafka's ``brokerConfigSynonyms``): ``log.retention.ms``,
+``.minutes`` and ``.hours``, ``log.roll.ms`` and ``.hours``, in that order of precedence. At each
+level all the names set there are listed, finer unit first; Kafka's defaults are on the coarsest
+(``log.retention.hours=168``; the ``.ms`` and ``.minutes`` forms have none, so null). A broker
+config's own entry drops the synonyms before its own name, as Kafka does: ``log.retention.hours``
+shows its own value even when ``log.retention.ms`` is set, and ``log.retention.ms`` is null
+(DEFAULT_CONFIG) unless set itself. A topic config lists them all (``retention.ms`` of a topic
+without an override: DEFAULT_CONFIG ``log.retention.hours=168``); Kafka drops there too, which
+leaves the synonyms empty unless ``log.retention.ms`` is set somewhere, hiding which name the
+value came from.
 """
 
 from __future__ import annotations
@@ -13,7 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tiered_mq.broker.config import BROKER_DEFAULTS, TIME_SYNONYMS, TOPIC_SYNONYMS, BrokerConfig
+from tiered_mq.broker.config import (
+    BROKER_DEFAULTS,
+    BROKER_NAMES,
+    TIME_SYNONYMS,
+    TOPIC_SYNONYMS,
+    BrokerConfig,
+)
+from tiered_mq.broker.config_docs import documentation
 from tiered_mq.hot import log_config
 
 if TYPE_CHECKING:
@@ -53,6 +72,24 @@ _BROKER_TYPES = {
     "offsets.topic.replication.factor": "SHORT",
     "offsets.topic.segment.bytes": "INT",
     "offsets.retention.minutes": "INT",
+    "offsets.retention.check.interval.ms": "LONG",
+    "offsets.load.buffer.size": "INT",
+    "offset.metadata.max.bytes": "INT",
+    "log.retention.hours": "INT",
+    "log.retention.minutes": "INT",
+    "log.roll.hours": "INT",
+    "log.retention.check.interval.ms": "LONG",
+    "log.cleaner.backoff.ms": "LONG",
+    "log.cleaner.dedupe.buffer.size": "LONG",
+    "transaction.state.log.replication.factor": "SHORT",
+    "transaction.state.log.segment.bytes": "INT",
+    "transaction.max.timeout.ms": "INT",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "INT",
+    "remote.log.manager.task.interval.ms": "LONG",
+    "remote.log.manager.task.retry.backoff.ms": "LONG",
+    "remote.log.manager.task.retry.backoff.max.ms": "LONG",
+    "remote.log.index.file.cache.total.size.bytes": "LONG",
+    "sasl.server.max.receive.size": "INT",
     "group.min.session.timeout.ms": "INT",
     "group.max.session.timeout.ms": "INT",
     "group.initial.rebalance.delay.ms": "INT",
@@ -112,19 +149,33 @@ def config_entry(name: str, chain: Chain, read_only: bool, synonyms: bool) -> di
         "is_sensitive": False,
         "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in chain] if synonyms else [],
         "config_type": _type_of(name, value),
-        "documentation": None,
+        "documentation": documentation(name),
     }
 
 
-_BROKER_NAMES = {topic: broker for broker, topic in TOPIC_SYNONYMS.items()}
+def broker_synonyms(name: str) -> list[str]:
+    """Every broker name of the setting ``name`` is one of, most precedent first (module
+    docstring): ``log.retention.ms``, ``log.retention.minutes``, ``log.retention.hours`` for
+    any of the three; ``[name]`` for a config with one name."""
+    topic = TOPIC_SYNONYMS.get(name) or TIME_SYNONYMS.get(name, (None, 0))[0]
+    if topic is None:
+        return [name]
+    coarse = sorted((unit, k) for k, (t, unit) in TIME_SYNONYMS.items() if t == topic)
+    return [BROKER_NAMES[topic]] + [k for _, k in coarse]
 
 
-def broker_chain(config: BrokerConfig, name: str) -> Chain:
-    """Where broker config ``name`` comes from, most specific first: this broker's dynamic
-    value, the cluster-wide dynamic one, ``--config`` (with the ``.hours``/``.minutes`` forms
-    of a ``.ms`` config), the default."""
+def broker_default(name: str) -> str | None:
+    """Kafka's default of broker config ``name`` (None: it has none, as ``log.retention.ms``)."""
+    if name in BROKER_DEFAULTS:
+        return BROKER_DEFAULTS[name]
     topic = TOPIC_SYNONYMS.get(name)
-    names = [name] + [k for k, (t, _) in TIME_SYNONYMS.items() if topic is not None and t == topic]
+    if topic is None or len(broker_synonyms(name)) > 1:  # a time config: the coarsest has it
+        return None
+    return log_config.DEFAULTS[topic]
+
+
+def _synonym_chain(config: BrokerConfig, names: list[str]) -> Chain:
+    """The values of ``names`` at every broker level, most specific level first."""
     chain: Chain = []
     for level, source in (
         (config.dynamic_broker, DYNAMIC_BROKER_CONFIG),
@@ -132,14 +183,22 @@ def broker_chain(config: BrokerConfig, name: str) -> Chain:
         ({k: config.props[k] for k in config.overridden}, STATIC_BROKER_CONFIG),
     ):
         chain += [(n, level[n], source) for n in names if n in level]
-    default = BROKER_DEFAULTS.get(name)
-    if default is None and topic is not None:
-        default = log_config.DEFAULTS[topic]
-    if default is None and not chain:  # set by the broker itself (log.dirs)
-        default = config.props.get(name)
-    if default is not None or not chain:
-        chain.append((name, default, DEFAULT_CONFIG))
+    for n in names:
+        default = broker_default(n)
+        if default is not None:
+            chain.append((n, default, DEFAULT_CONFIG))
     return chain
+
+
+def broker_chain(config: BrokerConfig, name: str) -> Chain:
+    """Where broker config ``name`` comes from, most specific first: this broker's dynamic
+    value, the cluster-wide dynamic one, ``--config``, the default; synonyms listed before
+    ``name`` itself are dropped (module docstring). Never empty: a config set nowhere and
+    without a default is ``(name, None, DEFAULT_CONFIG)`` (``log.dirs``: the broker's own)."""
+    chain = _synonym_chain(config, broker_synonyms(name))
+    while chain and chain[0][0] != name:
+        chain.pop(0)
+    return chain or [(name, config.props.get(name), DEFAULT_CONFIG)]
 
 
 def topic_config_entries(
@@ -152,17 +211,13 @@ def topic_config_entries(
     static = config.static_topic_defaults
     out = []
     for key, value in effective.items():
-        broker_name = _BROKER_NAMES.get(key, key)
         chain: Chain = [(key, overrides[key], DYNAMIC_TOPIC_CONFIG)] if key in overrides else []
-        for level, source in (
-            (config.dynamic_broker, DYNAMIC_BROKER_CONFIG),
-            (config.dynamic_default, DYNAMIC_DEFAULT_BROKER_CONFIG),
-        ):
-            if broker_name in level:
-                chain.append((broker_name, level[broker_name], source))
-        if key in static:
-            chain.append((broker_name, static[key], STATIC_BROKER_CONFIG))
-        chain.append((broker_name, log_config.DEFAULTS[key], DEFAULT_CONFIG))
+        if key in BROKER_NAMES:
+            chain += _synonym_chain(config, broker_synonyms(BROKER_NAMES[key]))
+        else:  # no broker config: only --config by the topic name sets a default
+            if key in static:
+                chain.append((key, static[key], STATIC_BROKER_CONFIG))
+            chain.append((key, log_config.DEFAULTS[key], DEFAULT_CONFIG))
         entry = config_entry(key, chain, False, synonyms)
         entry["value"] = value
         out.append(entry)

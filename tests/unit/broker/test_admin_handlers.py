@@ -327,7 +327,7 @@ async def test_describe_configs_synonyms_list_the_chain_most_specific_first(
         "retention.ms": [
             ("retention.ms", "1000", 1),
             ("log.retention.ms", "5000", 4),
-            ("log.retention.ms", "604800000", 5),
+            ("log.retention.hours", "168", 5),  # Kafka: the default is on .hours
         ],
         "segment.bytes": [("log.segment.bytes", "1073741824", 5)],
     }

@@ -5,13 +5,18 @@ else this broker's dynamic value of the broker default (DYNAMIC_BROKER_CONFIG 2)
 cluster-wide dynamic one (DYNAMIC_DEFAULT_BROKER_CONFIG 3), else ``--config``
 (STATIC_BROKER_CONFIG 4), else Kafka's default (DEFAULT_CONFIG 5); broker/dynamic_config.py.
 With ``include_synonyms`` a config lists that chain, most specific first, the broker's entries
-under the broker's name (``log.retention.ms``; ``log.retention.hours`` too when that was set),
+under the broker's names (``log.retention.ms``, ``.minutes``, ``.hours``; config_entries.py),
 as Kafka's ``kafka-configs.sh --describe --all`` shows.
 
-The broker resource named by this broker's id lists every broker config (the dynamic ones too,
-read-only false) resolved the same way from level 2 down; the one with an empty name (the
+The broker resource named by this broker's id lists every broker config this broker honours
+(broker/config.py's table, the broker names of topic configs with the ``.hours``/``.minutes``
+forms, and whatever ``--config`` set), each resolved the same way from level 2 down; read-only
+is false for the dynamic ones only (broker/dynamic_config.py). The one with an empty name (the
 cluster-wide default, ``--entity-default``) lists only the configs set at that level, as Kafka
-does. ``configuration_keys`` (null = all) filters the answer.
+does, with the levels below it as synonyms. A sensitive config (a password, ``sasl.jaas.config``)
+has a null value, in its synonyms too, and type PASSWORD. ``documentation`` (v3) is filled when
+``include_documentation`` asks for it (broker/config_docs.py), else null.
+``configuration_keys`` (null = all) filters the answer.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker.config import TIME_SYNONYMS
 from tiered_mq.broker.config_entries import (
-    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    CONFIG_TYPES,
+    DYNAMIC_BROKER_CONFIG,
     broker_chain,
     config_entry,
     topic_config_entries,
@@ -52,25 +59,40 @@ def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[s
 
 def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
     config = ctx.broker.config
-    if name == "":  # the cluster-wide default: only what is set there
+    if name == "":  # the cluster-wide default: only what is set there, above the static levels
         return [
-            config_entry(key, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)], False, synonyms)
-            for key, value in sorted(config.dynamic_default.items())
+            _hide_if_sensitive(
+                config_entry(
+                    key,
+                    [c for c in broker_chain(config, key) if c[2] != DYNAMIC_BROKER_CONFIG],
+                    False,
+                    synonyms,
+                )
+            )
+            for key in sorted(config.dynamic_default)
         ]
     entity_of(name, config.node_id)  # INVALID_REQUEST for another broker's id
     out = []
-    for key in sorted(set(config.props) | DYNAMIC_CONFIGS):
+    for key in sorted(set(config.props) | DYNAMIC_CONFIGS | set(TIME_SYNONYMS)):
         entry = config_entry(key, broker_chain(config, key), key not in DYNAMIC_CONFIGS, synonyms)
         if key == "listeners":  # with the bound ports
             entry["value"] = ",".join(map(str, ctx.broker.listeners))
-        if is_sensitive(key):  # Kafka shows passwords as null
-            entry["value"], entry["is_sensitive"], entry["synonyms"] = None, True, []
-        out.append(entry)
+        out.append(_hide_if_sensitive(entry))
     return out
+
+
+def _hide_if_sensitive(entry: dict[str, Any]) -> dict[str, Any]:
+    """Kafka shows a password as null, in its synonyms too, typed PASSWORD."""
+    if is_sensitive(entry["name"]):
+        entry["value"], entry["is_sensitive"] = None, True
+        entry["config_type"] = CONFIG_TYPES["PASSWORD"]
+        entry["synonyms"] = [{**s, "value": None} for s in entry["synonyms"]]
+    return entry
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     synonyms = bool(request.get("include_synonyms", False))
+    docs = bool(request.get("include_documentation", False))
     results = []
     for r in request["resources"]:
         rtype, rname = r["resource_type"], r["resource_name"]
@@ -94,6 +116,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if keys is not None:
                 wanted = set(keys)
                 configs = [c for c in configs if c["name"] in wanted]
+            if not docs:
+                configs = [{**c, "documentation": None} for c in configs]
             result["configs"] = configs
         except Exception as e:
             result["error_code"] = error_code(e)
