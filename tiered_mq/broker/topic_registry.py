@@ -236,7 +236,9 @@ class TopicRegistry:
         ``on_topic_deleted`` listeners (the group coordinator drops the topic's committed
         offsets) run whenever the coordinator's deletion happened, even if the local partitions
         could not be renamed for deletion. Their directories are renamed ``-delete`` before
-        this returns and removed in the background (ReplicaManager.delete_partitions)."""
+        this returns and removed in the background (ReplicaManager.delete_partitions); one
+        that a crash or a failed rename leaves under its own name is a stray, removed at the
+        next start (stray_partitions.py)."""
         deleted = False
         try:
             async with self._lock:

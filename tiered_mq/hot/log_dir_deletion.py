@@ -18,7 +18,9 @@ Crash behaviour: a removal that fails (permissions, an I/O error half way) or th
 short leaves a ``-delete`` directory, or part of one. At the next start
 :func:`leftover_delete_dirs` finds it, and the broker removes it in the background (Kafka queues
 such directories for deletion when it loads its log dirs). A crash between the topic's removal
-from the metadata and the rename leaves the directory under its old name.
+from the metadata and the rename leaves the directory under its old name: a stray, which the
+broker renames ``-delete`` and removes at its next start, never opening it (its topic is unknown,
+or its ``partition.metadata`` names the deleted topic's id: broker/stray_partitions.py).
 """
 
 from __future__ import annotations

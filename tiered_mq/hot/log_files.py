@@ -18,7 +18,8 @@ Transient suffixes appended to a full name during a multi-step change:
 ``.deleted`` and ``.cleaned`` files and completes ``.swap`` files (see recovery.py).
 
 Per-log checkpoint files (same names as Kafka's log-directory checkpoints, one entry each):
-``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``.
+``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``. ``partition.metadata``
+records the topic id the directory belongs to (partition_metadata.py).
 """
 
 from __future__ import annotations

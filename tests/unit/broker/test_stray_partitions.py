@@ -1,6 +1,9 @@
 """Stray partition directories (a topic unknown, a partition it lacks, another topic id in
 ``partition.metadata``) are found and set aside ``-delete``; a directory from before topic ids
-adopts the registered id; other entries of the data dir are never touched."""
+adopts the registered id; other entries of the data dir are never touched.
+
+Before topic ids, a directory that a failed ``-delete`` rename left under its own name was
+opened by the topic created again under that name, which served the old records as its own."""
 
 from __future__ import annotations
 
@@ -9,6 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.broker.conftest import serving
+from tests.unit.broker.test_produce_fetch import create
+from tests.unit.broker.test_topic_deletion import (
+    KAFKA_STORAGE_ERROR,
+    delete_dirs,
+    delete_topic,
+    produce,
+    values,
+)
 from tiered_mq.broker import stray_partitions as strays
 from tiered_mq.coordination.base import TopicMetadata
 from tiered_mq.hot import log_dir_deletion, partition_metadata
@@ -110,3 +122,33 @@ def test_claiming_a_directory(tmp_path: Path) -> None:
     assert (aside / "00000000000000000000.log").exists()
     assert sorted(p.name for p in other.iterdir()) == ["partition.metadata"]  # starts empty
     assert partition_metadata.read(other) == NEW_ID
+
+
+async def test_a_directory_a_failed_rename_left_is_never_the_new_topics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DeleteTopics answered KAFKA_STORAGE_ERROR (the rename failed, the metadata forgot the
+    topic): the directory keeps its name and the old topic id; the topic created again under
+    that name sets it aside and starts empty, without a restart."""
+    data = tmp_path / "d"
+    rename = log_dir_deletion.rename_for_deletion
+
+    def fail(dir: Path) -> Path:
+        raise OSError(5, "Input/output error", str(dir))
+
+    async with serving(data) as (broker, client):
+        await create(client, "t")
+        await produce(client, "t", b"old-1", b"old-2")
+        old_id = partition_metadata.read(data / "t-0")
+        assert old_id == broker.coordinator.get_topic("t").topic_id
+        monkeypatch.setattr(log_dir_deletion, "rename_for_deletion", fail)
+        assert await delete_topic(client, "t") == KAFKA_STORAGE_ERROR
+        monkeypatch.setattr(log_dir_deletion, "rename_for_deletion", rename)
+        assert (data / "t-0").is_dir() and delete_dirs(data) == []
+
+        await create(client, "t")
+        await produce(client, "t", b"new-1")
+        assert await values(client, "t") == [(0, b"new-1")]
+        assert partition_metadata.read(data / "t-0") == broker.coordinator.get_topic("t").topic_id
+        await broker.replica_manager.wait_for_dir_removals()
+        assert delete_dirs(data) == []

@@ -9,7 +9,10 @@ As in Kafka (LogManager.asyncDelete), each local partition directory is renamed
 ``<topic>-<partition>.<uniqueId>-delete`` (durably) before the topic is answered NONE, and
 removed in the background; a removal that fails leaves nothing a topic created again under the
 same name could read, and the broker removes what is left at its next start. Only a failed
-rename answers KAFKA_STORAGE_ERROR (the topic's metadata is gone by then)."""
+rename answers KAFKA_STORAGE_ERROR (the topic's metadata is gone by then); the directory it
+leaves under its own name, like one a crash before the rename leaves, is a stray that the broker
+removes at its next start (its ``partition.metadata`` names the deleted topic's id, so a topic
+created again under the name never opens it: broker/stray_partitions.py)."""
 
 from __future__ import annotations
 
