@@ -65,7 +65,7 @@ def test_broker_default_and_one_broker(bootstrap: str) -> None:
         "7200000",
         "DYNAMIC_BROKER_CONFIG",
         "DYNAMIC_BROKER_CONFIG:log.retention.ms=7200000,"
-        f" {default}:log.retention.ms=86400000, DEFAULT_CONFIG:log.retention.ms=604800000",
+        f" {default}:log.retention.ms=86400000, DEFAULT_CONFIG:log.retention.hours=168",
     ]
     assert described["message.max.bytes"][:2] == ["2000000", default]
     assert "num.partitions" not in described  # a default: only with --all-configs
