@@ -17,7 +17,7 @@ def test_defaults_and_kafka_named_mapping() -> None:
 
 def test_broker_config_overrides_apply_and_its_defaults_do_not(tmp_path: Path) -> None:
     untouched = GroupConfig.from_broker_config(BrokerConfig(tmp_path))
-    assert untouched == GroupConfig()  # the 300 ms delay holds although the table says 3000
+    assert untouched == GroupConfig()  # the 300 ms delay holds (Kafka's default is 3000)
     overridden = BrokerConfig(
         tmp_path,
         overrides={"group.initial.rebalance.delay.ms": "3000", "offsets.topic.num.partitions": "4"},
