@@ -3,15 +3,16 @@ kafka's AdminClient, as ``kafka-configs.sh --entity-type brokers --entity-name 0
 --all`` shows it: Kafka's defaults (``log.retention.hours=168`` from DEFAULT_CONFIG,
 ``offset.metadata.max.bytes=4096``), ``--config`` values as STATIC_BROKER_CONFIG with Kafka's
 hours/minutes/ms precedence reaching a topic, and ``offset.metadata.max.bytes`` bounding what a
-real consumer may commit: set with ``--config`` at start; refused at runtime, as Kafka refuses
-it (read-only), leaving the bound as it was."""
+real consumer may commit, and a transactional producer send to a transaction: set with
+``--config`` at start; refused at runtime, as Kafka refuses it (read-only), leaving the bound as
+it was."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -138,3 +139,32 @@ def test_kafkas_default_bound_of_4096(broker: BrokerProcess) -> None:
     assert commit_error(broker.bootstrap, "t", 4096) is None
     refused = commit_error(broker.bootstrap, "t", 4097)
     assert refused is not None and refused.code() == KafkaError.OFFSET_METADATA_TOO_LARGE
+
+
+def test_offset_metadata_max_bytes_bounds_offsets_sent_to_a_transaction(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(extra_args=["--config", "offset.metadata.max.bytes=100"])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("t", 1, 1)])["t"].result(20)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "txn-meta"})
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "txn-meta"})
+    try:
+        producer.init_transactions(20)
+        group = consumer.consumer_group_metadata()
+        producer.begin_transaction()
+        fits = [TopicPartition("t", 0, 5, metadata="m" * 99)]  # 100 with the NUL
+        producer.send_offsets_to_transaction(fits, group, 20)
+        producer.commit_transaction(20)
+
+        producer.begin_transaction()
+        too_long = [TopicPartition("t", 0, 9, metadata="m" * 100)]
+        with pytest.raises(KafkaException) as e:
+            producer.send_offsets_to_transaction(too_long, group, 20)
+        assert e.value.args[0].code() == KafkaError.OFFSET_METADATA_TOO_LARGE
+        assert e.value.args[0].txn_requires_abort()
+        producer.abort_transaction(20)
+        committed = consumer.committed([TopicPartition("t", 0)], timeout=10)
+        assert committed[0].offset == 5
+    finally:
+        consumer.close()
