@@ -732,8 +732,8 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     assert by_op[6] == 30  # the new low watermark
     assert by_op[7] == {"offset": 30, "timestamp_ms": -1}
     assert by_op[8] == "OffsetOutOfRangeException"
-    # offsets committed without a membership: a simple group; ListGroups v2 has no state
-    assert {"group": group, "simple": True, "state": "null"} in by_op[9]
+    # offsets committed without a membership: a simple group, Empty (ListGroups v4+ state)
+    assert {"group": group, "simple": True, "state": "Empty"} in by_op[9]
     assert by_op[10][group]["state"] == "EMPTY" and by_op[10][group]["members"] == []
     assert by_op[11] == {f"{topic}:0": 42}
     assert by_op[12] is True
@@ -754,6 +754,53 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     assert isinstance(by_op[21], int), a[21]
     assert by_op[22] == 1, a[22]
     assert by_op[23] == "GroupIdNotFoundException", a[23]
+
+
+def test_java_lists_groups_with_states(java: Java, shared_broker: BrokerProcess) -> None:
+    """listConsumerGroups and listGroups (ListGroups v5, KIP-518 and KIP-848): each group's
+    state and type, and the states filter; a Stable group is Empty once its member leaves."""
+    topic = new_topic(shared_broker)
+    stamp = time.monotonic_ns()
+    active, idle = f"java-active-{stamp}", f"java-idle-{stamp}"
+    consumer = Consumer(
+        {
+            "bootstrap.servers": shared_broker.bootstrap,
+            "group.id": active,
+            "session.timeout.ms": 6000,
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 20
+        while not consumer.assignment():
+            assert time.monotonic() < deadline
+            consumer.poll(0.1)
+        committer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": idle})
+        try:
+            committer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+        finally:
+            committer.close()
+        a = java.admin(shared_broker, "list-groups", "list-groups-in", "list-groups-in STABLE")
+        by_op = [x.get("ok", x.get("error")) for x in a]
+        # the JSON holds GroupState's and GroupType's toString: Kafka's names
+        assert {"group": active, "simple": False, "state": "Stable"} in by_op[0], a[0]
+        assert {"group": idle, "simple": True, "state": "Empty"} in by_op[0], a[0]
+        mine = [g for g in by_op[1] if g["group"] in (active, idle)]
+        assert mine == sorted(
+            [
+                {"group": active, "state": "Stable", "type": "Classic"},
+                {"group": idle, "state": "Empty", "type": "Classic"},
+            ],
+            key=lambda g: g["group"],
+        ), a[1]
+        assert {"group": active, "state": "Stable", "type": "Classic"} in by_op[2], a[2]
+        assert all(g["state"] == "Stable" for g in by_op[2]), a[2]
+    finally:
+        consumer.close()
+    a = java.admin(shared_broker, "list-groups-in EMPTY", "list-groups-in STABLE")
+    by_op = [x.get("ok", x.get("error")) for x in a]
+    assert {"group": active, "state": "Empty", "type": "Classic"} in by_op[0], a[0]
+    assert all(g["group"] != active for g in by_op[1]), a[1]
 
 
 # ------------------------------------------------------------------------------- cross-client

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from confluent_kafka import Consumer
 
 from tests.integration.broker_process import BrokerProcess
 from tiered_mq.cli import main
@@ -141,7 +142,9 @@ def test_group_offsets_and_lag(bootstrap: str) -> None:
     ok(run(bootstrap, "produce", topic, input="m10\nm11\nm12\n"))
 
     listing = ok(run(bootstrap, "groups", "list")).output
-    assert any(line.split()[0] == group for line in listing.splitlines()[1:])
+    assert [line.split() for line in listing.splitlines()[1:] if line.split()[0] == group] == [
+        [group, "EMPTY", "consumer"]
+    ]
     out = ok(run(bootstrap, "groups", "describe", group)).output.splitlines()
     assert out[0].startswith(f"Group: {group}  State: EMPTY")
     row = next(line.split() for line in out if line.startswith(topic))
@@ -153,6 +156,28 @@ def test_group_offsets_and_lag(bootstrap: str) -> None:
     assert r.stdout.splitlines() == ["m10", "m11", "m12"]
     out = ok(run(bootstrap, "groups", "describe", group)).output
     assert "Total lag: 0" in out
+
+
+def test_groups_list_shows_states(bootstrap: str) -> None:
+    """``groups list``: a group with an active member is STABLE, EMPTY once it leaves."""
+    topic, group = fresh("st"), fresh("grp-st")
+    ok(run(bootstrap, "topics", "create", topic))
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+
+    def row() -> list[str]:
+        listing = ok(run(bootstrap, "groups", "list")).output.splitlines()
+        return next(line.split() for line in listing[1:] if line.split()[0] == group)
+
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 20
+        while not consumer.assignment():
+            assert time.monotonic() < deadline
+            consumer.poll(0.1)
+        assert row() == [group, "STABLE", "consumer"]
+    finally:
+        consumer.close()
+    assert row() == [group, "EMPTY", "consumer"]
 
 
 def test_consume_prints_timestamps_and_headers(bootstrap: str) -> None:

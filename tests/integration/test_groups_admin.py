@@ -1,6 +1,7 @@
-"""Group admin APIs through confluent-kafka's AdminClient: ListGroups, DescribeGroups (members
-and their assignments), DeleteGroups (refused while members remain, then offsets are gone),
-and the committed offsets as ``list_consumer_group_offsets`` sees them."""
+"""Group admin APIs through confluent-kafka's AdminClient: ListGroups (each group's state and
+type, filtered by state and type; kafka-python's listing too), DescribeGroups (members and
+their assignments), DeleteGroups (refused while members remain, then offsets are gone), and
+the committed offsets as ``list_consumer_group_offsets`` sees them."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import time
 
 import pytest
 from confluent_kafka import (
+    Consumer,
     ConsumerGroupState,
     ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
     KafkaException,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient
+from kafka.admin import KafkaAdminClient
 
 from tests.integration.broker_process import BrokerProcess, request
 from tests.integration.test_groups_confluent import create_topic, group_consumer
@@ -53,6 +57,91 @@ def test_list_describe_delete_groups(broker: BrokerProcess) -> None:
     assert offsets["ga"].result(15).topic_partitions == []
     with pytest.raises(KafkaException, match=r"GROUP_ID_NOT_FOUND|does not exist"):
         admin.delete_consumer_groups(["ga"])["ga"].result(15)
+
+
+def active_member(bootstrap: str, topic: str, group: str) -> Consumer:
+    """A consumer of ``group`` that holds its assignment: the group is Stable."""
+    consumer = group_consumer(bootstrap, group)
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + 20
+    while not consumer.assignment():
+        assert time.monotonic() < deadline
+        consumer.poll(0.1)
+    return consumer
+
+
+def committed_only(bootstrap: str, topic: str, group: str) -> None:
+    """A group with offsets committed outside any generation: Empty, with no members."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def listing(admin: AdminClient, **filters: object) -> dict[str, tuple[object, object]]:
+    """``list_consumer_groups``: each group's (state, type)."""
+    result = admin.list_consumer_groups(request_timeout=15, **filters).result(15)
+    assert result.errors == []
+    return {g.group_id: (g.state, g.type) for g in result.valid}
+
+
+STABLE, EMPTY = ConsumerGroupState.STABLE, ConsumerGroupState.EMPTY
+CLASSIC = ConsumerGroupType.CLASSIC
+
+
+def test_list_groups_states_and_filters(broker: BrokerProcess) -> None:
+    """ListGroups v4/v5 as librdkafka uses them: the state and type of each group, and the
+    states and types filters (a Stable group becomes Empty when its member leaves)."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    create_topic(broker.bootstrap, "states", 1)
+    consumer = active_member(broker.bootstrap, "states", "gs-active")
+    committed_only(broker.bootstrap, "states", "gs-idle")
+    try:
+        both = {"gs-active": (STABLE, CLASSIC), "gs-idle": (EMPTY, CLASSIC)}
+        assert listing(admin) == both
+        assert listing(admin, states={STABLE}) == {"gs-active": (STABLE, CLASSIC)}
+        assert listing(admin, states={EMPTY}) == {"gs-idle": (EMPTY, CLASSIC)}
+        assert listing(admin, states={STABLE, EMPTY}) == both
+        assert listing(admin, states={ConsumerGroupState.PREPARING_REBALANCING}) == {}
+        # every group here is a classic one: KIP-848's consumer groups are not served
+        assert listing(admin, types={ConsumerGroupType.CONSUMER}) == {}
+        assert listing(admin, types={CLASSIC}) == both
+        assert listing(admin, states={STABLE}, types={CLASSIC}) == {"gs-active": (STABLE, CLASSIC)}
+    finally:
+        consumer.close()  # LeaveGroup: its only member gone, the group is Empty
+    deadline = time.monotonic() + 10
+    while listing(admin)["gs-active"][0] != EMPTY:
+        assert time.monotonic() < deadline, listing(admin)
+        time.sleep(0.1)
+    assert listing(admin) == {"gs-active": (EMPTY, CLASSIC), "gs-idle": (EMPTY, CLASSIC)}
+    assert listing(admin, states={STABLE}) == {}
+
+
+def test_list_groups_through_kafka_python(broker: BrokerProcess) -> None:
+    """kafka-python's KafkaAdminClient lists groups (3.x: ``list_groups``, with states and
+    filters; 2.x: ``list_consumer_groups``, group ids and protocol types)."""
+    create_topic(broker.bootstrap, "kp-states", 1)
+    consumer = active_member(broker.bootstrap, "kp-states", "kp-active")
+    committed_only(broker.bootstrap, "kp-states", "kp-idle")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=15_000)
+    try:
+        if not hasattr(admin, "list_groups"):  # kafka-python 2.x
+            listed = admin.list_consumer_groups()
+            assert sorted(listed) == [("kp-active", "consumer"), ("kp-idle", "")]
+            return
+        groups = {g["group_id"]: g for g in admin.list_groups()}
+        assert {k: (g["protocol_type"], g["group_state"]) for k, g in groups.items()} == {
+            "kp-active": ("consumer", "Stable"),
+            "kp-idle": ("", "Empty"),
+        }
+        assert {g["group_type"] for g in groups.values()} == {"classic"}
+        stable = admin.list_groups(states_filter=["Stable"])
+        assert [g["group_id"] for g in stable] == ["kp-active"]
+        assert admin.list_groups(types_filter=["consumer"]) == []
+    finally:
+        admin.close()
+        consumer.close()
 
 
 def test_wire_level_answers(broker: BrokerProcess) -> None:

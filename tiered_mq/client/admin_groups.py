@@ -55,8 +55,9 @@ class GroupAdmin(AdminBase):
     def list_groups(self) -> list[GroupListing]:
         """Every consumer group, with its state.
 
-        ListGroups reports states only from v4; for a group listed without one, the state
-        comes from one DescribeGroups request for all such groups.
+        ListGroups reports states from v4 (this broker serves up to v5); for a group listed
+        without one (a broker that stops below v4), the state comes from one DescribeGroups
+        request for all such groups.
         """
         future = self._admin.list_consumer_groups(request_timeout=self._timeout)
         result = self._result(future, "list groups")

@@ -80,7 +80,7 @@ SUPPORTED: Final[dict[int, tuple[int, int]]] = {
     ApiKey.LEAVE_GROUP: (0, 3),
     ApiKey.SYNC_GROUP: (0, 3),
     ApiKey.DESCRIBE_GROUPS: (0, 4),
-    ApiKey.LIST_GROUPS: (0, 2),
+    ApiKey.LIST_GROUPS: (0, 5),
     ApiKey.SASL_HANDSHAKE: (0, 1),
     ApiKey.API_VERSIONS: (0, 3),
     ApiKey.CREATE_TOPICS: (2, 7),

@@ -66,6 +66,8 @@ import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
@@ -84,6 +86,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
@@ -475,6 +478,9 @@ public final class JavaClient {
         yield admin.deleteRecords(Map.of(tp, before)).lowWatermarks().get(tp).get().lowWatermark();
       }
       case "list-groups" -> listGroups(admin);
+      // listGroups (Java 4.x) for consumer groups in the states named (GroupState names; none:
+      // every state), sorted by group id
+      case "list-groups-in" -> listGroupsIn(admin, a);
       case "describe-groups" -> describeGroups(admin.describeConsumerGroups(a).all().get());
       case "group-offsets" -> committed(admin.listConsumerGroupOffsets(a.get(0)).partitionsToOffsetAndMetadata().get());
       case "delete-groups" -> {
@@ -584,6 +590,20 @@ public final class JavaClient {
       out.add(Map.of("group", g.groupId(), "simple", g.isSimpleConsumerGroup(), "state", String.valueOf(g.groupState().orElse(null))));
     }
     return out;
+  }
+
+  static List<Object> listGroupsIn(Admin admin, List<String> states) throws Exception {
+    Set<GroupState> wanted = new HashSet<>();
+    states.forEach(s -> wanted.add(GroupState.valueOf(s)));
+    ListGroupsOptions options = ListGroupsOptions.forConsumerGroups().inGroupStates(wanted);
+    Map<String, Object> byId = new TreeMap<>();
+    for (GroupListing g : admin.listGroups(options).all().get()) {
+      byId.put(g.groupId(), Map.of(
+          "group", g.groupId(),
+          "state", String.valueOf(g.groupState().orElse(null)),
+          "type", String.valueOf(g.type().orElse(null))));
+    }
+    return new ArrayList<>(byId.values());
   }
 
   static Map<String, Object> describeGroups(Map<String, ConsumerGroupDescription> groups) {
