@@ -9,11 +9,14 @@ backwards: stop accepting and drop connections, close the transaction and group 
 stop the cold tier's uploaders, then flush every log, snapshot producer state and close the
 logs, then the coordinator. A second broker on the same data dir fails at start
 (``<data_dir>/.lock``, flock), and so does a second broker in the same ZooKeeper chroot (there is
-no replication yet to share partitions between brokers).
+no replication yet to share partitions between brokers), and a data dir whose ``meta.properties``
+records another cluster id than the coordinator's (meta_properties.py: before any partition
+directory is opened or, as a stray, deleted).
 """
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import importlib
 import importlib.util
@@ -26,6 +29,7 @@ from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.listener import Listener, listeners
+from tiered_mq.broker.meta_properties import check_cluster_id
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
@@ -164,6 +168,11 @@ class Broker:
         self.authorizer = Authorizer.from_config(self.config, FileAclStore(self.config.data_dir))
         await self.coordinator.start()
         self._refuse_other_brokers()
+        connect = self.config.get("zookeeper.connect")
+        metadata = f"zookeeper.connect={connect}" if connect else "the embedded cluster.json"
+        await asyncio.to_thread(
+            check_cluster_id, self.config.data_dir, self.cluster_id, self.config.node_id, metadata
+        )
         self.topic_registry.dynamic_configs.load()
         self.remote_log_manager = await start_remote_tier(
             self.config, self.metrics.registry, self._topic_id

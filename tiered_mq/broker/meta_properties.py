@@ -1,0 +1,70 @@
+"""``<data_dir>/meta.properties``: the cluster a data dir belongs to (Kafka's
+BrokerMetadataCheckpoint, ZooKeeper-mode version 0).
+
+Format (Java properties: ``key=value`` lines, ``#`` comments ignored)::
+
+    version=0
+    broker.id=<this broker's id>
+    cluster.id=<the cluster id, 22 characters>
+
+Why: at start the broker deletes the partition directories that the cluster metadata does not
+own (stray_partitions.py). Pointed at the wrong metadata (a mistyped ``zookeeper.connect``
+chroot, an empty ZooKeeper, a lost ``cluster.json``) every directory would look like a stray.
+As Kafka does (InconsistentClusterIdException), a broker whose coordinator reports another
+cluster id than the one recorded here refuses to start before any partition is looked at, and
+the data stays. A data dir without the file (a new one, or one from before the file existed)
+records the coordinator's cluster id at that start.
+
+Crash behaviour: written whole and durably (durable_file.py): after a crash the file is absent
+(written again at the next start) or complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from tiered_mq.durable_file import replace_durably
+
+FILE_NAME: Final = "meta.properties"
+VERSION: Final = "0"
+
+
+class InconsistentClusterIdError(RuntimeError):
+    """The data dir belongs to another cluster than the coordinator's (the broker stops)."""
+
+
+def read(data_dir: Path) -> dict[str, str] | None:
+    """The properties in ``data_dir``'s file, None when there is none."""
+    try:
+        text = (data_dir / FILE_NAME).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    props = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            key, _, value = line.partition("=")
+            props[key.strip()] = value.strip()
+    return props
+
+
+def write(data_dir: Path, broker_id: int, cluster_id: str) -> None:
+    data = f"version={VERSION}\nbroker.id={broker_id}\ncluster.id={cluster_id}\n"
+    replace_durably(data_dir / FILE_NAME, data.encode())
+
+
+def check_cluster_id(data_dir: Path, cluster_id: str, broker_id: int, metadata: str) -> None:
+    """Record ``cluster_id`` in a data dir without the file; raise InconsistentClusterIdError
+    when the file records another one. ``metadata`` names where the cluster id came from
+    (``zookeeper.connect=...`` or the embedded ``cluster.json``), for the message."""
+    props = read(data_dir)
+    stored = props.get("cluster.id") if props is not None else None
+    if stored is None:
+        write(data_dir, broker_id, cluster_id)
+    elif stored != cluster_id:
+        raise InconsistentClusterIdError(
+            f"The Cluster ID {cluster_id} doesn't match stored clusterId {stored} in "
+            f"{data_dir / FILE_NAME}. The broker is trying to join the wrong cluster: "
+            f"{metadata} may be wrong. Nothing in {data_dir} was changed."
+        )
