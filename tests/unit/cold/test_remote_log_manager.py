@@ -413,6 +413,28 @@ async def test_log_start_raised_to_the_local_log_start_stays(
     await manager.close()
 
 
+async def test_log_start_raised_inside_a_remote_segment_goes_to_the_manifest(
+    mem: MemoryStore, tmp_path: Path
+) -> None:
+    """DeleteRecords to an offset inside a remote segment: the bucket's manifest, which Spark
+    reads alone, starts there too, and the remote segment wholly below it goes."""
+    log = open_log(tmp_path / "orders-0", local_retention_bytes="1000", retention_ms="-1")
+    fill(log, 3)
+    manager = _leading(mem, tmp_path / "c", log)
+    await _one_pass(manager)
+    assert (log.log_start_offset, log.local_log_start_offset) == (0, 40)
+    log.set_log_start_offset(25)  # DeleteRecords into the remote segment 20-39
+    uploader = manager.uploader(TP)
+    assert uploader is not None
+    await uploader.run_pass()
+    stored = parse_partition_manifest(mem.get(layout.manifest_key(PREFIX, "orders", 0))[0])
+    assert stored.log_start_offset == 25
+    assert stored.remote_log_start_offset() == 25
+    assert stored.readable_segments()[0].base_offset == 20  # 0-19 deleted
+    assert log.log_start_offset == 25
+    await manager.close()
+
+
 async def test_re_enabling_after_an_interrupted_delete_on_disable_keeps_local_data(
     mem: MemoryStore, tmp_path: Path
 ) -> None:
