@@ -209,6 +209,44 @@ def test_list_offsets_max_timestamp(shared_broker: BrokerProcess) -> None:
     assert (part["error_code"], part["offset"], part["timestamp"]) == (0, 1, base + 9000)
 
 
+def test_list_offsets_without_an_offset_answers_no_leader_epoch(
+    shared_broker: BrokerProcess,
+) -> None:
+    """A lookup that finds no offset (a timestamp after every record, -3 on an empty
+    partition) answers offset -1 with leader epoch -1, as Kafka's buildErrorResponse; a found
+    offset keeps its epoch. librdkafka passed the epoch 0 of such an answer on to the user."""
+    topic = new_topic(shared_broker)
+    producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
+    base = 1_700_000_000_000
+    consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": "unused"})
+
+    def raw(timestamp: int) -> tuple[int, int, int]:
+        body = {
+            "replica_id": -1,
+            "isolation_level": 0,
+            "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": timestamp}]}
+            ],
+        }
+        answer = request(shared_broker.port, LIST_OFFSETS, 5, body)
+        part = answer["topics"][0]["partitions"][0]
+        assert part["error_code"] == 0
+        return part["offset"], part["timestamp"], part["leader_epoch"]
+
+    try:
+        assert raw(-3) == (-1, -1, -1)  # empty partition: no record has a greatest timestamp
+        producer.produce(topic, value=b"v0", timestamp=base)
+        producer.flush(5)
+        assert raw(base + 1000) == (-1, -1, -1)  # after every record
+        assert raw(base) == (0, base, 0)
+        late = consumer.offsets_for_times([TopicPartition(topic, 0, base + 1000)], 10)[0]
+        assert (late.offset, late.leader_epoch) == (-1, None)  # None: librdkafka's -1
+        found = consumer.offsets_for_times([TopicPartition(topic, 0, base)], 10)[0]
+        assert (found.offset, found.leader_epoch) == (0, 0)
+    finally:
+        consumer.close()
+
+
 def test_idempotent_producer_and_raw_retry(shared_broker: BrokerProcess) -> None:
     topic = new_topic(shared_broker)
     producer = Producer(

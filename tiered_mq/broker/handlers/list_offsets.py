@@ -4,7 +4,9 @@
   read_committed); both answer timestamp -1.
 - ``t >= 0``: the first offset at or above the log start offset whose record timestamp is
   >= t, through the time index (``LocalLog.offset_for_timestamp``; records DeleteRecords left
-  below the log start are skipped); none -> offset -1 and timestamp -1, as Kafka does.
+  below the log start are skipped); none -> offset -1, timestamp -1 and leader epoch -1, as
+  Kafka's ``buildErrorResponse(Errors.NONE, ...)`` (every lookup that finds no offset answers
+  leader epoch -1; a found one answers 0 until replication assigns epochs).
 - ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
   timestamp; an empty partition answers -1 / -1.
 Offsets at or above the high watermark (LSO) are never returned.
@@ -110,7 +112,8 @@ async def _answer(
         require_topic(ctx, AclOperation.DESCRIBE, name)
         tp = TopicPartition(name, p["partition_index"])
         ts, offset = await _lookup(ctx, tp, p["timestamp"], read_committed, timeout_ms)
-        entry.update(timestamp=ts, offset=offset, leader_epoch=0)
+        epoch = 0 if offset >= 0 else -1  # no offset found: no epoch either (Kafka)
+        entry.update(timestamp=ts, offset=offset, leader_epoch=epoch)
     except Exception as e:
         entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
     return entry
