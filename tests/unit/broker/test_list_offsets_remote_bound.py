@@ -93,7 +93,8 @@ Answers = dict[tuple[str, int], tuple[int, int, int]]
 async def answered(bucket: Bucket, body: dict[str, Any]) -> tuple[float, Answers]:
     loop = asyncio.get_running_loop()
     started = loop.time()
-    response = await list_offsets.handle(context(bucket), body)
+    async with asyncio.timeout(5):  # unbounded, it would wait for the bucket for ever
+        response = await list_offsets.handle(context(bucket), body)
     took = loop.time() - started
     by_partition = {
         (t["name"], p["partition_index"]): (p["error_code"], p["offset"], p["timestamp"])
