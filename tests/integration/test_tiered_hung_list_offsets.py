@@ -76,6 +76,7 @@ def test_a_hung_bucket_times_out_cold_timestamp_lookups(
         for i in range(100):
             producer.produce(HOT, f"hot-{i}".encode(), timestamp=HOT_BASE_TS + i * 1000)
         assert producer.flush(10) == 0
+        del producer, admin  # closed before the broker stops: no reconnect noise
         hot_ts = HOT_BASE_TS + 40 * 1000
 
         with seaweedfs.hung():
