@@ -92,3 +92,32 @@ def test_a_lost_cluster_json_stops_the_broker_before_any_partition_goes(
     cluster.write_bytes(saved)  # the operator puts it back
     broker.start()
     assert consume_all(broker.bootstrap) == VALUES
+
+
+def test_a_data_dir_from_before_meta_properties_with_a_lost_cluster_json_changes_nothing(
+    broker_factory: BrokerFactory,
+) -> None:
+    """A data dir written before meta.properties and partition.metadata existed, whose
+    cluster.json is lost: nothing tells the new metadata from its own, so the start stops,
+    naming the partition directories that metadata does not own, and changes none of them;
+    with cluster.json put back, every record is served and the cluster id is recorded."""
+    broker = broker_factory()
+    fill(broker.bootstrap)
+    broker.stop()
+    data = broker.data_dir
+    (data / "meta.properties").unlink()
+    for marker in data.glob("*/partition.metadata"):
+        marker.unlink()
+    cluster = data / "cluster.json"
+    saved = cluster.read_bytes()
+    cluster.unlink()
+    log = refuses_to_start(broker)
+    owned = len([d for d in data.iterdir() if d.is_dir() and d.name[-1].isdigit()])
+    assert f"records no cluster id (meta.properties) and holds {owned} partition dir" in log
+    assert (data / f"{TOPIC}-0").is_dir()
+    assert list(data.glob("*/partition.metadata")) == [] and list(data.glob("*-delete")) == []
+    assert not (data / "meta.properties").exists()
+    cluster.write_bytes(saved)  # the operator puts it back
+    broker.start()
+    assert consume_all(broker.bootstrap) == VALUES
+    assert (data / "meta.properties").is_file()

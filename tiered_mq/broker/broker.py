@@ -24,12 +24,12 @@ import logging
 import os
 from typing import Any
 
+from tiered_mq.broker import meta_properties
 from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.listener import Listener, listeners
-from tiered_mq.broker.meta_properties import check_cluster_id
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
@@ -170,8 +170,8 @@ class Broker:
         self._refuse_other_brokers()
         connect = self.config.get("zookeeper.connect")
         metadata = f"zookeeper.connect={connect}" if connect else "the embedded cluster.json"
-        await asyncio.to_thread(
-            check_cluster_id, self.config.data_dir, self.cluster_id, self.config.node_id, metadata
+        identified = await asyncio.to_thread(
+            meta_properties.check_cluster_id, self.config.data_dir, self.cluster_id, metadata
         )
         self.topic_registry.dynamic_configs.load()
         self.remote_log_manager = await start_remote_tier(
@@ -183,7 +183,11 @@ class Broker:
                 self.topic_registry.publish_topic_manifest
             )
         self.replica_manager.remote_log_manager = self.remote_log_manager
-        await self.replica_manager.start()
+        await self.replica_manager.start(delete_strays=identified)
+        if not identified:  # a new data dir, or one from before meta.properties: no stray in it
+            await asyncio.to_thread(
+                meta_properties.write, self.config.data_dir, self.config.node_id, self.cluster_id
+            )
         await self.topic_registry.publish_topic_manifests()
         self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
         self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)

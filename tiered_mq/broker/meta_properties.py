@@ -12,8 +12,12 @@ own (stray_partitions.py). Pointed at the wrong metadata (a mistyped ``zookeeper
 chroot, an empty ZooKeeper, a lost ``cluster.json``) every directory would look like a stray.
 As Kafka does (InconsistentClusterIdException), a broker whose coordinator reports another
 cluster id than the one recorded here refuses to start before any partition is looked at, and
-the data stays. A data dir without the file (a new one, or one from before the file existed)
-records the coordinator's cluster id at that start.
+the data stays.
+
+A data dir without the file (a new one, or one from before the file existed) has no identity to
+check: a stray directory in it stops that start, before anything is changed (a lost
+``cluster.json`` must not cost the data: replica_manager.py, stray_partitions.py); with none,
+the start records the coordinator's cluster id (broker.py).
 
 Crash behaviour: written whole and durably (durable_file.py): after a crash the file is absent
 (written again at the next start) or complete.
@@ -54,17 +58,20 @@ def write(data_dir: Path, broker_id: int, cluster_id: str) -> None:
     replace_durably(data_dir / FILE_NAME, data.encode())
 
 
-def check_cluster_id(data_dir: Path, cluster_id: str, broker_id: int, metadata: str) -> None:
-    """Record ``cluster_id`` in a data dir without the file; raise InconsistentClusterIdError
-    when the file records another one. ``metadata`` names where the cluster id came from
-    (``zookeeper.connect=...`` or the embedded ``cluster.json``), for the message."""
+def check_cluster_id(data_dir: Path, cluster_id: str, metadata: str) -> bool:
+    """True when ``data_dir``'s file records ``cluster_id``; False when there is no file (nothing
+    to check: the caller writes one once the data dir holds no stray); raises
+    InconsistentClusterIdError when it records another one. ``metadata`` names where the
+    cluster id came from (``zookeeper.connect=...`` or the embedded ``cluster.json``), for the
+    message."""
     props = read(data_dir)
     stored = props.get("cluster.id") if props is not None else None
     if stored is None:
-        write(data_dir, broker_id, cluster_id)
-    elif stored != cluster_id:
+        return False
+    if stored != cluster_id:
         raise InconsistentClusterIdError(
             f"The Cluster ID {cluster_id} doesn't match stored clusterId {stored} in "
             f"{data_dir / FILE_NAME}. The broker is trying to join the wrong cluster: "
             f"{metadata} may be wrong. Nothing in {data_dir} was changed."
         )
+    return True

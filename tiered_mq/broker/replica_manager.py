@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
-from tiered_mq.broker.stray_partitions import claim_dir, find_strays, set_aside
+from tiered_mq.broker.stray_partitions import claim_dir, find_strays, refuse_unidentified, set_aside
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
@@ -90,7 +90,12 @@ class ReplicaManager:
         return self.config.data_dir / f"{tp.topic}-{tp.partition}"
 
     # lifecycle ----------------------------------------------------------------------------------
-    async def start(self) -> None:
+    async def start(self, delete_strays: bool = True) -> None:
+        """Open every partition the metadata assigns here, after removing the stray directories.
+
+        With ``delete_strays`` False (a data dir whose cluster id is not recorded yet,
+        meta_properties.py) a stray stops the start instead (StrayPartitionError), before any
+        partition directory is opened or changed."""
         leftovers = await asyncio.to_thread(
             log_dir_deletion.leftover_delete_dirs, self.config.data_dir
         )
@@ -98,6 +103,8 @@ class ReplicaManager:
         strays = await asyncio.to_thread(
             find_strays, self.config.data_dir, self.coordinator.get_topic
         )
+        if not delete_strays:
+            refuse_unidentified(strays)
         self._remove_dirs(await asyncio.to_thread(set_aside, strays))
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)

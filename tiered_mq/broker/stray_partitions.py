@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 _PARTITION_DIR: Final = re.compile(r"(.+)-(0|[1-9][0-9]*)")
 
 
+class StrayPartitionError(RuntimeError):
+    """A stray that cannot be kept aside: the broker stops."""
+
+
 @dataclass(frozen=True, slots=True)
 class Stray:
     dir: Path
@@ -107,6 +111,22 @@ def set_aside(strays: list[Stray]) -> list[Path]:
         if path is not None:
             renamed.append(path)
     return renamed
+
+
+def refuse_unidentified(strays: list[Stray]) -> None:
+    """Raise StrayPartitionError naming ``strays`` (if any) for a data dir that records no
+    cluster id (meta.properties): nothing tells stale directories from metadata that is not this
+    data dir's own (a lost ``cluster.json``, another ZooKeeper chroot), so the broker changes
+    nothing and stops; the operator deletes the stale ones or fixes the metadata."""
+    if not strays:
+        return
+    shown = "; ".join(f"{s.dir} ({s.reason})" for s in strays[:5])
+    more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
+    raise StrayPartitionError(
+        f"this data dir records no cluster id (meta.properties) and holds {len(strays)} "
+        f"partition directories its metadata does not own: {shown}{more}. Delete them if "
+        f"they are stale, or point the broker at its own metadata; nothing was changed."
+    )
 
 
 def claim_dir(dir: Path, topic_id: str) -> Path | None:

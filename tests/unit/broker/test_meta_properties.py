@@ -1,5 +1,6 @@
-"""``meta.properties`` (Kafka's BrokerMetadataCheckpoint v0): written at the first start, read
-back as Kafka writes it, and another cluster id refuses the start without changing the file."""
+"""``meta.properties`` (Kafka's BrokerMetadataCheckpoint v0): absent means nothing to check,
+written as Kafka writes it and read back, and another cluster id refuses the start without
+changing the file."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from tiered_mq.broker import meta_properties as mp
 
 
 def test_recorded_once_then_checked(tmp_path: Path) -> None:
-    mp.check_cluster_id(tmp_path, "c1" * 11, 3, "the embedded cluster.json")
+    assert mp.check_cluster_id(tmp_path, "c1" * 11, "the embedded cluster.json") is False
+    assert not (tmp_path / "meta.properties").exists()  # the broker writes it (broker.py)
+    mp.write(tmp_path, 3, "c1" * 11)
     assert (tmp_path / "meta.properties").read_text() == (
         f"version=0\nbroker.id=3\ncluster.id={'c1' * 11}\n"
     )
-    mp.check_cluster_id(tmp_path, "c1" * 11, 3, "the embedded cluster.json")  # same: fine
+    assert mp.check_cluster_id(tmp_path, "c1" * 11, "the embedded cluster.json")  # same: fine
     with pytest.raises(mp.InconsistentClusterIdError) as info:
-        mp.check_cluster_id(tmp_path, "c2" * 11, 3, "zookeeper.connect=zk:2181/other")
+        mp.check_cluster_id(tmp_path, "c2" * 11, "zookeeper.connect=zk:2181/other")
     message = str(info.value)
     assert f"The Cluster ID {'c2' * 11} doesn't match stored clusterId {'c1' * 11}" in message
     assert "zookeeper.connect=zk:2181/other may be wrong" in message
@@ -30,6 +33,6 @@ def test_a_file_written_by_kafka_is_read(tmp_path: Path) -> None:
         "version=0\nbroker.id=0\n"
     )
     with pytest.raises(mp.InconsistentClusterIdError, match="AbCdEfGhIjKlMnOpQrStUv"):
-        mp.check_cluster_id(tmp_path, "x" * 22, 0, "the embedded cluster.json")
-    mp.check_cluster_id(tmp_path, "AbCdEfGhIjKlMnOpQrStUv", 0, "the embedded cluster.json")
+        mp.check_cluster_id(tmp_path, "x" * 22, "the embedded cluster.json")
+    assert mp.check_cluster_id(tmp_path, "AbCdEfGhIjKlMnOpQrStUv", "the embedded cluster.json")
     assert mp.read(tmp_path / "missing") is None

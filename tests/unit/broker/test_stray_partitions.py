@@ -94,6 +94,21 @@ def test_strays_are_found_and_the_rest_is_left_alone(tmp_path: Path) -> None:
     assert strays.find_strays(tmp_path, registered.get) == []
 
 
+def test_strays_of_an_unidentified_data_dir_stop_the_start(tmp_path: Path) -> None:
+    """No meta.properties yet: a stray is named in the error and nothing is changed."""
+    registered = {"live": TopicMetadata("live", NEW_ID, 1)}
+    strays.refuse_unidentified(strays.find_strays(tmp_path, registered.get))  # none: fine
+    unknown = partition_dir(tmp_path, "gone-0", None)
+    other_id = partition_dir(tmp_path, "live-0", OLD_ID)
+    with pytest.raises(strays.StrayPartitionError, match="records no cluster id") as info:
+        strays.refuse_unidentified(strays.find_strays(tmp_path, registered.get))
+    assert f"{unknown} (topic 'gone' does not exist)" in str(info.value)
+    assert str(other_id) in str(info.value)
+    assert (unknown / "00000000000000000000.log").exists()
+    assert partition_metadata.read(other_id) == OLD_ID
+    assert not any(log_dir_deletion.is_delete_dir(p.name) for p in tmp_path.iterdir())
+
+
 def test_a_corrupt_file_of_a_registered_topic_stops_the_scan(tmp_path: Path) -> None:
     dir = partition_dir(tmp_path, "live-0", None)
     (dir / "partition.metadata").write_text("version: 7\ntopic_id: x")
