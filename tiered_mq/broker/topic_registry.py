@@ -13,6 +13,9 @@ auto-creation) goes through here so that the checks are the same everywhere:
   brokers, none twice, every partition with as many replicas as the others), stored as given;
 - broker configs changed at runtime (broker/dynamic_config.py, ``set_broker_configs``) change
   under the same lock as topics, so a topic is always checked against the defaults it gets;
+- the bucket's ``topic.json`` of a tiered topic follows each change; the request waits for that
+  write at most ``TOPIC_MANIFEST_WAIT_S`` (a hung bucket never holds an admin answer; the write
+  goes on in the background);
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
   ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
@@ -27,8 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
+from typing import Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.dynamic_config import DynamicBrokerConfigs, Update
@@ -58,6 +62,11 @@ from tiered_mq.topic_partition import TopicPartition
 log = logging.getLogger(__name__)
 
 MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's MAX_PARTITIONS_PER_BATCH
+# Longest wait of an admin request (CreateTopics, CreatePartitions, AlterConfigs) for the write
+# of topic.json it causes; past it the request is answered and the write goes on. Kafka's admin
+# APIs never wait for remote storage: a hung bucket (S3 client timeouts and retries, minutes)
+# must not hold them past the clients' request timeouts.
+TOPIC_MANIFEST_WAIT_S = 5.0
 
 
 def check_partitions_per_request(total: int) -> None:
@@ -116,6 +125,8 @@ class TopicRegistry:
         self.coordinator = coordinator
         self.replica_manager = replica_manager
         self._lock = asyncio.Lock()
+        self.topic_manifest_wait_s = TOPIC_MANIFEST_WAIT_S
+        self._publishing: set[asyncio.Task[None]] = set()  # topic.json writes gone on
         self.dynamic_configs = DynamicBrokerConfigs(
             config, coordinator, replica_manager, self._lock
         )
@@ -224,7 +235,7 @@ class TopicRegistry:
                 return created
             meta = await self.coordinator.create_topic(name, partitions, configs, replicas)
             await self.replica_manager.open_partitions(name, range(partitions), configs)
-        await self.publish_topic_manifest(name)
+        await self._publish_within(self.publish_topic_manifest(name))
         return replace(created, topic_id=meta.topic_id)
 
     async def delete_topic(self, name: str) -> None:
@@ -305,7 +316,7 @@ class TopicRegistry:
             await self.replica_manager.open_partitions(
                 name, range(meta.partitions, total), meta.configs
             )
-        await self.publish_topic_manifest(name)
+        await self._publish_within(self.publish_topic_manifest(name))
 
     async def set_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
         """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
@@ -323,7 +334,7 @@ class TopicRegistry:
                 return
             await self.coordinator.set_topic_configs(name, configs)
             self.replica_manager.reconfigure_topic(name, configs)
-        await self.publish_topic_manifest(name)
+        await self._publish_within(self.publish_topic_manifest(name))
 
     async def set_broker_configs(self, entity: str, update: Update, validate_only: bool) -> None:
         """Replace the dynamic broker configs of ``entity`` (``<default>`` or this broker's id)
@@ -331,9 +342,34 @@ class TopicRegistry:
         once."""
         await self.dynamic_configs.alter(entity, update, validate_only)
         if not validate_only:
-            await self.publish_topic_manifests()  # they carry the effective configs
+            # they carry the effective configs
+            await self._publish_within(self.publish_topic_manifests())
 
     # the bucket's copy of topic metadata ------------------------------------------------------
+    async def _publish_within(self, publish: Coroutine[Any, Any, None]) -> None:
+        """Run ``publish`` (topic.json writes of an admin change), waiting for it at most
+        ``topic_manifest_wait_s``: past it the admin request is answered and the write goes on
+        in the background (a hung bucket; later writes of the same topic queue behind it in
+        order, RemoteLogManager's per-topic lock). Raises what ``publish`` raises when it ends
+        within the wait."""
+        task = asyncio.ensure_future(publish)
+        self._publishing.add(task)  # referenced until it ends, even if this request is not
+        task.add_done_callback(self._publishing.discard)
+        done, _ = await asyncio.wait({task}, timeout=self.topic_manifest_wait_s)
+        if done:
+            task.result()
+            return
+        log.warning(
+            "topic manifest write still waiting for the bucket after %.1fs; the admin change "
+            "is answered, the write goes on",
+            self.topic_manifest_wait_s,
+        )
+        task.add_done_callback(self._published_late)
+
+    def _published_late(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("late topic manifest write failed", exc_info=task.exception())
+
     async def publish_topic_manifest(self, name: str) -> None:
         """Write ``topic.json`` (partition count, effective configs) of a tiered topic.
 
