@@ -108,8 +108,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     else:
         allow = bool(request.get("allow_auto_topic_creation", True))
         topics = []
-        for t in requested:
-            name = t["name"]
+        for name in dict.fromkeys(t["name"] for t in requested):  # once each, as Kafka's set
             if not _may(ctx, AclOperation.DESCRIBE, name):
                 code = TopicAuthorizationFailedError.errno
             else:
