@@ -1,7 +1,8 @@
-"""Admin requests on tiered topics with the bucket hung (SeaweedFS frozen with SIGSTOP): a
-Kafka broker's CreateTopics, CreatePartitions and AlterConfigs never wait for remote storage,
-so they are answered within seconds, not after the S3 client's timeouts and retries; the
-topic.json writes they cause land once the bucket answers again."""
+"""The bucket hung (SeaweedFS frozen with SIGSTOP) under admin requests and a restart: a Kafka
+broker's CreateTopics, CreatePartitions and AlterConfigs never wait for remote storage, nor
+does its start, so they are answered, and the broker is ready, within seconds, not after the
+S3 client's timeouts and retries (minutes per request); the topic.json writes they cause land
+once the bucket answers again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -21,7 +23,7 @@ from confluent_kafka.admin import (
 )
 
 from tests.integration.s3_server import SeaweedFS, seaweedfs  # noqa: F401
-from tests.integration.tiered_support import PREFIX, TieredBroker, wait_until
+from tests.integration.tiered_support import PREFIX, TieredBroker, message, wait_until
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import TopicManifest, parse_topic_manifest
 
@@ -80,3 +82,32 @@ def test_admin_changes_are_answered_while_the_bucket_hangs(
         )
         assert orders.configs["remote.storage.enable"] == "true"
         wait_until(lambda: topic_json(broker, "payments"), timeout=60, what="payments' topic.json")
+
+
+def test_a_restart_with_the_bucket_hung_serves_hot_data(
+    tmp_path: Path,
+    seaweedfs: SeaweedFS,  # noqa: F811
+) -> None:
+    with TieredBroker(tmp_path, seaweedfs) as broker:
+        for topic in ("orders", "payments"):
+            broker.create_topic(topic)
+        broker.process.stop()
+        with seaweedfs.hung():
+            started = time.monotonic()
+            broker.process.start()  # ready (answers Metadata) within its 30 s start timeout
+            took = time.monotonic() - started
+            assert "unreachable at start" in broker.process.log_tail()
+            broker.produce("orders", 0, 100)
+            consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "hot"})
+            consumer.assign([TopicPartition("orders", 0, 0)])
+            try:
+                got: list[tuple[int, bytes | None]] = []
+                deadline = time.monotonic() + 20
+                while len(got) < 100 and time.monotonic() < deadline:
+                    got += [(m.offset(), m.value()) for m in consumer.consume(100, timeout=1)]
+            finally:
+                consumer.close()
+            assert got == [(i, message(i)[1]) for i in range(100)]
+        assert took < 25, took
+        # the bucket answers again: the start's topic.json writes land
+        wait_until(lambda: topic_json(broker, "payments"), timeout=60, what="topic.json")

@@ -46,12 +46,14 @@ it for all); internal topics (``__consumer_offsets``...) and compacted topics ne
 
 Startup check: one LIST under the prefix. An answer from the server that refuses (wrong
 credentials, missing bucket) fails the start with ``RemoteTierError`` naming the reason; an
-unreachable server only logs a warning: the broker serves hot data and uploads resume when
-the server returns (the copy lag grows meanwhile).
+unreachable server, or one that does not answer within ``START_PROBE_TIMEOUT_S`` (a hung
+endpoint: the S3 client's timeouts and retries took minutes), only logs a warning: the broker
+serves hot data and uploads resume when the server returns (the copy lag grows meanwhile).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -169,10 +171,24 @@ def build_remote_log_manager(
     )
 
 
-async def check_store(store: ObjectStore, prefix: str, url: str) -> None:
-    """One LIST; raises RemoteTierError when the server answers with a refusal."""
+# longest wait of the start's probe of the bucket (module docstring)
+START_PROBE_TIMEOUT_S = 10.0
+
+
+async def check_store(
+    store: ObjectStore, prefix: str, url: str, timeout_s: float = START_PROBE_TIMEOUT_S
+) -> None:
+    """One LIST; raises RemoteTierError when the server answers with a refusal within
+    ``timeout_s`` (no answer by then: unreachable)."""
     try:
-        await store.list(layout.topic_prefix(prefix, "__tiered_mq_probe__"))
+        async with asyncio.timeout(timeout_s):
+            await store.list(layout.topic_prefix(prefix, "__tiered_mq_probe__"))
+    except TimeoutError:
+        log.warning(
+            "cold tier %s unreachable at start (uploads will retry): no answer in %.0f s",
+            url,
+            timeout_s,
+        )
     except ObjectStoreError as e:
         if isinstance(e.__cause__, ClientError):
             raise RemoteTierError(f"cold tier {url}: {e.reason}") from e

@@ -342,8 +342,7 @@ class TopicRegistry:
         once."""
         await self.dynamic_configs.alter(entity, update, validate_only)
         if not validate_only:
-            # they carry the effective configs
-            await self._publish_within(self.publish_topic_manifests())
+            await self.publish_topic_manifests()  # they carry the effective configs
 
     # the bucket's copy of topic metadata ------------------------------------------------------
     async def _publish_within(self, publish: Coroutine[Any, Any, None]) -> None:
@@ -406,6 +405,11 @@ class TopicRegistry:
             await self.publish_topic_manifest(tp.topic)
 
     async def publish_topic_manifests(self) -> None:
-        """Rewrite every tiered topic's ``topic.json`` (at broker start)."""
+        """Rewrite every tiered topic's ``topic.json`` (at broker start, and after a change of
+        broker configs), waiting at most ``topic_manifest_wait_s``: a hung bucket never holds
+        the start (the writes go on in the background)."""
+        await self._publish_within(self._publish_all())
+
+    async def _publish_all(self) -> None:
         for name in self.list_topics():
             await self.publish_topic_manifest(name)
