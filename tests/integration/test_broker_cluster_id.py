@@ -121,3 +121,34 @@ def test_a_data_dir_from_before_meta_properties_with_a_lost_cluster_json_changes
     broker.start()
     assert consume_all(broker.bootstrap) == VALUES
     assert (data / "meta.properties").is_file()
+
+
+def test_a_topic_whose_znode_cannot_be_read_keeps_its_partitions(
+    tmp_path: Path,
+    zookeeper: ZooKeeperServer,  # noqa: F811
+) -> None:
+    """A topic znode holding data that is not Kafka's JSON (written by another tool, or
+    damaged): the topic is listed but cannot be read, so its partition directories are not
+    strays; the broker leaves them alone, and once the znode is mended it serves every record.
+    Before, they were deleted at start like a deleted topic's."""
+    from kazoo.client import KazooClient
+
+    connect = zookeeper.connect_string(zookeeper.new_chroot())
+    with zk_broker(tmp_path / "data", connect) as broker:
+        fill(broker.bootstrap)
+    zk = KazooClient(hosts=connect)
+    zk.start()
+    try:
+        path = f"/brokers/topics/{TOPIC}"
+        record, _ = zk.get(path)
+        zk.set(path, b"not kafka's json")
+        broker = zk_broker(tmp_path / "data", connect)
+        with broker:
+            assert (tmp_path / "data" / f"{TOPIC}-0" / "00000000000000000000.log").is_file()
+            assert "cannot be read; left alone" in broker.log_tail(200)
+        zk.set(path, record)
+    finally:
+        zk.stop()
+        zk.close()
+    with zk_broker(tmp_path / "data", connect) as broker:
+        assert consume_all(broker.bootstrap) == VALUES

@@ -101,7 +101,10 @@ class ReplicaManager:
         )
         self._remove_dirs(leftovers)
         strays = await asyncio.to_thread(
-            find_strays, self.config.data_dir, self.coordinator.get_topic
+            find_strays,
+            self.config.data_dir,
+            self.coordinator.get_topic,
+            self.coordinator.unreadable_topics(),
         )
         if not delete_strays:
             refuse_unidentified(strays)

@@ -18,6 +18,9 @@ upgrade path. A ``partition.metadata`` that cannot be read in the directory of a
 topic fails the open with an error naming the file (Kafka takes the log dir offline): nothing is
 deleted on a guess.
 
+A topic the metadata lists but cannot read (a ZooKeeper topic znode that is not Kafka's JSON,
+``Coordinator.unreadable_topics``) is not gone: its directories are logged and left alone.
+
 Entries that are not partition directories (``cluster.json``, ``.remote-cache``, ``-delete``
 directories, names whose topic part is not a legal topic name) are left alone.
 
@@ -82,9 +85,15 @@ def stray_reason(dir: Path, tp: TopicPartition, meta: TopicMetadata | None) -> s
     return None
 
 
-def find_strays(data_dir: Path, topic: Callable[[str], TopicMetadata | None]) -> list[Stray]:
+def find_strays(
+    data_dir: Path,
+    topic: Callable[[str], TopicMetadata | None],
+    unreadable: frozenset[str] = frozenset(),
+) -> list[Stray]:
     """The stray partition directories in ``data_dir`` (sorted), ``topic`` giving a registered
-    topic by name. Blocking (reads each ``partition.metadata``): run it off the event loop."""
+    topic by name. The directories of an ``unreadable`` topic (listed by the metadata, its
+    record not readable) are no strays: they are logged and left alone. Blocking (reads each
+    ``partition.metadata``): run it off the event loop."""
     try:
         entries = list(os.scandir(data_dir))
     except FileNotFoundError:
@@ -94,7 +103,13 @@ def find_strays(data_dir: Path, topic: Callable[[str], TopicMetadata | None]) ->
         tp = parse_partition_dir(entry.name)
         if tp is None or not entry.is_dir(follow_symlinks=False):
             continue
-        reason = stray_reason(Path(entry.path), tp, topic(tp.topic))
+        meta = topic(tp.topic)
+        if meta is None and tp.topic in unreadable:
+            log.warning(
+                "%s: the metadata of topic '%s' cannot be read; left alone", entry.path, tp.topic
+            )
+            continue
+        reason = stray_reason(Path(entry.path), tp, meta)
         if reason is not None:
             strays.append(Stray(Path(entry.path), reason))
     return strays

@@ -73,6 +73,12 @@ class Coordinator(Protocol):
 
     def get_topic(self, name: str) -> TopicMetadata | None: ...
 
+    def unreadable_topics(self) -> frozenset[str]:
+        """Topics the metadata lists whose record cannot be read (ZooKeeper data not in Kafka's
+        form): unknown to ``get_topic``, yet not gone, so their partition directories are no
+        strays to delete."""
+        ...
+
     async def create_topic(
         self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
     ) -> TopicMetadata: ...

@@ -117,6 +117,9 @@ class EmbeddedCoordinator:
     def list_topics(self) -> list[str]:
         return sorted(self._state["topics"])
 
+    def unreadable_topics(self) -> frozenset[str]:
+        return frozenset()  # cluster.json is read whole or the start fails
+
     def get_topic(self, name: str) -> TopicMetadata | None:
         t = self._state["topics"].get(name)
         if t is None:

@@ -53,6 +53,7 @@ class MetadataView:
         self._users: dict[str, dict[str, str]] = {}  # user -> its config (SCRAM credentials)
         self._broker_configs: dict[str, dict[str, str]] = {}  # <default> or id -> its config
         self._watched: set[str] = set()  # znodes with a DataWatch (one each, for good)
+        self._unreadable: frozenset[str] = frozenset()  # topics whose znode is not Kafka's JSON
 
     def watch(self) -> None:
         """Arm the top-level watches; each reads its znodes once now (blocking)."""
@@ -78,6 +79,9 @@ class MetadataView:
             return None
         topic_id, partitions = assignment
         return TopicMetadata(name, topic_id, len(partitions), dict(self._configs.get(name, {})))
+
+    def unreadable_topics(self) -> frozenset[str]:
+        return self._unreadable
 
     def partition_state(self, tp: TopicPartition) -> PartitionState | None:
         """Leader, epoch and ISR from the state znode; replicas from the topic's assignment."""
@@ -115,6 +119,12 @@ class MetadataView:
         with self._lock:
             self._controller = node_id
 
+    def set_unreadable(self, name: str) -> None:
+        """The topic znode of ``name`` holds data that is not Kafka's: not gone (an assignment
+        read before stays in use)."""
+        with self._lock:
+            self._unreadable = self._unreadable | {name}
+
     def set_configs(self, name: str, configs: dict[str, str] | None) -> None:
         with self._lock:
             self._configs = _replaced(self._configs, name, configs)
@@ -127,6 +137,7 @@ class MetadataView:
         """Set (None: drop) a topic's assignment; watch the state znodes of new partitions."""
         with self._lock:
             self._assignments = _replaced(self._assignments, name, value)
+            self._unreadable = self._unreadable - {name}
             if value is None:
                 self._states = {tp: s for tp, s in self._states.items() if tp.topic != name}
                 return
@@ -165,7 +176,9 @@ class MetadataView:
             topic, config = znodes.topic(name), znodes.topic_config(name)
             set_assignment = functools.partial(self.set_assignment, name)
             set_configs = functools.partial(self.set_configs, name)
-            DataWatch(self._client, topic, _watcher(topic, znodes.decode_topic, set_assignment))
+            unreadable = functools.partial(self.set_unreadable, name)
+            on_topic = _watcher(topic, znodes.decode_topic, set_assignment, unreadable)
+            DataWatch(self._client, topic, on_topic)
             DataWatch(
                 self._client, config, _watcher(config, znodes.decode_entity_config, set_configs)
             )
@@ -191,16 +204,21 @@ class MetadataView:
 
 
 def _watcher(
-    path: str, decode: Callable[[bytes], V], apply: Callable[[V | None], None]
+    path: str,
+    decode: Callable[[bytes], V],
+    apply: Callable[[V | None], None],
+    unreadable: Callable[[], None] | None = None,
 ) -> DataCallback:
     """The DataWatch callback of ``path``: ``apply`` its decoded data (None once the znode is
-    gone). Data that is not Kafka's JSON is logged and ignored."""
+    gone). Data that is not Kafka's JSON is logged and ignored, and ``unreadable`` is called."""
 
     def watch(data: bytes | None, _stat: Any) -> None:
         try:
             value = decode(data) if data else None
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.warning("ignoring the data of %s: %r", path, e)
+            if unreadable is not None:
+                unreadable()
             return
         apply(value)
 

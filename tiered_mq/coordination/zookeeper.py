@@ -71,6 +71,9 @@ class ZooKeeperCoordinator:
     def get_topic(self, name: str) -> TopicMetadata | None:
         return self._view.get_topic(name)
 
+    def unreadable_topics(self) -> frozenset[str]:
+        return self._view.unreadable_topics()
+
     async def create_topic(
         self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
     ) -> TopicMetadata:
