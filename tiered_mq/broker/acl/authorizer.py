@@ -40,6 +40,7 @@ from tiered_mq.errors import KafkaError
 log = logging.getLogger(__name__)
 
 ANONYMOUS = "User:ANONYMOUS"
+_UNUSED_NAME = "hardcode"  # what Kafka's authorizeByResourceType checks first
 KAFKA_AUTHORIZERS = frozenset(
     {
         "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -122,24 +123,43 @@ class Authorizer:
         self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType
     ) -> bool:
         """Whether the principal may do ``operation`` on some resource of the type (Kafka's
-        ``authorizeByResourceType``: an idempotent producer needs WRITE on any topic): an
-        ALLOW on any pattern, unless a DENY on every name (literal ``*``) overrides it."""
-        if principal in self.super_users:
+        ``Authorizer.authorizeByResourceType``: an idempotent producer needs WRITE on any topic).
+
+        As Kafka's: first :meth:`authorize` on a name no one uses (``hardcode``), so super users
+        pass, and so does everyone when no ACL covers that name and
+        ``allow.everyone.if.no.acl.found`` is true. Else the principal's own bindings (or
+        ``User:*``'s) for the operation or ALL decide: a DENY on every name (literal ``*``)
+        refuses; an ALLOW on every name grants; else some other ALLOW must survive the DENYs,
+        a literal one unless the same literal name or a prefix of it is denied, a prefixed one
+        unless a prefix of its prefix is denied."""
+        if self.authorize(principal, host, operation, resource_type, _UNUSED_NAME):
             return True
-        of_type = self._by_type.get(resource_type, [])
-        if not of_type:
-            return self.allow_if_no_acl
-        mine = [a for a in of_type if a.applies_to(principal, host)]
         ops = (operation, AclOperation.ALL)
-        if any(
-            a.permission == AclPermissionType.DENY
-            and a.operation in ops
-            and a.pattern.pattern_type == PatternType.LITERAL
-            and a.pattern.name == WILDCARD
+        mine = [
+            a
+            for a in self._by_type.get(resource_type, ())
+            if a.operation in ops and a.applies_to(principal, host)
+        ]
+        denied = {
+            (a.pattern.pattern_type, a.pattern.name)
             for a in mine
-        ):
+            if a.permission == AclPermissionType.DENY
+        }
+        if (PatternType.LITERAL, WILDCARD) in denied:
             return False
-        return any(a.permission == AclPermissionType.ALLOW and a.operation in ops for a in mine)
+        denied_prefixes = [name for kind, name in denied if kind == PatternType.PREFIXED]
+        allowed = {
+            (a.pattern.pattern_type, a.pattern.name)
+            for a in mine
+            if a.permission == AclPermissionType.ALLOW
+        }
+        if (PatternType.LITERAL, WILDCARD) in allowed:
+            return True
+        return any(
+            not (kind == PatternType.LITERAL and (kind, name) in denied)
+            and not any(name.startswith(prefix) for prefix in denied_prefixes)
+            for kind, name in allowed
+        )
 
     async def create(self, bindings: list[AclBinding]) -> list[KafkaError | None]:
         """Add the valid bindings (an existing one is not duplicated); one result each."""

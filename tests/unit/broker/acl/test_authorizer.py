@@ -103,6 +103,32 @@ async def test_write_on_any_topic(tmp_path: Path) -> None:
     assert not a.authorize_any("User:alice", "h", Op.WRITE, TOPIC)
 
 
+async def test_write_on_any_topic_follows_kafkas_authorize_by_resource_type(
+    tmp_path: Path,
+) -> None:
+    # allow.everyone.if.no.acl.found: a name no ACL covers (Kafka asks about "hardcode") is
+    # open, so anyone may write some topic, although other topics have ACLs
+    opened = await authorizer(tmp_path, acl("orders", Op.WRITE), allow=True)
+    assert opened.authorize_any("User:bob", "h", Op.WRITE, TOPIC)
+    await opened.create([acl("*", Op.READ, principal="User:carol")])  # now every name has one
+    assert not opened.authorize_any("User:bob", "h", Op.WRITE, TOPIC)
+    # an ALLOW counts only if no DENY covers it: the same literal name, or a prefix of it
+    (tmp_path / "closed").mkdir()
+    a = await authorizer(
+        tmp_path / "closed",
+        acl("orders", Op.WRITE),
+        acl("orders", Op.WRITE, DENY),
+        acl("logs-app", Op.ALL),
+        acl("logs-", Op.WRITE, DENY, pattern=PREFIXED),
+        acl("logs-", Op.WRITE, pattern=PREFIXED),
+    )
+    assert not a.authorize_any("User:alice", "h", Op.WRITE, TOPIC)
+    await a.create([acl("metrics-", Op.WRITE, pattern=PREFIXED)])
+    assert a.authorize_any("User:alice", "h", Op.WRITE, TOPIC)
+    await a.create([acl("m", Op.ALL, DENY, pattern=PREFIXED)])
+    assert not a.authorize_any("User:alice", "h", Op.WRITE, TOPIC)
+
+
 async def test_bindings_survive_a_restart_and_deletes_are_durable(tmp_path: Path) -> None:
     a = await authorizer(tmp_path, acl("t", Op.READ), acl("g", Op.READ, kind=GROUP))
     assert await a.create([acl("t", Op.READ)]) == [None]  # no duplicate
