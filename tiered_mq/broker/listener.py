@@ -30,13 +30,27 @@ SSL: Final = "SSL"
 SASL_PLAINTEXT: Final = "SASL_PLAINTEXT"
 SASL_SSL: Final = "SASL_SSL"
 PROTOCOLS: Final = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
-_SENSITIVE: Final = ("ssl.key.password", "sasl.jaas.config")
+# Kafka's PASSWORD-typed ssl.*/sasl.* configs: DescribeConfigs never shows their values
+_SENSITIVE: Final = (
+    "ssl.key.password",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+    "sasl.jaas.config",
+    "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+)
 _BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
 
 
 def is_sensitive(key: str) -> bool:
-    """Whether DescribeConfigs must hide ``key``'s value (also listener-prefixed forms)."""
-    return key.endswith(_SENSITIVE)
+    """Whether DescribeConfigs must hide ``key``'s value: one of Kafka's password settings,
+    also in its per-listener and per-mechanism forms (``listener.name.<l>[.<m>].<key>``). Only
+    ``ssl.key.password`` and ``sasl.jaas.config`` are used here; the others are accepted as
+    Kafka configs (copied server.properties hold them) and must not leak either."""
+    return any(key == name or key.endswith("." + name) for name in _SENSITIVE)
 
 
 @dataclass(frozen=True)

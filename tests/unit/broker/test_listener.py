@@ -97,3 +97,7 @@ def test_settings_per_listener_and_mechanism(tmp_path: Path) -> None:
     assert setting(c, "INTERNAL", "ssl.truststore.location") == ("ssl.truststore.location", "")
     assert is_sensitive("listener.name.external.plain.sasl.jaas.config")
     assert is_sensitive("ssl.key.password") and not is_sensitive("ssl.keystore.location")
+    # every password setting of Kafka's, used here or not, in each of its forms
+    for key in ("ssl.truststore.password", "ssl.keystore.password", "ssl.keystore.key"):
+        assert is_sensitive(key) and is_sensitive(f"listener.name.external.{key}")
+    assert not is_sensitive("ssl.truststore.location")
