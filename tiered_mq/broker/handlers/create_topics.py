@@ -12,7 +12,9 @@ response naming a topic twice). A request that would make more than 10,000 parti
 is refused whole (POLICY_VIOLATION for every topic, Kafka's limit), before any assignment is
 built. From v5 a created topic (or one that would be, with ``validate_only``) is described in
 the answer: partitions, replication factor and every config with its source, as
-DescribeConfigs gives them; v7 adds its topic id.
+DescribeConfigs gives them (with an authorizer, only to a principal that may DESCRIBE_CONFIGS
+it; another gets TOPIC_AUTHORIZATION_FAILED as ``topic_config_error_code``, as in Kafka); v7
+adds its topic id.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ from tiered_mq.broker.handlers._common import (
     topic_name,
 )
 from tiered_mq.broker.topic_registry import CreatedTopic, check_partitions_per_request
-from tiered_mq.errors import InvalidReplicaAssignmentError, InvalidRequestError
+from tiered_mq.errors import (
+    InvalidReplicaAssignmentError,
+    InvalidRequestError,
+    TopicAuthorizationFailedError,
+)
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.CREATE_TOPICS
@@ -66,10 +72,21 @@ def _assignments(t: dict[str, Any]) -> list[list[int]]:
 
 
 def _described(ctx: RequestContext, created: CreatedTopic) -> dict[str, Any]:
-    """The v5+ fields of a created topic's result."""
+    """The v5+ fields of a created topic's result. Its partitions, replication factor and
+    configs only for a principal that may DESCRIBE_CONFIGS the topic; for another, as Kafka
+    answers, TOPIC_AUTHORIZATION_FAILED in ``topic_config_error_code``, -1 and no configs."""
+    topic_id = uuid.UUID(hex=created.topic_id) if created.topic_id else uuid.UUID(int=0)
+    if not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, created.name):
+        return {
+            "topic_id": topic_id,
+            "topic_config_error_code": TopicAuthorizationFailedError.errno,
+            "num_partitions": -1,
+            "replication_factor": -1,
+            "configs": [],
+        }
     configs = topic_config_entries(ctx.broker, created.configs, synonyms=False)
     return {
-        "topic_id": uuid.UUID(hex=created.topic_id) if created.topic_id else uuid.UUID(int=0),
+        "topic_id": topic_id,
         "num_partitions": created.partitions,
         "replication_factor": created.replication_factor,
         "configs": [

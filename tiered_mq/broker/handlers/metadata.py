@@ -7,7 +7,9 @@ answers LEADER_NOT_AVAILABLE-free metadata at once (the partitions open before w
 Invalid names answer INVALID_TOPIC_EXCEPTION. Leader epoch comes from the partition state (0
 until replication assigns epochs). With an authorizer, topics the principal may not DESCRIBE
 are left out of "every topic" and answer TOPIC_AUTHORIZATION_FAILED when named; auto-creation
-needs CREATE on the cluster or the topic. v8+ answers the topics' (and, v8-10, the cluster's)
+needs CREATE on the cluster or the topic, and a missing topic it would create for a principal
+without it answers TOPIC_AUTHORIZATION_FAILED too (Kafka's: a producer fails at once instead of
+waiting for a topic that never comes). v8+ answers the topics' (and, v8-10, the cluster's)
 authorized operations when asked (acl/operations.py).
 """
 
@@ -70,15 +72,21 @@ def _topic_entry(ctx: RequestContext, name: str) -> dict[str, Any]:
 
 
 async def _maybe_create(ctx: RequestContext, name: str, allow: bool) -> int:
-    """0 if the topic exists (or was just created), else the error code for its entry."""
+    """0 if the topic exists (or was just created), else the error code for its entry: as in
+    Kafka, TOPIC_AUTHORIZATION_FAILED when it would be auto-created but the principal may not
+    create it (checked before its name), then INVALID_TOPIC_EXCEPTION for a bad name, then
+    UNKNOWN_TOPIC_OR_PARTITION when auto-creation is off."""
     registry = ctx.broker.topic_registry
     if registry.get_topic(name) is not None:
         return 0
+    auto_create = allow and ctx.broker.config.get_bool("auto.create.topics.enable", True)
+    if auto_create and not _may_create(ctx, name):
+        return TopicAuthorizationFailedError.errno
     try:
         validate_topic_name(name)
     except InvalidTopicError:
         return InvalidTopicError.errno
-    if not (allow and ctx.broker.config.get_bool("auto.create.topics.enable", True)):
+    if not auto_create:
         return UnknownTopicOrPartitionError.errno
     try:
         await registry.create_topic(name)
@@ -112,7 +120,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if not _may(ctx, AclOperation.DESCRIBE, name):
                 code = TopicAuthorizationFailedError.errno
             else:
-                code = await _maybe_create(ctx, name, allow and _may_create(ctx, name))
+                code = await _maybe_create(ctx, name, allow)
             if code:
                 topics.append({"error_code": code, "name": name, "partitions": []})
             else:
