@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import Handler
 from tiered_mq.broker.listener import Listener
+from tiered_mq.broker.principal_mapping import PrincipalMapper
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.broker.sasl import SaslConfig, SaslSession
 from tiered_mq.broker.tls import tls_principal
@@ -114,9 +115,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport = transport  # type: ignore[assignment]
         assert self.transport is not None
         self._tls = self.transport.get_extra_info("ssl_object") is not None
+        unnamed: str | None = None  # why a client certificate gives no principal
         if self._tls:  # copies only: ordinary flow control
             self.transport.set_write_buffer_limits(high=TLS_WRITE_BUFFER)
-            self._tls_principal = tls_principal(self.transport.get_extra_info("peercert"))
+            try:
+                peercert = self.transport.get_extra_info("peercert")
+                self._tls_principal = tls_principal(peercert, self.server.principal_mapper)
+            except ValueError as e:  # no principal: the connection closes, as in Kafka
+                unnamed = str(e)
         else:  # sendfile after queued bytes: see response_writer.py
             self.transport.set_write_buffer_limits(high=0, low=0)
         self._writer = ResponseWriter(
@@ -130,6 +136,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._worker = asyncio.get_running_loop().create_task(
             self._process_requests(), name=f"kafka-connection-{self.peer}"
         )
+        if unnamed is not None:
+            self.close(unnamed)
 
     def _set_socket_buffers(self) -> None:
         """Apply socket.send/receive.buffer.bytes (-1: leave the OS's autotuning alone)."""
@@ -374,6 +382,7 @@ class KafkaServer:
         self.sasl_max_receive_bytes = broker.config.get_int("sasl.server.max.receive.size")
         self.connections: set[KafkaConnection] = set()
         self.sasl_config: SaslConfig | None = None
+        self.principal_mapper: PrincipalMapper | None = None  # TLS listeners (start)
         self._server: asyncio.base_events.Server | None = None
         self.max_idle_s = broker.config.get_int("connections.max.idle.ms") / 1000
         self._reaper: asyncio.Task[None] | None = None
@@ -387,6 +396,10 @@ class KafkaServer:
         ``tls``; with ``sasl`` (a SASL listener's settings) every connection authenticates
         first (sasl.py). Returns the bound port (the listener's from then on)."""
         self.sasl_config = sasl
+        if tls is not None and sasl is None:  # SSL: the certificate names the principal
+            self.principal_mapper = PrincipalMapper.from_config(
+                self.broker.config, self.listener.name
+            )
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: KafkaConnection(self),

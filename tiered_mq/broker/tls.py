@@ -9,6 +9,9 @@ PEM files only::
     ssl.truststore.location  PEM CA certificates that client certificates must chain to
     ssl.client.auth          none | requested | required (the last two need a truststore)
     ssl.enabled.protocols    TLSv1.2,TLSv1.3 (the lowest listed is the minimum)
+    ssl.principal.mapping.rules  how a client certificate's subject DN becomes the principal's
+                             name (Kafka's RULE:pattern/replacement/[LU] and DEFAULT;
+                             principal_mapping.py)
 
 A setting that is wrong (missing or unreadable file, wrong password) raises ValueError naming
 the key, and the broker does not start. Over TLS the server copies fetch data through the
@@ -22,6 +25,7 @@ from typing import Any, Final
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.listener import setting
+from tiered_mq.broker.principal_mapping import PrincipalMapper
 
 _TLS_VERSIONS: Final = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH: Final = {
@@ -91,16 +95,23 @@ _RDN_KEYWORDS: Final[dict[str, str]] = {
 }
 
 
-def tls_principal(peercert: dict[str, Any] | None) -> str | None:
-    """``User:<subject DN>`` of a verified client certificate, as Kafka's default
-    ``ssl.principal.mapping.rules`` gives it (RFC 2253: most specific part first,
-    ``CN=client,O=Example,C=US``); None without a certificate."""
+def tls_principal(
+    peercert: dict[str, Any] | None, mapper: PrincipalMapper | None = None
+) -> str | None:
+    """``User:<name>`` of a verified client certificate: the name ``mapper``
+    (``ssl.principal.mapping.rules``, principal_mapping.py) gives its subject DN, by default
+    the DN itself (RFC 2253: most specific part first, ``CN=client,O=Example,C=US``); None
+    without a certificate. ValueError when no mapping rule applies to the DN."""
     if not peercert or not peercert.get("subject"):
         return None
     parts = []
     for rdn in reversed(peercert["subject"]):
         parts.append("+".join(f"{_RDN_KEYWORDS.get(k, k)}={_escape_rdn(v)}" for k, v in rdn))
-    return "User:" + ",".join(parts)
+    dn = ",".join(parts)
+    name = mapper.name(dn) if mapper is not None else dn
+    if name is None:
+        raise ValueError(f"no ssl.principal.mapping.rules rule applies to {dn}")
+    return "User:" + name
 
 
 def _escape_rdn(value: str) -> str:
