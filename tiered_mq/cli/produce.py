@@ -2,11 +2,15 @@
 
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP); a line
-without SEP is an error that stops the run after flushing what was already sent. Reading
-a file shows a progress bar (tqdm, on stderr, by bytes). Ctrl-C stops reading: the records
-already read are still delivered (as ``kafka-console-producer`` does; a second Ctrl-C abandons
-them). At the end, a summary line (records, bytes, seconds, records/s) goes to stderr; records
-the broker did not acknowledge make the exit status 1.
+without SEP is an error that stops the run after flushing what was already sent. A line whose
+record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000 unless
+``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit, and the
+run goes on with the next line (as ``kafka-console-producer`` reports a RecordTooLargeException
+for that record alone); such lines make the exit status 1. Reading a file shows a progress bar
+(tqdm, on stderr, by bytes). Ctrl-C stops reading: the records already read are still delivered
+(as ``kafka-console-producer`` does; a second Ctrl-C abandons them). At the end, a summary line
+(records, bytes, seconds, records/s) goes to stderr; records the broker did not acknowledge make
+the exit status 1.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from tqdm import tqdm
 
 from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
+from tiered_mq.client.errors import ClientError
 from tiered_mq.client.producer import Producer
+
+LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
+"""librdkafka's default ``message.max.bytes``: the largest record it accepts to send."""
+TOO_LARGE = "MESSAGE_TOO_LARGE"
+"""The name of the error ``Producer.send`` raises for a record above ``message.max.bytes``."""
 
 
 def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes]:
@@ -37,6 +47,15 @@ def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, byte
     if not sep:
         raise ValueError("no key separator")
     return key, value
+
+
+def too_large_message(lineno: int, size: int, limit: object) -> str:
+    """The error line of an input line whose record is above ``message.max.bytes``."""
+    return (
+        f"Error: line {lineno} not sent: {TOO_LARGE}: its record ({size} bytes) is larger than"
+        f" the producer's message.max.bytes ({limit}; -X message.max.bytes=N raises it, up to"
+        " the topic's max.message.bytes)"
+    )
 
 
 def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
@@ -115,6 +134,8 @@ def command(
             bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, file=sys.stderr)
     else:
         stream = click.get_binary_stream("stdin")
+    limit = config.to_librdkafka().get("message.max.bytes", LIBRDKAFKA_MESSAGE_MAX_BYTES)
+    too_large: list[int] = []  # line numbers of the records refused as above the limit
     count = nbytes = 0
     started = time.monotonic()
     try:
@@ -127,7 +148,15 @@ def command(
                     f"line {lineno} has no key separator {key_separator!r}"
                     f" ({count} record(s) sent before it)"
                 ) from None
-            producer.send(topic, value, key, partition=partition, headers=record_headers)
+            try:
+                producer.send(topic, value, key, partition=partition, headers=record_headers)
+            except ClientError as err:
+                if err.name != TOO_LARGE:
+                    raise
+                too_large.append(lineno)
+                size = len(value) + len(key or b"")
+                tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
+                continue
             count += 1
             nbytes += len(value)
     except KeyboardInterrupt:
@@ -145,3 +174,8 @@ def command(
         f" ({count / elapsed:,.0f} records/s)",
         err=True,
     )
+    if too_large:
+        raise click.ClickException(
+            f"{len(too_large)} line(s) not sent, larger than message.max.bytes"
+            f" (the first: line {too_large[0]})"
+        )
