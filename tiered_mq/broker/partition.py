@@ -126,18 +126,29 @@ class Partition:
 
     @classmethod
     def open(
-        cls, tp: TopicPartition, dir: Path, config: LogConfig, leader_epoch: int = 0
+        cls,
+        tp: TopicPartition,
+        dir: Path,
+        config: LogConfig,
+        leader_epoch: int = 0,
+        sync_dir: bool = True,
+        new: bool = False,
     ) -> Partition:
+        """Open the replica in ``dir`` (``sync_dir``, ``new``: see LocalLog.open). A new log
+        writes no file but its empty segment: no checkpoint (LocalLog.open) and no producer
+        snapshot (an absent one is an empty state, which a new log has). With ``new`` (a
+        directory just created, empty) there is no state to look for either."""
         holder: list[Partition] = []
 
         def on_roll(new_base_offset: int) -> None:
             if holder:
                 holder[0]._snapshot_on_roll(new_base_offset)
 
-        local_log = LocalLog.open(dir, config, on_roll=on_roll)
+        local_log = LocalLog.open(dir, config, on_roll=on_roll, sync_dir=sync_dir, new=new)
         partition = cls(tp, local_log, leader_epoch)
         holder.append(partition)
-        partition._recover_producer_state()
+        if not new:  # (new: the producer state is empty, no snapshot, no aborted transaction)
+            partition._recover_producer_state()
         return partition
 
     # producer state ----------------------------------------------------------------------------

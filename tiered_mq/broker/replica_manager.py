@@ -24,7 +24,8 @@ stray partition directories (a topic that no longer exists, or a ``partition.met
 another topic id: a crash between a topic's removal from the metadata and the rename, or a topic
 deleted and created again) are renamed ``-delete`` and removed the same way, never opened
 (stray_partitions.py). Every partition directory records its topic's id in ``partition.metadata``
-before it opens.
+before it serves a request. The partitions of one CreateTopics (or of one topic at start) open
+together in worker threads, their fsyncs grouped (:meth:`ReplicaManager._open_locals`).
 
 Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
 producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
@@ -36,13 +37,21 @@ import asyncio
 import contextlib
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
-from tiered_mq.broker.stray_partitions import claim_dir, find_strays, refuse_unidentified, set_aside
+from tiered_mq.broker.stray_partitions import (
+    Claims,
+    claim_dirs,
+    find_strays,
+    record_claims,
+    refuse_unidentified,
+    set_aside,
+)
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
@@ -61,6 +70,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAINTENANCE_INTERVAL_S = 1.0
+# Partitions a CreateTopics (or the start) opens at once: file creation waits on the file
+# system's journal, so several in flight overlap the waits (_open_locals).
+OPEN_WORKERS = 8
 
 
 class ReplicaManager:
@@ -160,39 +172,84 @@ class ReplicaManager:
     async def open_partitions(
         self, topic: str, indexes: range, overrides: dict[str, str]
     ) -> list[Partition]:
-        """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``;
-        each directory records the topic's id first (``claim_dir``: one of another topic id is
-        set aside as a stray and removed in the background)."""
+        """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``,
+        all in one worker-thread hop (:meth:`_open_locals`); each directory records the
+        topic's id (``claim_dirs``: one of another topic id is set aside as a stray and removed
+        in the background). When it returns, the new directories, their ``partition.metadata``
+        and their empty segments are on disk (fsynced); none of them serves a request before."""
         config = self.log_config(overrides)
         meta = self.coordinator.get_topic(topic)
-        opened = []
-        for i in indexes:
-            tp = TopicPartition(topic, i)
-            if tp in self.partitions:
-                continue
-            state = self.coordinator.partition_state(tp)
-            epoch = state.leader_epoch if state is not None else 0
-            topic_id = meta.topic_id if meta is not None else None
-            stray, partition = await asyncio.to_thread(
-                self._open_local, tp, topic_id, config, epoch
-            )
-            self._remove_dirs([stray] if stray is not None else [])
+        topic_id = meta.topic_id if meta is not None else None
+        wanted = [TopicPartition(topic, i) for i in indexes]
+        wanted = [tp for tp in wanted if tp not in self.partitions]
+        if not wanted:
+            return []
+        states = {tp: self.coordinator.partition_state(tp) for tp in wanted}
+        epochs = [
+            (tp, state.leader_epoch if state is not None else 0) for tp, state in states.items()
+        ]
+        strays, opened = await asyncio.to_thread(self._open_locals, epochs, topic_id, config)
+        self._remove_dirs(strays)
+        for partition in opened:
+            tp = partition.tp
+            state = states[tp]
             partition.isr = state.isr if state is not None else (self.config.node_id,)
             partition.on_append = self.purgatory.notify
             partition.on_roll = self._on_roll
             self.partitions[tp] = partition
-            opened.append(partition)
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_become_leader(tp, partition)
         return opened
 
-    def _open_local(
-        self, tp: TopicPartition, topic_id: str | None, config: LogConfig, epoch: int
-    ) -> tuple[Path | None, Partition]:
-        """(a stray set aside, or None; the opened partition). Blocking: a worker thread's."""
-        dir = self.partition_dir(tp)
-        stray = claim_dir(dir, topic_id) if topic_id is not None else None
-        return stray, Partition.open(tp, dir, config, epoch)
+    def _open_locals(
+        self, epochs: list[tuple[TopicPartition, int]], topic_id: str | None, config: LogConfig
+    ) -> tuple[list[Path], list[Partition]]:
+        """(the strays set aside; the opened partitions), for each (partition, leader epoch)
+        of ``epochs``. Blocking: a worker thread's.
+
+        Steps: claim each directory (stray_partitions.claim_dirs: a stray renamed ``-delete``,
+        a missing directory created) and open its log (a new one creates its empty segment and
+        nothing else, unsynced: Partition.open), :data:`OPEN_WORKERS` partitions at a time;
+        then record the topic ids and fsync the directories of the new logs and the data dir,
+        the fsyncs of all grouped (stray_partitions.record_claims). Creating a partition costs
+        no fsync of its own: the small files and directory entries of a whole CreateTopics go
+        to disk together.
+
+        Crash behaviour: a crash before the last step leaves directories without
+        ``partition.metadata`` (adopted by the next open) and maybe without their segment
+        files (created again by the next open); nothing was served from them. On an error the
+        logs opened here are closed and the first error raised (the next open retries)."""
+
+        def open_one(tp: TopicPartition, epoch: int) -> tuple[Claims, Partition]:
+            dir = self.partition_dir(tp)
+            claims = claim_dirs([] if topic_id is None else [(dir, topic_id)])
+            new = bool(claims.created_in)  # claim_dirs created the directory: it is empty
+            return claims, Partition.open(tp, dir, config, epoch, sync_dir=False, new=new)
+
+        with ThreadPoolExecutor(min(OPEN_WORKERS, len(epochs)), "open-partition") as pool:
+            futures = [pool.submit(open_one, tp, epoch) for tp, epoch in epochs]
+        claims, opened, errors = Claims([], [], set()), [], []
+        for future in futures:
+            try:
+                got, partition = future.result()
+            except Exception as exc:
+                errors.append(exc)
+                continue
+            claims.strays.extend(got.strays)
+            claims.unrecorded.extend(got.unrecorded)
+            claims.created_in.update(got.created_in)
+            opened.append(partition)
+        try:
+            if errors:
+                raise errors[0]
+            new_logs = [p.log.dir for p in opened if p.log.created]
+            record_claims(claims, [*new_logs, *(p.parent for p in new_logs)])
+        except BaseException:
+            for partition in opened:  # a stray set aside is removed at the next start
+                with contextlib.suppress(Exception):
+                    partition.close()
+            raise
+        return claims.strays, opened
 
     def _on_roll(self, tp: TopicPartition) -> None:
         """A segment was rolled: the cold tier may upload it at once."""

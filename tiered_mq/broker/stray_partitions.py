@@ -11,10 +11,11 @@ it in the background; it is never opened, so none of its records reaches a clien
 created later under that name starts from an empty directory.
 
 :func:`find_strays` runs at start, before any partition opens, once the coordinator's view of
-the topics is loaded; :func:`claim_dir` runs before each partition opens (at start and when a
-topic or partition is created): a directory of another topic id is set aside the same way, and
-one without the file (written before it existed) adopts the registered topic's id, Kafka's
-upgrade path. A ``partition.metadata`` that cannot be read in the directory of a registered
+the topics is loaded; :func:`claim_dirs` runs before partitions open (at start and when a
+topic or partition is created, for all the partitions opened together): a directory of another
+topic id is set aside the same way, and one without the file (written before it existed, or a
+crash before :func:`record_claims` wrote it) adopts the registered topic's id, Kafka's upgrade
+path. A ``partition.metadata`` that cannot be read in the directory of a registered
 topic fails the open with an error naming the file (Kafka takes the log dir offline): nothing is
 deleted on a guess.
 
@@ -34,13 +35,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from tiered_mq.broker.topic_names import validate_topic_name
 from tiered_mq.coordination.base import TopicMetadata
+from tiered_mq.durable_file import fsync_all
 from tiered_mq.errors import InvalidTopicError
 from tiered_mq.hot import log_dir_deletion, partition_metadata
 from tiered_mq.topic_partition import TopicPartition
@@ -144,17 +146,59 @@ def refuse_unidentified(strays: list[Stray]) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What :func:`claim_dirs` did: the strays it renamed ``-delete`` (for the caller to remove
+    in the background), the directories that record no topic id yet with the id to record
+    (:func:`record_claims`), and the parents of the directories it created."""
+
+    strays: list[Path]
+    unrecorded: list[tuple[Path, str]]
+    created_in: set[Path]
+
+
+def claim_dirs(claims: Sequence[tuple[Path, str]]) -> Claims:
+    """Make each ``(dir, topic id)`` of ``claims`` a partition directory of that topic id
+    before it opens, first step: a directory recording another id is a stray, renamed
+    ``-delete`` (durably); a missing directory is created. Nothing else is fsynced: the ids
+    are recorded, and the new directories made durable, by :func:`record_claims`, called once
+    the logs are open (so that one round of directory fsyncs also covers the files a new log
+    creates). A crash between the two leaves directories without ``partition.metadata``,
+    which take the registered id at the next open (the upgrade path above); no record is in
+    them, as the partitions serve nothing before :func:`record_claims` returned. Blocking."""
+    strays: list[Path] = []
+    unrecorded: list[tuple[Path, str]] = []
+    created_in: set[Path] = set()
+    for dir, topic_id in claims:
+        recorded = partition_metadata.read(dir)
+        if recorded is not None and recorded != topic_id:
+            strays += set_aside([Stray(dir, f"topic id {recorded}, the topic's is {topic_id}")])
+            recorded = None
+        if recorded is None:
+            try:
+                dir.mkdir(parents=True)
+                created_in.add(dir.parent)
+            except FileExistsError:
+                pass
+            unrecorded.append((dir, topic_id))
+    return Claims(strays, unrecorded, created_in)
+
+
+def record_claims(claims: Claims, dirs: Iterable[Path] = ()) -> None:
+    """Second step of :func:`claim_dirs`: record the topic ids (``partition.metadata``, the
+    fsyncs of all grouped: partition_metadata.write_many) and fsync, with their directories,
+    ``dirs`` and the parents of the created directories. When it returns, every claimed
+    directory exists and records its topic id, durably. Blocking."""
+    extra = [*dirs, *claims.created_in]
+    if claims.unrecorded:
+        partition_metadata.write_many(claims.unrecorded, extra)
+    else:
+        fsync_all(extra)
+
+
 def claim_dir(dir: Path, topic_id: str) -> Path | None:
-    """Make ``dir`` the partition directory of topic id ``topic_id`` before it opens: a
-    directory recording another id is a stray, renamed ``-delete`` (that path is returned, for
-    the caller to remove); ``dir`` is created if needed and records ``topic_id``. Blocking."""
-    stray = None
-    recorded = partition_metadata.read(dir)
-    if recorded is not None and recorded != topic_id:
-        renamed = set_aside([Stray(dir, f"topic id {recorded}, the topic's is {topic_id}")])
-        stray = renamed[0] if renamed else None
-        recorded = None
-    if recorded is None:
-        dir.mkdir(parents=True, exist_ok=True)
-        partition_metadata.write(dir, topic_id)
-    return stray
+    """:func:`claim_dirs` then :func:`record_claims` for one directory; returns the stray set
+    aside (renamed ``-delete``, for the caller to remove), None without one. Blocking."""
+    claims = claim_dirs([(dir, topic_id)])
+    record_claims(claims)
+    return claims.strays[0] if claims.strays else None

@@ -87,6 +87,7 @@ class LocalLog:
         self._pending_deletes = _removal.PendingDeletes()
         self._checkpointed: tuple[int | None, int | None] = (None, None)
         self._closed = False
+        self.created = False  # open created the first segment (see open)
 
     @classmethod
     def open(
@@ -96,14 +97,40 @@ class LocalLog:
         on_roll: Callable[[int], None] | None = None,
         *,
         clock: Callable[[], int] = now_ms,
+        sync_dir: bool = True,
+        new: bool = False,
     ) -> LocalLog:
-        """Open (creating if needed) the log in ``dir`` and recover its tail."""
+        """Open (creating if needed) the log in ``dir`` and recover its tail.
+
+        A new log writes no checkpoint file: an absent one reads as what recovery assumes
+        without it (recovery point 0, log start offset at the first segment), which is what a
+        new log would write; the files are written once either value moves. Kafka writes no
+        checkpoint at log creation either. With ``sync_dir`` False the files of a new log are
+        not fsynced here: the caller fsyncs ``dir`` (``created`` tells it to), as the broker
+        does for all the partitions it creates together; a crash before that fsync leaves a
+        directory the next open fills with the same empty segment (recovery.py). ``new``:
+        the caller has just created ``dir``, empty (recovery.open_log skips its scans)."""
         dir = Path(dir)
-        segments, log_start, recovery_point, checkpointed = open_log(
-            dir, config.index_interval_bytes, config.remote_storage_enable, clock()
+        opened = open_log(
+            dir, config.index_interval_bytes, config.remote_storage_enable, clock(), sync_dir, new
         )
-        log = cls(dir, config, segments, log_start, recovery_point, on_roll, clock)
-        log._checkpointed = checkpointed
+        log = cls(
+            dir,
+            config,
+            opened.segments,
+            opened.log_start_offset,
+            opened.recovery_point,
+            on_roll,
+            clock,
+        )
+        log.created = opened.created
+        recovery_point, log_start = opened.checkpointed
+        first = opened.segments.first()
+        assert first is not None
+        log._checkpointed = (
+            0 if recovery_point is None else recovery_point,
+            first.base_offset if log_start is None else log_start,
+        )
         log.checkpoint()
         return log
 

@@ -24,16 +24,19 @@ it is opened, as Kafka's upgrade path does.
 Crash behaviour: :func:`write` replaces the file durably (``partition.metadata.tmp``, fsync,
 rename, fsync of the directory; durable_file.py): after a crash the file is absent, or holds the
 whole id. A stale ``.tmp`` is ignored here and removed by log recovery (hot/recovery.py).
+:func:`write_many` does the same for many directories (a topic's partitions) with their fsyncs
+grouped; each file is renamed only after its ``.tmp`` is on disk, so the same holds per file.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from tiered_mq.durable_file import replace_durably
+from tiered_mq.durable_file import replace_durably, replace_durably_many
 from tiered_mq.errors import StorageError
 
 FILE_NAME: Final = "partition.metadata"
@@ -119,3 +122,9 @@ def read(dir: Path) -> str | None:
 def write(dir: Path, topic_id: str) -> None:
     """Record ``topic_id`` (32 hex digits) in partition directory ``dir``, durably."""
     replace_durably(path_in(dir), encode(topic_id))
+
+
+def write_many(ids: Sequence[tuple[Path, str]], dirs: Iterable[Path] = ()) -> None:
+    """:func:`write` for each ``(partition directory, topic id)`` of ``ids``, the fsyncs of
+    all grouped (durable_file.replace_durably_many); ``dirs`` are fsynced with them."""
+    replace_durably_many([(path_in(dir), encode(topic_id)) for dir, topic_id in ids], dirs)

@@ -14,7 +14,11 @@ Steps, in order (each is idempotent, so a crash during recovery is recovered by 
    torn or corrupt batch; their indexes are rebuilt. Segments after a truncated one are deleted
    (their data cannot follow a hole). Older segments are trusted; their indexes are checked
    lazily on first use.
-5. An empty directory gets one empty segment at ``start_offset``.
+5. An empty directory gets one empty segment at ``start_offset``; the directory is fsynced then
+   (its files survive a crash), unless the caller fsyncs it itself (``sync_dir`` False: the
+   broker groups the fsyncs of the partitions it creates together, replica_manager.py). Lost
+   in a crash before that fsync, the files are created again by the next open: the same empty
+   segment.
 
 :func:`open_log` is what ``LocalLog.open`` starts from: it reads the recovery point and log
 start offset checkpoints (a missing or unreadable one counts as absent: recovery then
@@ -44,17 +48,20 @@ class RecoveryResult:
     truncated_bytes: int = 0
     deleted_segments: int = 0
     recovered_segments: int = 0
+    created: bool = False
 
 
 class OpenedLog(NamedTuple):
     """A recovered partition directory: its segments, the log start offset (within the log
     end offset; below the first segment only with remote storage), the checkpointed recovery
-    point (0 when absent) and the checkpoint values as read (None when absent)."""
+    point (0 when absent), the checkpoint values as read (None when absent) and whether its
+    first segment was created (recover_log)."""
 
     segments: LogSegments
     log_start_offset: int
     recovery_point: int
     checkpointed: tuple[int | None, int | None]
+    created: bool
 
 
 def _remove_transient_files(dir: Path) -> None:
@@ -123,9 +130,15 @@ def _remove_orphan_indexes(dir: Path) -> None:
 
 
 def recover_log(
-    dir: Path, recovery_point: int, start_offset: int, index_interval_bytes: int, now_ms: int
+    dir: Path,
+    recovery_point: int,
+    start_offset: int,
+    index_interval_bytes: int,
+    now_ms: int,
+    sync_dir: bool = True,
 ) -> RecoveryResult:
-    """Recover the segments in ``dir`` (see the module docstring)."""
+    """Recover the segments in ``dir`` (see the module docstring); ``created`` in the result
+    tells that it held none and got its first, empty segment."""
     dir.mkdir(parents=True, exist_ok=True)
     _remove_transient_files(dir)
     _complete_swaps(dir)
@@ -139,7 +152,9 @@ def recover_log(
     result = RecoveryResult(LogSegments())
     if not bases:
         result.segments.add(LogSegment.create(dir, start_offset, index_interval_bytes, now_ms))
-        log_files.fsync_dir(dir)
+        result.created = True
+        if sync_dir:
+            log_files.fsync_dir(dir)
         return result
     first_to_recover = max((b for b in bases if b <= recovery_point), default=bases[0])
     for i, base in enumerate(bases):
@@ -168,17 +183,34 @@ def recover_log(
 
 
 def open_log(
-    dir: Path, index_interval_bytes: int, remote_storage_enable: bool, now_ms: int
+    dir: Path,
+    index_interval_bytes: int,
+    remote_storage_enable: bool,
+    now_ms: int,
+    sync_dir: bool = True,
+    new: bool = False,
 ) -> OpenedLog:
-    """Read the checkpoints of ``dir`` (created if needed) and recover its segments."""
+    """Read the checkpoints of ``dir`` (created if needed) and recover its segments. With
+    ``new`` the caller has just created ``dir`` (so it is empty): it gets its first segment at
+    offset 0 without the reads and scans, which would find nothing."""
+    if new:
+        fresh = LogSegments()
+        fresh.add(LogSegment.create(dir, 0, index_interval_bytes, now_ms))
+        if sync_dir:
+            log_files.fsync_dir(dir)
+        return OpenedLog(fresh, 0, 0, (None, None), True)
     dir.mkdir(parents=True, exist_ok=True)
     recovery_point = log_files.read_checkpoint(dir / log_files.RECOVERY_POINT_CHECKPOINT)
     start = log_files.read_checkpoint(dir / log_files.LOG_START_OFFSET_CHECKPOINT)
-    segments = recover_log(dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms)
+    segments = recover_log(
+        dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms, sync_dir
+    )
     first, active = segments.segments.first(), segments.segments.last()
     assert first is not None and active is not None
     log_start = first.base_offset if start is None else start
     if not remote_storage_enable:
         log_start = max(log_start, first.base_offset)
     log_start = min(log_start, active.next_offset())
-    return OpenedLog(segments.segments, log_start, recovery_point or 0, (recovery_point, start))
+    return OpenedLog(
+        segments.segments, log_start, recovery_point or 0, (recovery_point, start), segments.created
+    )
