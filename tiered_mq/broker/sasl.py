@@ -23,7 +23,9 @@ SaslAuthenticate requests carry the tokens (after SaslHandshake v0 the tokens ar
 size-prefixed frames both ways, and a failure just closes the connection): one round for
 PLAIN (``authzid NUL user NUL password``; an authzid must equal the user), two for SCRAM
 (client-first -> server-first, client-final -> server-final). Until it succeeds a connection
-may send nothing else; any other request closes it. A failed authentication is answered
+may send nothing else; any other request closes it, and so does, after its answer, a mechanism
+that is not enabled (UNSUPPORTED_SASL_MECHANISM) or a request out of turn (ILLEGAL_SASL_STATE),
+as Kafka's. A failed authentication is answered
 SASL_AUTHENTICATION_FAILED and the connection is closed after the answer, as Kafka does; the
 broker logs why (never a password or token). Passwords are compared in constant time; with
 PLAIN an unknown user fails exactly like a wrong password (with SCRAM, as in Kafka, already at
@@ -118,18 +120,28 @@ class SaslSession:
 
     def handshake(self, mechanism: str, *, raw_tokens: bool = False) -> None:
         """SaslHandshake: choose the mechanism (UnsupportedSaslMechanismError if not enabled);
-        ``raw_tokens`` (v0): the tokens follow as bare frames."""
-        if self.authenticated or self.mechanism is not None:
-            raise IllegalSaslStateError("SaslHandshake after the handshake")
+        ``raw_tokens`` (v0): the tokens follow as bare frames. Before authentication every
+        refusal marks the session failed: the connection closes after the answer, as Kafka's
+        (after it, IllegalSaslStateError is only answered)."""
+        if self.authenticated:
+            raise IllegalSaslStateError("SaslHandshake after authentication")
+        if self.mechanism is not None:
+            self.failed = True
+            raise IllegalSaslStateError("SaslHandshake during SASL authentication")
         if mechanism not in self.config.mechanisms:
+            self.failed = True
             raise UnsupportedSaslMechanismError(f"mechanism {mechanism} is not enabled")
         self.mechanism = mechanism
         self.raw_tokens = raw_tokens
 
     def authenticate(self, token: bytes) -> bytes:
         """One SaslAuthenticate round: the server's token (b"" when none). Raises
-        SaslAuthenticationFailedError (and marks the session failed) on bad credentials."""
-        if self.mechanism is None or self.authenticated:
+        SaslAuthenticationFailedError (and marks the session failed) on bad credentials, and
+        IllegalSaslStateError without a handshake (failed too) or after authentication."""
+        if self.authenticated:
+            raise IllegalSaslStateError("SaslAuthenticate after authentication")
+        if self.mechanism is None:
+            self.failed = True
             raise IllegalSaslStateError("SaslAuthenticate without a pending handshake")
         try:
             if self.mechanism == PLAIN:

@@ -91,14 +91,29 @@ def test_handshake_rules(tmp_path: Path) -> None:
             tmp_path, overrides={"sasl.jaas.config": JAAS, "sasl.enabled.mechanisms": "PLAIN"}
         )
     )
+    # before authentication each refusal fails the session: the server closes the connection
     session = SaslSession(only_plain)
     with pytest.raises(IllegalSaslStateError):
         session.authenticate(b"\0alice\0alice-secret")  # no handshake yet
+    assert session.failed
+    session = SaslSession(only_plain)
     with pytest.raises(UnsupportedSaslMechanismError):
         session.handshake("SCRAM-SHA-256")
+    assert session.failed
+    session = SaslSession(only_plain)
     session.handshake("PLAIN")
     with pytest.raises(IllegalSaslStateError):
         session.handshake("PLAIN")
+    assert session.failed
+    # after it they are only answered, as Kafka's KafkaApis does
+    session = SaslSession(only_plain)
+    session.handshake("PLAIN")
+    session.authenticate(b"\0alice\0alice-secret")
+    with pytest.raises(IllegalSaslStateError):
+        session.handshake("PLAIN")
+    with pytest.raises(IllegalSaslStateError):
+        session.authenticate(b"\0alice\0alice-secret")
+    assert session.authenticated and not session.failed
 
 
 @pytest.mark.parametrize(
