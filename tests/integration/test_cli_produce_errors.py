@@ -42,3 +42,17 @@ def test_a_line_above_message_max_bytes_is_reported_and_the_rest_are_sent(
     consumed = run(shared_broker.bootstrap, "consume", topic, "--from-beginning", "-n", "4")
     assert consumed.exit_code == 0, consumed.output
     assert consumed.stdout.splitlines() == ["a", "b", "d", "e"]
+
+
+def test_a_repeated_header_key_keeps_every_value(shared_broker: BrokerProcess) -> None:
+    """``-H trace=a -H trace=b -H src=cli``: the record carries all three headers, in order
+    (Kafka record headers may repeat a key); one value was silently dropped before."""
+    topic = f"headers-{uuid.uuid4().hex[:8]}"
+    args = ["produce", topic, "-H", "trace=a", "-H", "trace=b", "-H", "src=cli"]
+    produced = run(shared_broker.bootstrap, *args, input=b"v\n")
+    assert produced.exit_code == 0, produced.output
+    consumed = run(
+        shared_broker.bootstrap, "consume", topic, "--from-beginning", "-n", "1", "--print-headers"
+    )
+    assert consumed.exit_code == 0, consumed.output
+    assert consumed.stdout.splitlines() == ["trace:a,trace:b,src:cli\tv"]

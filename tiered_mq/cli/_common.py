@@ -61,16 +61,23 @@ def admin_client(bootstrap: str, timeout: float, properties: Iterable[str]) -> A
     return Admin(AdminConfig(bootstrap_servers=bootstrap, request_timeout_s=timeout, extra=extra))
 
 
-def parse_kv(values: Iterable[str], what: str = "config") -> dict[str, str]:
-    """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}``; no ``=`` or no key: usage error."""
-    result: dict[str, str] = {}
+def parse_pairs(values: Iterable[str], what: str) -> list[tuple[str, str]]:
+    """``["a=1", "a=x=y"]`` -> ``[("a", "1"), ("a", "x=y")]``, in order and repeats kept (record
+    headers may repeat a key); no ``=`` or no key: usage error."""
+    result: list[tuple[str, str]] = []
     for item in values:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=what)
-        result[key] = value
+        result.append((key, value))
     return result
+
+
+def parse_kv(values: Iterable[str], what: str = "config") -> dict[str, str]:
+    """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}`` (a repeated key: the last value); no
+    ``=`` or no key: usage error."""
+    return dict(parse_pairs(values, what))
 
 
 UNREACHABLE_ERRORS: Mapping[str, str] = {

@@ -24,7 +24,13 @@ from typing import IO, Any
 import click
 from tqdm import tqdm
 
-from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
+from tiered_mq.cli._common import (
+    bootstrap_option,
+    parse_kv,
+    parse_pairs,
+    property_option,
+    reports_errors,
+)
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError
 from tiered_mq.client.producer import Producer
@@ -93,7 +99,7 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     "headers",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Header added to every record (repeatable).",
+    help="Header added to every record (repeatable; a key may repeat, as in Kafka).",
 )
 @click.option("--linger-ms", type=float, default=5.0, show_default=True)
 @click.option("--no-progress", is_flag=True, help="No progress bar when reading a file.")
@@ -123,7 +129,7 @@ def command(
         linger_ms=linger_ms,
         extra=extra,
     )
-    record_headers = [(k, v.encode()) for k, v in parse_kv(headers, "--header").items()]
+    record_headers = [(k, v.encode()) for k, v in parse_pairs(headers, "--header")]
     separator = key_separator.encode() if key_separator else None
     producer = Producer(config)
     stream: IO[bytes]
