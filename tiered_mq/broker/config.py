@@ -167,6 +167,16 @@ FIXED_VALUES: Final[dict[str, str]] = {
     "transaction.state.log.replication.factor": "1",
 }
 
+#: Kafka settings this broker cannot honour, which would weaken security if they were accepted
+#: and ignored: ``check_values`` refuses a non-empty value, also per listener
+#: (``listener.name.<l>.[<mechanism>.]<key>``), with the reason
+UNSUPPORTED: Final[dict[str, str]] = {
+    "ssl.cipher.suites": "TLS listeners use OpenSSL's default cipher suites; "
+    "restrict the TLS versions with ssl.enabled.protocols",
+    "sasl.server.callback.handler.class": "it names a Java class; SASL users come from "
+    "sasl.jaas.config and the SCRAM credentials",
+}
+
 _BROKER_PREFIXES: Final = (
     "group.",
     "offsets.",
@@ -256,10 +266,16 @@ class BrokerConfig:
 
     def check_values(self) -> None:
         """``ValueError`` for a broker config given a value its type refuses: a number setting
-        (default ``"1"``) that is not an integer, a boolean one that is not true or false. Kafka
+        (default ``"1"``) that is not an integer, a boolean one that is not true or false, a
+        fixed one other than its value, an ``UNSUPPORTED`` one set. Kafka
         refuses to start on such a value; checked lazily, it would fail requests instead."""
         for key in sorted(self.overridden):
             default, value = BROKER_DEFAULTS.get(key), self.props[key]
+            unsupported = [u for u in UNSUPPORTED if key == u or key.endswith(f".{u}")]
+            if unsupported and value.strip():
+                raise ValueError(
+                    f"broker config {key}={value!r} is not supported: {UNSUPPORTED[unsupported[0]]}"
+                )
             if key in FIXED_VALUES and value.strip() != FIXED_VALUES[key]:
                 raise ValueError(
                     f"broker config {key}={value!r}: this broker has no replication, "

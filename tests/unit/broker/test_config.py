@@ -52,6 +52,22 @@ def test_a_non_integer_setting_names_itself(tmp_path: Path) -> None:
             "yes",
             "auto.create.topics.enable='yes' is not true or false",
         ),
+        # security settings that would be ignored: refused rather than silently weaker
+        (
+            "ssl.cipher.suites",
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+            "ssl.cipher.suites=.* is not supported: TLS listeners use OpenSSL's default",
+        ),
+        (
+            "listener.name.external.ssl.cipher.suites",
+            "TLS_AES_256_GCM_SHA384",
+            "listener.name.external.ssl.cipher.suites=.* is not supported",
+        ),
+        (
+            "listener.name.sasl.plain.sasl.server.callback.handler.class",
+            "com.example.LdapAuth",
+            "is not supported: it names a Java class",
+        ),
     ],
 )
 def test_a_broker_is_not_made_with_a_value_its_setting_refuses(
@@ -69,6 +85,7 @@ def test_check_values_takes_numbers_booleans_and_free_text(tmp_path: Path) -> No
         "auto.create.topics.enable": "FALSE",
         "zookeeper.connection.timeout.ms": "",
         "super.users": "User:admin",
+        "ssl.cipher.suites": "",  # Kafka's default (null): every suite
     }
     BrokerConfig(tmp_path, overrides=overrides).check_values()
 
