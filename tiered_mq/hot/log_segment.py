@@ -100,18 +100,27 @@ class LogSegment:
 
     @classmethod
     def create(
-        cls, dir: Path, base_offset: int, index_interval_bytes: int, now_ms: int
+        cls,
+        dir: Path,
+        base_offset: int,
+        index_interval_bytes: int,
+        now_ms: int,
+        index_files: bool = True,
     ) -> LogSegment:
-        """A new empty segment (empty files, replacing leftovers of the same name)."""
+        """A new empty segment (empty files, replacing leftovers of the same name). Without
+        ``index_files`` only the ``.log`` is created, in a directory that holds no index of
+        that name: each index file is created by its first entry (an absent index is an empty
+        one, IndexFile), which saves a new partition two file creations."""
         fd = os.open(
             log_files.log_file(dir, base_offset), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644
         )
-        for path in (
-            log_files.offset_index_file(dir, base_offset),
-            log_files.time_index_file(dir, base_offset),
-        ):
-            with open(path, "wb"):
-                pass
+        if index_files:
+            for path in (
+                log_files.offset_index_file(dir, base_offset),
+                log_files.time_index_file(dir, base_offset),
+            ):
+                with open(path, "wb"):
+                    pass
         file = open(fd, "r+b", buffering=0)  # noqa: SIM115 (owned by the segment)
         segment = cls(dir, base_offset, file, index_interval_bytes, now_ms)
         segment._tail_known = segment._indexes_checked = True

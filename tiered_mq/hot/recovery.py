@@ -195,7 +195,7 @@ def open_log(
     offset 0 without the reads and scans, which would find nothing."""
     if new:
         fresh = LogSegments()
-        fresh.add(LogSegment.create(dir, 0, index_interval_bytes, now_ms))
+        fresh.add(LogSegment.create(dir, 0, index_interval_bytes, now_ms, index_files=False))
         if sync_dir:
             log_files.fsync_dir(dir)
         return OpenedLog(fresh, 0, 0, (None, None), True)
