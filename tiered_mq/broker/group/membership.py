@@ -187,7 +187,7 @@ class Membership(Rebalancer):
             await self._store_group(group)
             error = NONE
         except Exception:
-            log.exception("group %s: storing static member %s failed", group.group_id, old_id)
+            self._store_failures.failed(group.group_id, f"storing static member {old_id}")
             error = errors.CoordinatorNotAvailableError.errno
         unchanged = (
             not future.done()
@@ -314,7 +314,7 @@ class Membership(Rebalancer):
             await self._store_group(group)
             error = NONE
         except Exception:
-            log.exception("group %s: storing the assignment failed", group.group_id)
+            self._store_failures.failed(group.group_id, "storing the assignment")
             error = errors.CoordinatorNotAvailableError.errno
         if group.state is not S.COMPLETING_REBALANCE or group.generation_id != generation:
             return  # a rebalance started meanwhile; its members were answered already

@@ -42,6 +42,7 @@ from tiered_mq.broker.group.group import (
     SyncResponse,
 )
 from tiered_mq.broker.group.seams import Scheduler
+from tiered_mq.broker.group.store_failures import StoreFailureLog
 
 log = logging.getLogger("tiered_mq.broker.group.membership")  # one logger for the protocol
 
@@ -78,6 +79,7 @@ class Rebalancer:
         self.scheduler = scheduler
         self.groups: dict[str, GroupMetadata] = {}
         self._store_group = store_group
+        self._store_failures = StoreFailureLog(log)  # a full disk fails every store: no flood
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -241,7 +243,7 @@ class Rebalancer:
         try:
             await self._store_group(group)
         except Exception:
-            log.exception("group %s: storing group metadata failed", group.group_id)
+            self._store_failures.failed(group.group_id, "storing group metadata")
 
     @staticmethod
     def _answer_sync(member: MemberMetadata, response: SyncResponse) -> None:
