@@ -6,7 +6,7 @@ torn mix, and a rename that was reported done survives.
 the old file and a stale ``.tmp`` that the next replace overwrites.
 
 ``replace_durably_many`` does the same for many files at once, in phases: every ``.tmp``
-written, all fsynced, all renamed, then every parent directory fsynced. Each file is renamed
+written and fsynced, all renamed, then every parent directory fsynced. Each file is renamed
 only after its ``.tmp`` is on disk, so the crash behaviour of each file is the one above; the
 fsyncs of a phase run several at a time (:func:`fsync_all`), and the file system commits its
 journal once for all the fsyncs waiting together (ext4's and XFS's group commit), so a phase
@@ -56,6 +56,29 @@ def fsync_all(paths: Iterable[Path]) -> None:
 
 def replace_durably(path: Path, data: bytes) -> None:
     """Replace ``path``'s content with ``data`` (see the module docstring)."""
+    _write_tmp(path, data).replace(path)
+    fsync_dir(path.parent)
+
+
+def replace_durably_many(files: Sequence[tuple[Path, bytes]], dirs: Iterable[Path] = ()) -> None:
+    """:func:`replace_durably` for each ``(path, data)`` of ``files``, in phases (see the module
+    docstring): each ``.tmp`` written and fsynced (:data:`FSYNC_WORKERS` at a time), all
+    renamed, then the parent directories and ``dirs`` fsynced together (the directory holding
+    new ones, say). On an error the files renamed so far keep their new content, the others
+    their old one."""
+    if not files:
+        fsync_all(dirs)
+        return
+    with ThreadPoolExecutor(min(FSYNC_WORKERS, len(files)), "fsync") as pool:
+        futures = [pool.submit(_write_tmp, path, data) for path, data in files]
+    tmps = [future.result() for future in futures]
+    for tmp, (path, _) in zip(tmps, files, strict=True):
+        tmp.replace(path)
+    fsync_all([*(path.parent for path, _ in files), *dirs])
+
+
+def _write_tmp(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``<path>.tmp`` and fsync it; returns that path."""
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
@@ -65,29 +88,4 @@ def replace_durably(path: Path, data: bytes) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    tmp.replace(path)
-    fsync_dir(path.parent)
-
-
-def replace_durably_many(files: Sequence[tuple[Path, bytes]], dirs: Iterable[Path] = ()) -> None:
-    """:func:`replace_durably` for each ``(path, data)`` of ``files``, in phases (see the module
-    docstring); ``dirs`` are fsynced with the parent directories (the directory holding new
-    ones, say). On an error the files renamed so far keep their new content, the others their
-    old one."""
-    tmps = [path.with_name(path.name + ".tmp") for path, _ in files]
-    for tmp, (_, data) in zip(tmps, files, strict=True):
-        _write(tmp, data)
-    fsync_all(tmps)
-    for tmp, (path, _) in zip(tmps, files, strict=True):
-        tmp.replace(path)
-    fsync_all([*(path.parent for path, _ in files), *dirs])
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+    return tmp

@@ -42,7 +42,6 @@ from typing import Final
 
 from tiered_mq.broker.topic_names import validate_topic_name
 from tiered_mq.coordination.base import TopicMetadata
-from tiered_mq.durable_file import fsync_all
 from tiered_mq.errors import InvalidTopicError
 from tiered_mq.hot import log_dir_deletion, partition_metadata
 from tiered_mq.topic_partition import TopicPartition
@@ -189,11 +188,7 @@ def record_claims(claims: Claims, dirs: Iterable[Path] = ()) -> None:
     fsyncs of all grouped: partition_metadata.write_many) and fsync, with their directories,
     ``dirs`` and the parents of the created directories. When it returns, every claimed
     directory exists and records its topic id, durably. Blocking."""
-    extra = [*dirs, *claims.created_in]
-    if claims.unrecorded:
-        partition_metadata.write_many(claims.unrecorded, extra)
-    else:
-        fsync_all(extra)
+    partition_metadata.write_many(claims.unrecorded, [*dirs, *claims.created_in])
 
 
 def claim_dir(dir: Path, topic_id: str) -> Path | None:

@@ -127,4 +127,5 @@ def write(dir: Path, topic_id: str) -> None:
 def write_many(ids: Sequence[tuple[Path, str]], dirs: Iterable[Path] = ()) -> None:
     """:func:`write` for each ``(partition directory, topic id)`` of ``ids``, the fsyncs of
     all grouped (durable_file.replace_durably_many); ``dirs`` are fsynced with them."""
-    replace_durably_many([(path_in(dir), encode(topic_id)) for dir, topic_id in ids], dirs)
+    encoded = {topic_id: encode(topic_id) for topic_id in {topic_id for _, topic_id in ids}}
+    replace_durably_many([(path_in(dir), encoded[topic_id]) for dir, topic_id in ids], dirs)
