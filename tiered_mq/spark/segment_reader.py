@@ -47,18 +47,35 @@ RUN_BYTES: Final = 4 * 1024 * 1024
 
 
 def fetch(bucket: Bucket, split: SegmentSplit) -> bytes:
+    """The split's bytes: the whole object (checked against the manifest's CRC-32C), or a
+    ranged GET that must return exactly the range's length. A short range (an object shorter
+    than the manifest's ``size_bytes``) is corruption: cut at a batch boundary it would
+    otherwise look like a valid log and lose its last batches without an error."""
+    name = bucket.url.describe(split.log_key)
     if split.start_position == 0 and split.end_position is None:
         data = bucket.get(split.log_key)
         if split.object_crc32c is not None and crc32c.crc32c(data) != split.object_crc32c:
             raise LogCorruptionError(
-                bucket.url.describe(split.log_key),
+                name,
                 0,
                 f"CRC-32C of the object is {crc32c.crc32c(data):#010x}, "
                 f"the manifest says {split.object_crc32c:#010x}",
             )
+        if split.size_bytes and len(data) != split.size_bytes:
+            raise LogCorruptionError(
+                name, 0, f"the object is {len(data)} bytes, the manifest says {split.size_bytes}"
+            )
         return data
     end = split.size_bytes if split.end_position is None else split.end_position
-    return bucket.get_range(split.log_key, split.start_position, end - 1)
+    data = bucket.get_range(split.log_key, split.start_position, end - 1)
+    if len(data) != end - split.start_position:
+        raise LogCorruptionError(
+            name,
+            split.start_position + len(data),
+            f"the object ends early: a read of bytes [{split.start_position}, {end}) returned "
+            f"{len(data)} bytes (the manifest says the object is {split.size_bytes} bytes)",
+        )
+    return data
 
 
 def read_split(bucket: Bucket, split: SegmentSplit) -> Iterator[pa.RecordBatch]:
