@@ -102,14 +102,13 @@ class LocalLog:
     ) -> LocalLog:
         """Open (creating if needed) the log in ``dir`` and recover its tail.
 
-        A new log writes no checkpoint file: an absent one reads as what recovery assumes
-        without it (recovery point 0, log start offset at the first segment), which is what a
-        new log would write; the files are written once either value moves. Kafka writes no
-        checkpoint at log creation either. With ``sync_dir`` False the files of a new log are
-        not fsynced here: the caller fsyncs ``dir`` (``created`` tells it to), as the broker
-        does for all the partitions it creates together; a crash before that fsync leaves a
-        directory the next open fills with the same empty segment (recovery.py). ``new``:
-        the caller has just created ``dir``, empty (recovery.open_log skips its scans)."""
+        A new log writes no checkpoint file (:meth:`checkpoint`: absent files read as a new
+        log's values); Kafka writes none at log creation either. With ``sync_dir`` False the
+        files of a new log are not fsynced here: the caller fsyncs ``dir`` (``created`` tells
+        it to), as the broker does for all the partitions it creates together; a crash before
+        that fsync leaves a directory the next open fills with the same empty segment
+        (recovery.py). ``new``: the caller has just created ``dir``, empty (recovery.open_log
+        skips its scans)."""
         dir = Path(dir)
         opened = open_log(
             dir, config.index_interval_bytes, config.remote_storage_enable, clock(), sync_dir, new
@@ -124,13 +123,7 @@ class LocalLog:
             clock,
         )
         log.created = opened.created
-        recovery_point, log_start = opened.checkpointed
-        first = opened.segments.first()
-        assert first is not None
-        log._checkpointed = (
-            0 if recovery_point is None else recovery_point,
-            first.base_offset if log_start is None else log_start,
-        )
+        log._checkpointed = opened.checkpointed
         log.checkpoint()
         return log
 
@@ -258,9 +251,20 @@ class LocalLog:
         return False
 
     def checkpoint(self) -> None:
-        """Write the recovery point and log start offset checkpoint files (when changed)."""
+        """Write the recovery point and log start offset checkpoint files, unless the next
+        open would take the log's values from them as they are. An absent (or unreadable) file
+        reads as recovery point 0 and log start offset at the first local segment (recovery.py
+        open_log), so a new log writes neither until one of them moves or its first segment
+        goes; a log whose files were lost rewrites them only then (a full disk does not stop
+        its open)."""
         state = (self.recovery_point, self.log_start_offset)
-        if state != self._checkpointed:
+        recovery_point, log_start = self._checkpointed
+        first = self._segments.first()
+        as_reopened = (
+            0 if recovery_point is None else recovery_point,
+            first.base_offset if log_start is None and first is not None else log_start,
+        )
+        if state != as_reopened:
             log_durability.write_checkpoints(self.dir, self.recovery_point, self.log_start_offset)
             self._checkpointed = state
         self._last_checkpoint_ms = self.clock()

@@ -71,3 +71,24 @@ def test_a_new_log_whose_files_were_lost_opens_empty(tmp_path: Path) -> None:
     assert reopened.created and reopened.log_end_offset == 0
     reopened.append_as_leader(make_batch(3), 0)
     assert reopened.log_end_offset == 3
+
+
+def test_a_log_without_checkpoints_keeps_its_log_start_when_its_first_segment_goes(
+    tmp_path: Path,
+) -> None:
+    """With remote storage the log start offset stays when local segments go (the cold tier
+    holds them); absent files would read as the next first segment: they are written then."""
+    config = LogConfig.from_properties({"remote.storage.enable": "true"})
+    log = LocalLog.open(tmp_path / "t-0", config)
+    fill(log, 3)
+    log.roll()
+    fill(log, 3)
+    log.close()
+    for name in (log_files.RECOVERY_POINT_CHECKPOINT, log_files.LOG_START_OFFSET_CHECKPOINT):
+        (log.dir / name).unlink()  # lost
+    reopened = LocalLog.open(log.dir, config)
+    assert reopened.log_start_offset == 0
+    assert len(reopened.delete_segments(reopened.segments()[:1])) == 1
+    assert reopened.local_log_start_offset == 9 and reopened.log_start_offset == 0
+    reopened.close()
+    assert LocalLog.open(log.dir, config).log_start_offset == 0
