@@ -192,7 +192,8 @@ def open_log(
 ) -> OpenedLog:
     """Read the checkpoints of ``dir`` (created if needed) and recover its segments. With
     ``new`` the caller has just created ``dir`` (so it is empty): it gets its first segment at
-    offset 0 without the reads and scans, which would find nothing."""
+    offset 0 without the reads and scans, which would find nothing, and the segment's ``.log``
+    only (its index files come with their first entries: LogSegment.create)."""
     if new:
         fresh = LogSegments()
         fresh.add(LogSegment.create(dir, 0, index_interval_bytes, now_ms, index_files=False))
