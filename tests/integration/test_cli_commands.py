@@ -237,6 +237,33 @@ def test_consume_into_a_closed_pipe_ends_quietly(bootstrap: str) -> None:
     )
 
 
+def test_consume_into_a_closed_pipe_ends_while_idle(bootstrap: str) -> None:
+    """The README's ``tiered-mq consume orders --from-beginning ... | head -n 3`` on a topic
+    whose records all fit in the pipe: every write succeeds before head exits, and no record
+    comes after. The command still ends (status 0, no traceback) once head has gone, instead
+    of polling forever for a record to write."""
+    topic = fresh("idle-pipe")
+    ok(run(bootstrap, "topics", "create", topic, "--partitions", "3"))
+    ok(run(bootstrap, "produce", topic, input="".join(f"{i}\n" for i in range(20))))
+
+    env = {**os.environ, "TIERED_MQ_BOOTSTRAP": bootstrap}
+    command = [sys.executable, "-m", "tiered_mq", "consume", topic, "--from-beginning"]
+    consume = subprocess.Popen(
+        [*command, "--print-timestamp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert consume.stdout is not None and consume.stderr is not None
+    head = subprocess.run(["head", "-n", "3"], stdin=consume.stdout, capture_output=True)
+    consume.stdout.close()
+    try:
+        status = consume.wait(timeout=20)
+    finally:
+        consume.kill()
+    stderr = consume.stderr.read().decode()
+    assert status == 0, stderr
+    assert len(head.stdout.decode().splitlines()) == 3
+    assert "Traceback" not in stderr and "Processed a total of 20 messages" in stderr, stderr
+
+
 def test_ctrl_c_with_the_broker_gone_ends_quietly(tmp_path: Path) -> None:
     """Ctrl-C on ``tiered-mq consume -g G`` while the broker is unreachable (librdkafka logs
     every failed reconnect through the Python logger): status 0 and the summary line, no

@@ -14,7 +14,8 @@ With a group, offsets of printed records are committed (at-least-once). Each out
 order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
-on Ctrl-C, or when stdout's reader goes away (``| head``: exit status 0, no traceback);
+on Ctrl-C, or when stdout's reader goes away (``| head``: exit status 0, no traceback),
+noticed at the next write or, while no records come, within one poll (0.5 s);
 the count goes to stderr. Offsets of the records written before are committed.
 """
 
@@ -22,12 +23,14 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import signal
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import BinaryIO
 
 import click
 
@@ -107,6 +110,20 @@ def discard_stdout() -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
+
+
+def reader_gone(stream: BinaryIO) -> bool:
+    """Whether the reading end of ``stream`` (stdout) has gone, without writing to it: a pipe
+    whose reader exited polls POLLERR, a socket whose peer closed POLLHUP. A file, a terminal
+    or a stream without a descriptor never reports it. Lets an idle run end as ``tail -f``
+    does once ``| head`` has what it wanted, instead of waiting for a record to write."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
 
 def start_offsets(
@@ -221,6 +238,9 @@ def command(
                     joined = True  # the idle clock starts once the group has assigned us
                     last_data = time.monotonic()
                 if not records:
+                    if reader_gone(out):
+                        discard_stdout()
+                        break
                     if idle_timeout is None:
                         continue
                     limit = idle_timeout if joined else idle_timeout + JOIN_GRACE_S
