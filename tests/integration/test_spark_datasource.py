@@ -246,3 +246,18 @@ def test_plain_registration_without_pushdown(spark: Any, tmp_path: Path) -> None
             import tiered_mq.spark
 
             tiered_mq.spark.register(spark)
+
+
+def test_bad_options_fail_at_load_naming_the_option(spark: Any, tmp_path: Path) -> None:
+    build(open_sync_store(f"file://{tmp_path}"), "", segments=1, batches=1)
+
+    def reader() -> Any:  # DataFrameReader.option() changes the reader in place
+        return spark.read.format("tiered-mq").option("path", f"file://{tmp_path}")
+
+    with pytest.raises(Exception, match=r"(?i)unknown option\(s\) 'startingOffset'"):
+        reader().option("topic", "orders").option("startingOffset", '{"orders": {"0": 5}}').load()
+    with pytest.raises(Exception, match=r"names partition\(s\) 9 of topic 'orders'"):
+        reader().option("topic", "orders").option("startingOffsets", '{"orders": {"9": 5}}').load(
+        ).count()  # fmt: skip
+    ok = reader().option("topic", "orders").option("failOnDataLoss", "false").load()
+    assert ok.count() == 25 * len(CODECS)

@@ -64,7 +64,8 @@ class TieredMQDataSource(DataSource):  # type: ignore[misc]
         return "tiered-mq"
 
     def schema(self) -> str:
-        include = str(self.options.get("includeHeaders", "true")).strip().lower() != "false"
+        # parsed here too so that bad options fail at load(), not at the first action
+        include = ReadOptions.parse(dict(self.options)).include_headers
         return SPARK_SCHEMA if include else SPARK_SCHEMA_NO_HEADERS
 
     def reader(self, schema: Any) -> DataSourceReader:

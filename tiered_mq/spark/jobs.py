@@ -28,6 +28,9 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--read-uncommitted", action="store_true",
                      help="keep records of aborted transactions")  # fmt: skip
     src.add_argument("--max-bytes-per-split", type=int, help="split larger .log objects")
+    src.add_argument("--no-fail-on-data-loss", action="store_true",
+                     help="failOnDataLoss=false: offsets below the log start read from it, "
+                          "segments deleted during the job are skipped")  # fmt: skip
     src.add_argument("--where", help='a Spark SQL filter, e.g. "partition = 0"')
     s3 = parser.add_argument_group("S3 (defaults: the AWS chain and AWS_* variables)")
     s3.add_argument("--s3-endpoint", default=os.environ.get("AWS_ENDPOINT_URL"))
@@ -44,6 +47,7 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
         "startingOffsets": args.starting_offsets,
         "endingOffsets": args.ending_offsets,
         "isolation.level": "read_uncommitted" if args.read_uncommitted else "read_committed",
+        "failOnDataLoss": "false" if args.no_fail_on_data_loss else "true",
     }
     if args.topic:
         opts["topics"] = args.topic

@@ -19,13 +19,21 @@ isolation.level                ``read_committed`` (default) or ``read_uncommitte
 maxBytesPerSplit               split .log objects larger than this at offset-index positions
                                (default 128 MiB)
 includeHeaders                 ``true`` (default): the ``headers`` column is present
+failOnDataLoss                 ``true`` (default, as Spark): a JSON starting offset below the
+                               bucket's log start offset (deleted by retention) fails the
+                               read, and so does a ``.log`` object deleted after planning;
+                               ``false``: start at the log start, skip the deleted object
+filterPushdown                 ``true``: the reader takes pushed-down filters (datasource.py)
 s3.endpoint, s3.region,        S3 client settings; unset ones come from the AWS chain
 s3.accessKey, s3.secretKey,    (``region`` is accepted for ``s3.region``)
 s3.sessionToken, s3.pathStyle
 =============================  ================================================================
 
 Partitions absent from an offsets JSON take the default (earliest / latest). A topic in the
-JSON that is not being read raises ValueError, as Spark's Kafka source does.
+JSON that is not being read, or a partition the topic does not have, raises ValueError, as
+Spark's Kafka source does. So does an option that is not in the table above (a misspelt
+``startingOffset`` would otherwise read the whole topic), and an offset or timestamp in a JSON
+that is not an integer.
 """
 
 from __future__ import annotations
@@ -43,6 +51,17 @@ LATEST: Final = -1
 DEFAULT_MAX_BYTES_PER_SPLIT: Final = 128 * 1024 * 1024
 
 PartitionMap = dict[str, dict[int, int]]
+
+#: every option the source takes (names are case-insensitive)
+OPTION_NAMES: Final = (
+    "path", "topic", "topics", "subscribe", "topicPattern", "subscribePattern",
+    "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
+    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "isolation.level",
+    "kafka.isolation.level", "maxBytesPerSplit", "includeHeaders", "failOnDataLoss",
+    "filterPushdown", "s3.endpoint", "s3.region", "region", "s3.accessKey", "s3.secretKey",
+    "s3.sessionToken", "s3.pathStyle",
+)  # fmt: skip
+_KNOWN: Final = frozenset(n.lower() for n in OPTION_NAMES)
 
 
 @dataclass(frozen=True)
@@ -70,10 +89,17 @@ class ReadOptions:
     read_committed: bool = True
     max_bytes_per_split: int = DEFAULT_MAX_BYTES_PER_SPLIT
     include_headers: bool = True
+    fail_on_data_loss: bool = True
     s3: S3Settings = field(default_factory=S3Settings)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        unknown = sorted(k for k in options if k.lower() not in _KNOWN)
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(map(repr, unknown))}; this source reads the "
+                f"bucket and takes: {', '.join(OPTION_NAMES)}"
+            )
         o = {k.lower(): v for k, v in options.items()}
         path = o.get("path")
         if not path:
@@ -102,6 +128,7 @@ class ReadOptions:
             max_bytes_per_split=_int(o.get("maxbytespersplit"), "maxBytesPerSplit")
             or DEFAULT_MAX_BYTES_PER_SPLIT,
             include_headers=_bool(o.get("includeheaders"), True),
+            fail_on_data_loss=_bool(o.get("failondataloss"), True),
             s3=S3Settings(
                 endpoint_url=o.get("s3.endpoint") or None,
                 region=o.get("s3.region") or o.get("region") or None,
@@ -124,6 +151,19 @@ class ReadOptions:
                 if unknown:
                     raise ValueError(f"offsets given for topics not read: {', '.join(unknown)}")
 
+    def check_partitions(self, topic: str, partitions: list[int]) -> None:
+        """Spark's rule: offsets JSON may name only partitions the topic has."""
+        for name, spec in (("startingOffsets", self.starting), ("endingOffsets", self.ending),
+                           ("startingOffsetsByTimestamp", self.starting_by_timestamp),
+                           ("endingOffsetsByTimestamp", self.ending_by_timestamp)):  # fmt: skip
+            if isinstance(spec, dict):
+                unknown = sorted(set(spec.get(topic, {})) - set(partitions))
+                if unknown:
+                    raise ValueError(
+                        f"{name} names partition(s) {', '.join(map(str, unknown))} of topic "
+                        f"{topic!r}, which has {_describe(partitions)} in the bucket"
+                    )
+
     def bounds(self, topic: str, partition: int) -> PartitionBounds:
         start = _pick(self.starting, topic, partition, EARLIEST)
         end = _pick(self.ending, topic, partition, LATEST)
@@ -136,6 +176,14 @@ class ReadOptions:
         if start_ts is not None:
             start = EARLIEST  # a timestamp wins over startingOffsets, as in Spark
         return PartitionBounds(start, end, start_ts, end_ts)
+
+
+def _describe(partitions: list[int]) -> str:
+    if not partitions:
+        return "no partitions"
+    if partitions == list(range(len(partitions))):
+        return f"partitions 0-{len(partitions) - 1}"
+    return f"partitions {', '.join(map(str, partitions))}"
 
 
 def _pick(spec: int | PartitionMap, topic: str, partition: int, default: int) -> int:
@@ -172,13 +220,19 @@ def _partition_map(text: str, name: str) -> PartitionMap:
         if not isinstance(doc, dict):
             raise TypeError("not an object")
         return {
-            str(topic): {int(p): int(v) for p, v in dict(parts).items()}
+            str(topic): {int(p): _json_int(v) for p, v in dict(parts).items()}
             for topic, parts in doc.items()
         }
     except (ValueError, TypeError) as exc:
         raise ValueError(
             f'{name}: expected earliest, latest or {{"topic": {{"0": 23}}}}, got {text!r}'
         ) from exc
+
+
+def _json_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{value!r} is not an integer")
+    return value
 
 
 def _int(raw: str | None, name: str) -> int | None:

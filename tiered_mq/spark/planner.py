@@ -40,6 +40,8 @@ from pyspark.sql.datasource import InputPartition
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
+    VERSION,
+    ManifestFormatError,
     PartitionManifest,
     RemoteSegment,
     is_foreign,
@@ -57,6 +59,10 @@ from tiered_mq.spark.transactions import (
     overlapping,
     parse_txn_index,
 )
+
+
+class DataLossError(ValueError):
+    """Records the read asks for are no longer in the bucket (``failOnDataLoss=true``)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,7 @@ class SegmentSplit(InputPartition):  # type: ignore[misc]
     aborted: tuple[AbortedTxn, ...] = ()
     object_crc32c: int | None = None  # checked when the whole object is read
     read_committed: bool = True
+    fail_on_data_loss: bool = True  # False: a .log object missing at read time is skipped
     size_bytes: int = 0
     # read_committed: byte ranges after this split (key, start, end) where markers may lie
     later: tuple[tuple[str, int, int], ...] = ()
@@ -106,12 +113,15 @@ def topic_partitions(bucket: Bucket, topic: str) -> tuple[list[int], str | None]
     """Partitions from the topic manifest, else the partition folders present; and the
     topic id of the topic manifest (None without one)."""
     prefix = bucket.url.prefix
+    key = layout.topic_manifest_key(prefix, topic)
     try:
-        manifest = parse_topic_manifest(bucket.get(layout.topic_manifest_key(prefix, topic)))
+        manifest = parse_topic_manifest(bucket.get(key))
         return list(range(manifest.partition_count)), manifest.topic_id
     except ObjectNotFoundError:
         folders = bucket.list_dirs(layout.topic_prefix(prefix, topic))
         return sorted(int(f) for f in folders if f.isdigit()), None
+    except ManifestFormatError as exc:
+        raise _unreadable(bucket, key, exc) from exc
 
 
 def load_manifest(bucket: Bucket, topic: str, partition: int) -> PartitionManifest | None:
@@ -120,6 +130,16 @@ def load_manifest(bucket: Bucket, topic: str, partition: int) -> PartitionManife
         return parse_partition_manifest(bucket.get(key))
     except ObjectNotFoundError:
         return None  # nothing of this partition was uploaded yet
+    except ManifestFormatError as exc:
+        raise _unreadable(bucket, key, exc) from exc
+
+
+def _unreadable(bucket: Bucket, key: str, exc: ManifestFormatError) -> ManifestFormatError:
+    """``exc`` naming the object, and the format this reader knows (a manifest written by a
+    newer tiered-mq needs that version where Spark runs)."""
+    return ManifestFormatError(
+        f"{bucket.url.describe(key)}: {exc} (this tiered-mq reads manifest version {VERSION})"
+    )
 
 
 def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit]:
@@ -130,6 +150,7 @@ def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit
         if pushed.topics is not None and topic not in pushed.topics:
             continue
         partitions, topic_id = topic_partitions(bucket, topic)
+        opts.check_partitions(topic, partitions)
         for partition in partitions:
             if pushed.partitions is not None and partition not in pushed.partitions:
                 continue
@@ -152,6 +173,16 @@ def plan_partition(
     bounds = opts.bounds(topic, partition)
     start = {EARLIEST: earliest, LATEST: latest}.get(bounds.start, bounds.start)
     end = {EARLIEST: earliest, LATEST: latest}.get(bounds.end, bounds.end)
+    if (
+        opts.fail_on_data_loss
+        and bounds.start not in (EARLIEST, LATEST)
+        and bounds.start < earliest
+    ):
+        raise DataLossError(
+            f"startingOffsets for {topic}-{partition} is {bounds.start}, but the bucket's log "
+            f"start offset is {earliest}: offsets {bounds.start}-{earliest - 1} were deleted "
+            "(retention or DeleteRecords). Set failOnDataLoss=false to read from the log start"
+        )
     start, end = max(start, earliest), min(end, latest)
     if pushed.offset_low is not None:
         start = max(start, pushed.offset_low)
@@ -211,6 +242,7 @@ def plan_partition(
             aborted=overlapping(aborted, first_offset, split_end),
             object_crc32c=seg.crc32c,
             read_committed=opts.read_committed,
+            fail_on_data_loss=opts.fail_on_data_loss,
             size_bytes=seg.size_bytes,
             later=following[id(seg)] if opts.read_committed else (),
         )

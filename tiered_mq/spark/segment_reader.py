@@ -12,9 +12,10 @@ Steps, all per batch except the column decode (see columnar.py):
    about :data:`RUN_BYTES` and decode each run into one Arrow batch;
 6. cut the rows at the exact offsets and at the start / end timestamps.
 
-Any corruption (bad CRC, bad lengths, undecodable payload) raises LogCorruptionError whose
-message starts with the object's full name (``s3://bucket/key``) and position: the Spark task,
-and so the job, fails with it. Nothing is retried past corruption.
+Any corruption (bad CRC, bad lengths, an object shorter than the manifest says, undecodable
+payload) raises LogCorruptionError whose message starts with the object's full name
+(``s3://bucket/key``) and position: the Spark task, and so the job, fails with it. Nothing is
+retried past corruption.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import crc32c
 import numpy as np
 import pyarrow as pa
 
-from tiered_mq.errors import CorruptRecordError, LogCorruptionError
+from tiered_mq.errors import CorruptRecordError, LogCorruptionError, ObjectNotFoundError
 from tiered_mq.record.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -79,8 +80,19 @@ def fetch(bucket: Bucket, split: SegmentSplit) -> bytes:
 
 
 def read_split(bucket: Bucket, split: SegmentSplit) -> Iterator[pa.RecordBatch]:
-    data = fetch(bucket, split)
+    """The split's rows. A ``.log`` object missing now (deleted by retention after the job was
+    planned) raises ObjectNotFoundError, or yields nothing with ``failOnDataLoss=false``."""
     name = bucket.url.describe(split.log_key)
+    try:
+        data = fetch(bucket, split)
+    except ObjectNotFoundError as exc:
+        if not split.fail_on_data_loss:
+            return
+        raise ObjectNotFoundError(
+            name,
+            "the segment is no longer in the bucket (deleted by retention after the job was "
+            "planned?). Set failOnDataLoss=false to skip deleted segments",
+        ) from exc
     yield from decode_split(data, split, name, lambda pids: _look_ahead(bucket, split, pids))
 
 
@@ -88,7 +100,12 @@ def _look_ahead(bucket: Bucket, split: SegmentSplit, producer_ids: set[int]) -> 
     """Markers of ``producer_ids`` in the byte ranges after the split (read_committed)."""
     found: dict[int, bool] = {}
     for key, start, end in split.later:
-        data = bucket.get_range(key, start, end - 1)
+        try:
+            data = bucket.get_range(key, start, end - 1)
+        except ObjectNotFoundError:
+            if split.fail_on_data_loss:
+                raise
+            continue  # deleted by retention after planning: its markers are gone
         try:
             batches = walk_headers(data, bucket.url.describe(key), start)
             found.update(first_markers(data, batches, producer_ids - set(found)))

@@ -54,11 +54,30 @@ def test_timestamp_takes_precedence_over_offsets() -> None:
         {"path": "s3://b", "topic": "t", "isolation.level": "dirty"},
         {"path": "s3://b", "topic": "t", "maxBytesPerSplit": "-1"},
         {"path": "s3://b", "topic": "t", "s3.pathStyle": "maybe"},
+        {"path": "s3://b", "topic": "t", "failOnDataLoss": "no"},
+        {"path": "s3://b", "topic": "t", "startingOffsets": '{"t": {"0": 3.5}}'},
+        {"path": "s3://b", "topic": "t", "endingOffsets": '{"t": {"0": true}}'},
+        {"path": "s3://b", "topic": "t", "startingOffsetsByTimestamp": '{"t": {"0": "1"}}'},
     ],
 )
 def test_bad_options_raise(options: dict[str, str]) -> None:
     with pytest.raises(ValueError):
         ReadOptions.parse(options)
+
+
+def test_unknown_options_raise_naming_them() -> None:
+    """A misspelt option would otherwise be ignored: startingOffset reads the whole topic."""
+    with pytest.raises(
+        ValueError, match=r"unknown option\(s\) 'startingOffset'; .* startingOffsets"
+    ):
+        ReadOptions.parse({"path": "s3://b", "topic": "t", "startingOffset": '{"t": {"0": 5}}'})
+    with pytest.raises(ValueError, match="'kafka\\.bootstrap\\.servers'"):
+        ReadOptions.parse({"path": "s3://b", "topic": "t", "kafka.bootstrap.servers": "h:9092"})
+    known = ReadOptions.parse(
+        {"PATH": "s3://b", "Topic": "t", "FAILONDATALOSS": "false", "filterPushdown": "true"}
+    )
+    assert not known.fail_on_data_loss
+    assert ReadOptions.parse({"path": "s3://b", "topic": "t"}).fail_on_data_loss
 
 
 def test_s3_settings_and_isolation() -> None:
@@ -97,3 +116,22 @@ def test_narrow_by_pushed_filters() -> None:
         offset_high=100,
         min_timestamp_us=int(ts.timestamp()) * 1_000_000,
     )
+
+
+def test_the_jobs_options_are_all_known() -> None:
+    import argparse
+
+    from tiered_mq.spark.jobs import add_source_arguments, source_options
+
+    parser = argparse.ArgumentParser()
+    add_source_arguments(parser)
+    args = parser.parse_args(
+        ["--bucket", "s3://b/p", "--topic", "t", "--starting-timestamp", "5",
+         "--ending-timestamp", "9", "--max-bytes-per-split", "100", "--s3-endpoint", "http://h",
+         "--s3-region", "r", "--s3-access-key", "a", "--s3-secret-key", "s", "--s3-path-style",
+         "--read-uncommitted"]
+    )  # fmt: skip
+    opts = ReadOptions.parse(source_options(args))
+    assert opts.fail_on_data_loss and opts.max_bytes_per_split == 100
+    lenient = parser.parse_args(["--bucket", "s3://b", "--topic", "t", "--no-fail-on-data-loss"])
+    assert not ReadOptions.parse(source_options(lenient)).fail_on_data_loss
