@@ -261,3 +261,21 @@ def test_bad_options_fail_at_load_naming_the_option(spark: Any, tmp_path: Path) 
         ).count()  # fmt: skip
     ok = reader().option("topic", "orders").option("failOnDataLoss", "false").load()
     assert ok.count() == 25 * len(CODECS)
+
+
+def test_offset_filter_with_a_starting_timestamp(spark: Any, tmp_path: Path) -> None:
+    """``where("offset >= 15")`` returns the rows of the unfiltered read at 15 and above: the
+    first record at startingTimestamp (offset 10, clocks disagree) does not move to 20."""
+    from tests.unit.spark.test_pushed_filters import T0 as TS
+    from tests.unit.spark.test_pushed_filters import out_of_order
+
+    out_of_order(tmp_path)
+    df = (
+        spark.read.format("tiered-mq")
+        .option("path", f"file://{tmp_path}")
+        .option("topic", "t")
+        .option("startingTimestamp", str(TS + 50))
+        .load()
+    )
+    assert sorted(r.offset for r in df.collect()) == list(range(10, 30))
+    assert sorted(r.offset for r in df.where("offset >= 15").collect()) == list(range(15, 30))

@@ -14,7 +14,9 @@ Pruning, in order (each one means fewer objects read):
   byte range's conservative offset range from the index entries around it;
 - timestamps: segments whose ``max_timestamp`` is below startingTimestamp (or a pushed-down
   lower bound on ``timestamp``) are skipped; segments after the first one whose
-  ``max_timestamp`` reaches endingTimestamp are skipped. In the segments holding those
+  ``max_timestamp`` reaches endingTimestamp are skipped. The boundaries are found from
+  startingOffsets on, never from a pushed-down ``offset`` bound: a filter must not move them,
+  so the segments holding them are read from there. In the segments holding those
   boundaries, the ``.timeindex`` narrows them to a window of byte ranges; the split covering a
   window carries the timestamp and the executor finds the exact record.
 
@@ -184,13 +186,14 @@ def plan_partition(
             "(retention or DeleteRecords). Set failOnDataLoss=false to read from the log start"
         )
     start, end = max(start, earliest), min(end, latest)
-    if pushed.offset_low is not None:
-        start = max(start, pushed.offset_low)
+    # A pushed lower bound on offset prunes only after the timestamp boundaries are placed: they
+    # are the first records at or after startingOffsets, which may lie below the filter.
+    low = start if pushed.offset_low is None else max(start, pushed.offset_low)
     if pushed.offset_high is not None:
         end = min(end, pushed.offset_high)
     if opts.read_committed:  # stop at the first undecided transaction, as Kafka's LSO does
         end = stable_end(bucket, segments, end)
-    if start >= end:
+    if low >= end:
         return []
 
     # (segment, first offset to read from it): offsets, then overlaps.
@@ -204,9 +207,6 @@ def plan_partition(
 
     # Timestamps: skip segments wholly below the start, and those after the end's segment.
     start_ts, end_ts = bounds.start_timestamp, bounds.end_timestamp
-    if pushed.min_timestamp_us is not None:
-        min_ms = pushed.min_timestamp_us // 1000
-        chosen = [(s, o) for s, o in chosen if s.max_timestamp >= min_ms]
     start_marker: RemoteSegment | None = None
     end_marker: RemoteSegment | None = None
     if start_ts is not None:
@@ -218,6 +218,7 @@ def plan_partition(
         if last is not None:
             chosen = chosen[: last + 1]
             end_marker = chosen[-1][0]
+    chosen = _prune_pushed(chosen, pushed, low, (start_marker, end_marker))
 
     aborted: list[AbortedTxn] = []
     if opts.read_committed and chosen:
@@ -257,6 +258,32 @@ def plan_partition(
             ranges = place_markers(bucket, seg, ranges, s_ts, e_ts)
         splits += [r.split for r in ranges]
     return splits
+
+
+def _prune_pushed(
+    chosen: list[tuple[RemoteSegment, int]],
+    pushed: Pushed,
+    low: int,
+    markers: tuple[RemoteSegment | None, RemoteSegment | None],
+) -> list[tuple[RemoteSegment, int]]:
+    """``chosen`` without the segments that pushed-down filters rule out: those wholly below
+    the pushed offset ``low`` or the pushed minimum timestamp; the others start at ``low``.
+
+    Run after the timestamp boundaries are placed, which the filters must not move (Spark
+    applies the filters again; dropping or narrowing a read must not change its rows). A
+    segment holding a boundary is read from its first chosen offset, so that the executor
+    meets the first record at or above the timestamp even when it lies below ``low``. A
+    boundary segment wholly below ``low`` is dropped like any other: a start there means every
+    record from ``low`` on qualifies; an end there means no segment is left (those after the
+    end's segment are gone already)."""
+    min_ms = None if pushed.min_timestamp_us is None else pushed.min_timestamp_us // 1000
+    out: list[tuple[RemoteSegment, int]] = []
+    for seg, first in chosen:
+        if seg.end_offset < low or (min_ms is not None and seg.max_timestamp < min_ms):
+            continue
+        marker = any(seg is m for m in markers)
+        out.append((seg, first if marker else max(first, low)))
+    return out
 
 
 def _aborted_after(
