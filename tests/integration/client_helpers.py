@@ -1,6 +1,7 @@
-"""Client-side steps the integration tests repeat: draining a confluent-kafka consumer, whole
-round trips (create, produce, read back) with confluent-kafka, aiokafka and kcat, a SASL login's
-librdkafka settings, and a broker certificate for a TLS listener."""
+"""Client-side steps the integration tests repeat: producing values and reading a partition back,
+draining a confluent-kafka consumer, whole round trips (create, produce, read back) with
+confluent-kafka, aiokafka and kcat, a SASL login's librdkafka settings, and a broker certificate
+for a TLS listener."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import trustme
-from confluent_kafka import Consumer, Message, Producer
+from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -39,6 +40,31 @@ def take(consumer: Consumer, n: int, timeout: float = 30) -> list[Message]:
         for m in consumer.consume(min(1000, n - len(got)), 0.5):
             assert m.error() is None, m.error()
             got.append(m)
+    return got
+
+
+def produce_values(bootstrap: str, topic: str, *values: bytes, partition: int = 0) -> None:
+    """Produce ``values`` to one partition and wait for every acknowledgement."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for value in values:
+        producer.produce(topic, value, partition=partition)
+    assert producer.flush(15) == 0
+
+
+def read_partition(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
+    """Every value of one partition from offset 0 (until 3 s without any); an error fails."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition(topic, partition, 0)])
+    got: list[bytes] = []
+    try:
+        while batch := consumer.consume(100, timeout=3):
+            for m in batch:
+                assert m.error() is None, m.error()
+                got.append(m.value())
+    finally:
+        consumer.close()
     return got
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess
+from tests.integration.client_helpers import produce_values, read_partition
 from tests.integration.conftest import BrokerFactory
 from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
     ZooKeeperServer,
@@ -31,24 +31,11 @@ VALUES = [b"a", b"b", b"c"]
 def fill(bootstrap: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(20)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for value in VALUES:
-        producer.produce(TOPIC, value, partition=0)
-    assert producer.flush(15) == 0
+    produce_values(bootstrap, TOPIC, *VALUES)
 
 
 def consume_all(bootstrap: str) -> list[bytes]:
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
-    )
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
-    got: list[bytes] = []
-    try:
-        while batch := consumer.consume(100, timeout=3):
-            got += [m.value() for m in batch if m.error() is None]
-    finally:
-        consumer.close()
-    return got
+    return read_partition(bootstrap, TOPIC)
 
 
 def refuses_to_start(broker: BrokerProcess) -> str:

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.integration.client_helpers import produce_values, read_partition
 from tests.integration.conftest import BrokerFactory
 from tiered_mq.hot.log_dir_deletion import delete_dir_name
 
@@ -23,27 +23,11 @@ TOPIC = "reused"
 
 
 def produce(bootstrap: str, *values: bytes) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for value in values:
-        producer.produce(TOPIC, value, partition=0)
-    assert producer.flush(15) == 0
+    produce_values(bootstrap, TOPIC, *values)
 
 
 def consume_all(bootstrap: str) -> list[bytes]:
-    """Every record of partition 0, from the beginning (until 3 s without any)."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
-    )
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
-    got: list[bytes] = []
-    try:
-        while batch := consumer.consume(100, timeout=3):
-            for m in batch:
-                assert m.error() is None, m.error()
-                got.append(m.value())
-    finally:
-        consumer.close()
-    return got
+    return read_partition(bootstrap, TOPIC)
 
 
 def delete_dirs(data_dir: Path) -> list[Path]:

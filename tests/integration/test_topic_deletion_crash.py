@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess
+from tests.integration.client_helpers import produce_values, read_partition
 from tests.integration.conftest import BrokerFactory
 from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
     ZooKeeperServer,
@@ -50,27 +50,11 @@ def topics(bootstrap: str) -> set[str]:
 
 
 def produce(bootstrap: str, *values: bytes, partition: int = 0) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for value in values:
-        producer.produce(TOPIC, value, partition=partition)
-    assert producer.flush(15) == 0
+    produce_values(bootstrap, TOPIC, *values, partition=partition)
 
 
 def consume_all(bootstrap: str) -> list[bytes]:
-    """Every record of partition 0 from offset 0 (until 3 s without any)."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False}
-    )
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
-    got: list[bytes] = []
-    try:
-        while batch := consumer.consume(100, timeout=3):
-            for m in batch:
-                assert m.error() is None, m.error()
-                got.append(m.value())
-    finally:
-        consumer.close()
-    return got
+    return read_partition(bootstrap, TOPIC)
 
 
 def partition_dirs(data_dir: Path) -> list[str]:
