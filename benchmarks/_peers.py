@@ -102,4 +102,23 @@ def ours(data_dir: Path, *extra: str) -> BrokerProcess:
     return BrokerProcess(data_dir, extra_args=list(extra)).start()
 
 
-__all__ = ["BrokerProcess", "TansuProcess", "cpu_seconds", "free_port", "ours", "peak_rss_mb"]
+class OursProcess:
+    """Our broker (``tiered-mq dev``, log level WARNING, ``extra`` arguments) with the interface
+    of TansuProcess that the scripts use: ``bootstrap``, ``pid``, ``stop()``."""
+
+    def __init__(self, data_dir: Path, *extra: str) -> None:
+        self.data_dir = data_dir
+        self.broker = ours(data_dir, "--log-level", "WARNING", *extra)
+        self.bootstrap = self.broker.bootstrap
+
+    @property
+    def pid(self) -> int:
+        assert self.broker.proc is not None
+        return self.broker.proc.pid
+
+    def stop(self) -> None:
+        self.broker.stop()
+
+
+__all__ = ["BrokerProcess", "OursProcess", "TansuProcess", "cpu_seconds", "free_port", "ours"]
+__all__ += ["peak_rss_mb"]

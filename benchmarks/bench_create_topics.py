@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _peers import TansuProcess, ours
+from _peers import OursProcess, TansuProcess
 from confluent_kafka.admin import AdminClient, NewTopic
 
 _FSYNC_SAMPLES = 200
@@ -98,23 +98,6 @@ def fsyncs_per_partition(pid: int, bootstrap: str, partitions: int) -> float | N
     return calls / partitions
 
 
-class _Ours:
-    """Our broker with the interface of TansuProcess that this script uses."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.broker = ours(data_dir, "--log-level", "WARNING")
-        self.bootstrap = self.broker.bootstrap
-
-    @property
-    def pid(self) -> int:
-        assert self.broker.proc is not None
-        return self.broker.proc.pid
-
-    def stop(self) -> None:
-        self.broker.stop()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--partitions", type=int, nargs="+", default=[500, 2000])
@@ -125,7 +108,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-create-topics-"))
     peers: dict[str, Any] = {}
     try:
-        peers["tiered-mq"] = ours_ = _Ours(work / "ours")
+        peers["tiered-mq"] = ours_ = OursProcess(work / "ours")
         # counted first, on a broker with no topics yet: ptrace slows every syscall, and a
         # broker already holding thousands of partitions then misses the client's timeouts
         fsync = fsync_seconds(ours_.data_dir)

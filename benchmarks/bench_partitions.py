@@ -48,7 +48,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
-from _peers import TansuProcess, cpu_seconds, ours
+from _peers import OursProcess, TansuProcess, cpu_seconds
 from bench_broker import PRODUCER, TUNED, VALUE, create_topic
 from confluent_kafka import Consumer, Producer
 
@@ -202,22 +202,6 @@ def run_once(peer: Any, args: argparse.Namespace) -> tuple[Phase, Phase]:
     return produced, consumed
 
 
-class _Ours:
-    """Our broker with the interface of TansuProcess that this script uses."""
-
-    def __init__(self, data_dir: Path, metrics_port: int) -> None:
-        self.broker = ours(data_dir, "--log-level", "WARNING", "--metrics-port", str(metrics_port))
-        self.bootstrap = self.broker.bootstrap
-
-    @property
-    def pid(self) -> int:
-        assert self.broker.proc is not None
-        return self.broker.proc.pid
-
-    def stop(self) -> None:
-        self.broker.stop()
-
-
 def _best(phases: list[Phase]) -> Phase:
     """Highest rate, lowest CPU figures (each taken on its own), mean messages per request."""
     return Phase(
@@ -254,7 +238,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-partitions-"))
     peers: dict[str, Any] = {}
     try:
-        peers["tiered-mq"] = _Ours(work / "ours", args.metrics_port)
+        peers["tiered-mq"] = OursProcess(work / "ours", "--metrics-port", str(args.metrics_port))
         peers["tansu-memory"] = TansuProcess(work / "tansu.log").start()
         runs: dict[str, list[tuple[Phase, Phase]]] = {name: [] for name in peers}
         for run in range(args.runs):

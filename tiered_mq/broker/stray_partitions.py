@@ -189,11 +189,3 @@ def record_claims(claims: Claims, dirs: Iterable[Path] = ()) -> None:
     ``dirs`` and the parents of the created directories. When it returns, every claimed
     directory exists and records its topic id, durably. Blocking."""
     partition_metadata.write_many(claims.unrecorded, [*dirs, *claims.created_in])
-
-
-def claim_dir(dir: Path, topic_id: str) -> Path | None:
-    """:func:`claim_dirs` then :func:`record_claims` for one directory; returns the stray set
-    aside (renamed ``-delete``, for the caller to remove), None without one. Blocking."""
-    claims = claim_dirs([(dir, topic_id)])
-    record_claims(claims)
-    return claims.strays[0] if claims.strays else None

@@ -24,11 +24,11 @@ records the topic id the directory belongs to (partition_metadata.py).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Final
 
 from tiered_mq.durable_file import fsync_dir as fsync_dir
+from tiered_mq.durable_file import replace_durably
 
 LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"
@@ -94,15 +94,7 @@ def write_checkpoint(path: Path, offset: int) -> None:
     Written to a temporary file, fsynced, renamed over ``path``, and the directory fsynced: after
     a crash the file holds either the old or the new offset, never a torn one.
     """
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, f"0\n{offset}\n".encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
-    fsync_dir(path.parent)
+    replace_durably(path, f"0\n{offset}\n".encode())
 
 
 def read_checkpoint(path: Path) -> int | None:

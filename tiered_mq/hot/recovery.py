@@ -129,6 +129,23 @@ def _remove_orphan_indexes(dir: Path) -> None:
                 path.unlink()
 
 
+def _first_segment(
+    dir: Path,
+    start_offset: int,
+    index_interval_bytes: int,
+    now_ms: int,
+    sync_dir: bool,
+    index_files: bool = True,
+) -> LogSegments:
+    """An empty directory's one empty segment at ``start_offset`` (step 5), its directory
+    fsynced unless the caller does it (``sync_dir`` False)."""
+    segments = LogSegments()
+    segments.add(LogSegment.create(dir, start_offset, index_interval_bytes, now_ms, index_files))
+    if sync_dir:
+        log_files.fsync_dir(dir)
+    return segments
+
+
 def recover_log(
     dir: Path,
     recovery_point: int,
@@ -149,13 +166,10 @@ def recover_log(
         if log_files.is_log_file(path.name)
         and (b := log_files.offset_from_file_name(path.name)) is not None
     )
-    result = RecoveryResult(LogSegments())
     if not bases:
-        result.segments.add(LogSegment.create(dir, start_offset, index_interval_bytes, now_ms))
-        result.created = True
-        if sync_dir:
-            log_files.fsync_dir(dir)
-        return result
+        first = _first_segment(dir, start_offset, index_interval_bytes, now_ms, sync_dir)
+        return RecoveryResult(first, created=True)
+    result = RecoveryResult(LogSegments())
     first_to_recover = max((b for b in bases if b <= recovery_point), default=bases[0])
     for i, base in enumerate(bases):
         segment = LogSegment.open(dir, base, index_interval_bytes, now_ms)
@@ -195,10 +209,7 @@ def open_log(
     offset 0 without the reads and scans, which would find nothing, and the segment's ``.log``
     only (its index files come with their first entries: LogSegment.create)."""
     if new:
-        fresh = LogSegments()
-        fresh.add(LogSegment.create(dir, 0, index_interval_bytes, now_ms, index_files=False))
-        if sync_dir:
-            log_files.fsync_dir(dir)
+        fresh = _first_segment(dir, 0, index_interval_bytes, now_ms, sync_dir, index_files=False)
         return OpenedLog(fresh, 0, 0, (None, None), True)
     dir.mkdir(parents=True, exist_ok=True)
     recovery_point = log_files.read_checkpoint(dir / log_files.RECOVERY_POINT_CHECKPOINT)

@@ -120,18 +120,25 @@ def test_a_corrupt_file_of_a_registered_topic_stops_the_scan(tmp_path: Path) -> 
     assert (dir / "00000000000000000000.log").exists()  # nothing deleted on a guess
 
 
+def claim_dir(dir: Path, topic_id: str) -> Path | None:
+    """Both steps for one directory, as the broker runs them: the stray set aside, if any."""
+    claims = strays.claim_dirs([(dir, topic_id)])
+    strays.record_claims(claims)
+    return claims.strays[0] if claims.strays else None
+
+
 def test_claiming_a_directory(tmp_path: Path) -> None:
     fresh = tmp_path / "t-0"
-    assert strays.claim_dir(fresh, NEW_ID) is None  # created, recording the id
+    assert claim_dir(fresh, NEW_ID) is None  # created, recording the id
     assert partition_metadata.read(fresh) == NEW_ID
 
     unmarked = partition_dir(tmp_path, "t-1", None)
-    assert strays.claim_dir(unmarked, NEW_ID) is None  # Kafka's upgrade path: adopted
+    assert claim_dir(unmarked, NEW_ID) is None  # Kafka's upgrade path: adopted
     assert partition_metadata.read(unmarked) == NEW_ID
     assert (unmarked / "00000000000000000000.log").exists()
 
     other = partition_dir(tmp_path, "t-2", OLD_ID)
-    aside = strays.claim_dir(other, NEW_ID)
+    aside = claim_dir(other, NEW_ID)
     assert aside is not None and log_dir_deletion.is_delete_dir(aside.name)
     assert partition_metadata.read(aside) == OLD_ID
     assert (aside / "00000000000000000000.log").exists()
