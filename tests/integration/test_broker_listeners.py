@@ -4,7 +4,9 @@ listener's address, so it stays on that listener's protocol; groups work on both
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from tests.integration.broker_process import (
     FIND_COORDINATOR,
     METADATA,
     BrokerProcess,
+    exchange,
     free_port,
     request,
 )
@@ -79,3 +82,15 @@ def test_listeners_are_described(two_listeners: tuple[BrokerProcess, int]) -> No
     )
     assert configs["sasl.jaas.config"].value is None
     assert configs["sasl.jaas.config"].is_sensitive
+
+
+def test_a_wildcard_ipv6_listener_takes_ipv4_clients_too(tmp_path: Path) -> None:
+    """``[::]`` is every address, as in Kafka (Java binds it dual-stack): IPv4 and IPv6
+    clients both reach the broker, and a real client round-trips through it."""
+    port = free_port()
+    args = ["--config", f"listeners=PLAINTEXT://[::]:{port}"]
+    with BrokerProcess(tmp_path / "data", port=port, extra_args=args) as broker:
+        assert request(broker.port, METADATA, 1, {"topics": []})["brokers"]  # over 127.0.0.1
+        with socket.create_connection(("::1", port), timeout=5.0) as over_ipv6:
+            assert exchange(over_ipv6, METADATA, 1, {"topics": []})["brokers"]
+        confluent_round_trip({"bootstrap.servers": broker.bootstrap}, "dual-stack", 50)

@@ -401,14 +401,22 @@ class KafkaServer:
                 self.broker.config, self.listener.name
             )
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: KafkaConnection(self),
-            self.listener.host or None,
-            self.listener.port,
-            reuse_address=True,
-            backlog=1024,
-            ssl=tls,
-        )
+        if self.listener.host == "::":  # every address, IPv4 as well, as Java binds it
+            self._server = await loop.create_server(
+                lambda: KafkaConnection(self),
+                sock=dual_stack_socket(self.listener.port),
+                backlog=1024,
+                ssl=tls,
+            )
+        else:
+            self._server = await loop.create_server(
+                lambda: KafkaConnection(self),
+                self.listener.host or None,
+                self.listener.port,
+                reuse_address=True,
+                backlog=1024,
+                ssl=tls,
+            )
         sockets = self._server.sockets
         if sockets:
             self.listener = self.listener.bound(int(sockets[0].getsockname()[1]))
@@ -444,3 +452,20 @@ class KafkaServer:
             except TimeoutError:
                 log.warning("server did not close within 5 s")
             self._server = None
+
+
+def dual_stack_socket(port: int) -> socket.socket:
+    """A listening TCP socket on ``[::]:port`` that takes IPv4 connections too.
+
+    asyncio binds ``::`` with ``IPV6_V6ONLY`` set, so ``listeners=PLAINTEXT://[::]:9092`` would
+    refuse every IPv4 client; Java (and so Kafka) binds the wildcard dual-stack."""
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(("::", port))
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
