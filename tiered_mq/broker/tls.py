@@ -95,23 +95,65 @@ _RDN_KEYWORDS: Final[dict[str, str]] = {
 }
 
 
+# Attributes RFC 2253 has no keyword for: Java (and so Kafka) prints them as
+# ``<dotted OID>=#<hex of the value's DER>``. Python's peer certificate gives OpenSSL's long name
+# and the text only, so the DER string type is the one certificate tools write for each
+# attribute (PrintableString 0x13, IA5String 0x16, else UTF8String 0x0c, OpenSSL's default).
+_OID_ATTRIBUTES: Final[dict[str, tuple[str, int]]] = {
+    "emailAddress": ("1.2.840.113549.1.9.1", 0x16),
+    "serialNumber": ("2.5.4.5", 0x13),
+    "dnQualifier": ("2.5.4.46", 0x13),
+    "surname": ("2.5.4.4", 0x0C),
+    "title": ("2.5.4.12", 0x0C),
+    "description": ("2.5.4.13", 0x0C),
+    "businessCategory": ("2.5.4.15", 0x0C),
+    "postalCode": ("2.5.4.17", 0x0C),
+    "name": ("2.5.4.41", 0x0C),
+    "givenName": ("2.5.4.42", 0x0C),
+    "initials": ("2.5.4.43", 0x0C),
+    "generationQualifier": ("2.5.4.44", 0x0C),
+    "pseudonym": ("2.5.4.65", 0x0C),
+    "organizationIdentifier": ("2.5.4.97", 0x0C),
+}
+
+
 def tls_principal(
     peercert: dict[str, Any] | None, mapper: PrincipalMapper | None = None
 ) -> str | None:
     """``User:<name>`` of a verified client certificate: the name ``mapper``
     (``ssl.principal.mapping.rules``, principal_mapping.py) gives its subject DN, by default
-    the DN itself (RFC 2253: most specific part first, ``CN=client,O=Example,C=US``); None
+    the DN itself (RFC 2253 as Java prints it: most specific part first,
+    ``CN=client,O=Example,C=US``, an attribute without an RFC 2253 keyword as its OID and
+    hex DER, ``1.2.840.113549.1.9.1=#16...`` for emailAddress); None
     without a certificate. ValueError when no mapping rule applies to the DN."""
     if not peercert or not peercert.get("subject"):
         return None
     parts = []
     for rdn in reversed(peercert["subject"]):
-        parts.append("+".join(f"{_RDN_KEYWORDS.get(k, k)}={_escape_rdn(v)}" for k, v in rdn))
+        parts.append("+".join(_rdn_part(k, v) for k, v in rdn))
     dn = ",".join(parts)
     name = mapper.name(dn) if mapper is not None else dn
     if name is None:
         raise ValueError(f"no ssl.principal.mapping.rules rule applies to {dn}")
     return "User:" + name
+
+
+def _rdn_part(attribute: str, value: str) -> str:
+    """One ``type=value`` of a DN as Java's ``X500Principal.getName()`` prints it."""
+    if attribute in _RDN_KEYWORDS:
+        return f"{_RDN_KEYWORDS[attribute]}={_escape_rdn(value)}"
+    if attribute in _OID_ATTRIBUTES:
+        oid, tag = _OID_ATTRIBUTES[attribute]
+        return f"{oid}=#{_der(tag, value.encode()).hex()}"
+    return f"{attribute}={_escape_rdn(value)}"
+
+
+def _der(tag: int, content: bytes) -> bytes:
+    size = len(content)
+    if size < 0x80:
+        return bytes((tag, size)) + content
+    length = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    return bytes((tag, 0x80 | len(length))) + length + content
 
 
 def _escape_rdn(value: str) -> str:

@@ -121,3 +121,26 @@ def test_client_certificate_principal_is_its_rfc2253_subject() -> None:
     assert tls_principal({"subject": subject}) == "User:CN=client-1,O=Example\\, Inc,C=US"
     assert tls_principal(None) is None
     assert tls_principal({}) is None
+
+
+def test_attributes_without_an_rfc2253_keyword_print_as_java_does() -> None:
+    """Java's ``X500Principal.getName()`` (Kafka's principal) prints emailAddress as its OID
+    and the hex of its DER IA5String; the expected DN is the one Java printed for this subject."""
+    from tiered_mq.broker.tls import tls_principal
+
+    subject = (
+        (("countryName", "UK"),),
+        (("stateOrProvinceName", "Scotland"),),
+        (("localityName", "Glasgow"),),
+        (("organizationName", "Monkey Machine Ltd"),),
+        (("organizationalUnitName", "Open Source Development Lab."),),
+        (("commonName", "Luke Taylor"),),
+        (("emailAddress", "luke@monkeymachine"),),
+    )
+    assert tls_principal({"subject": subject}) == (
+        "User:1.2.840.113549.1.9.1=#16126c756b65406d6f6e6b65796d616368696e65,CN=Luke Taylor,"
+        "OU=Open Source Development Lab.,O=Monkey Machine Ltd,L=Glasgow,ST=Scotland,C=UK"
+    )
+    long_email = "x" * 200 + "@example.com"  # DER long-form length: 0x81, then one byte
+    principal = tls_principal({"subject": ((("emailAddress", long_email),),)})
+    assert principal == f"User:1.2.840.113549.1.9.1=#1681d4{long_email.encode().hex()}"
