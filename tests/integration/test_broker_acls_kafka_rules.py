@@ -48,6 +48,9 @@ UNUSED_PASSWORDS = {
     "ssl.truststore.password": "truststore-secret",
     "ssl.keystore.password": "keystore-secret",
     "listener.name.sasl_plaintext.ssl.keystore.password": "listener-secret",
+    # not Kafka configs at all (a typo, a plugin's setting): Kafka hides what it cannot type
+    "ssl.keystore.pasword": "typo-secret",
+    "listener.name.sasl_plaintext.plain.sasl.login.token": "plugin-secret",
 }
 
 

@@ -42,6 +42,34 @@ _SENSITIVE: Final = (
     "sasl.oauthbearer.client.credentials.client.secret",
     "sasl.oauthbearer.assertion.private.key.passphrase",
 )
+# Kafka's other ssl.*/sasl.* broker configs, none a password: shown as they are
+_KNOWN_PLAIN: Final = frozenset(
+    {
+        "ssl.keystore.type", "ssl.keystore.location", "ssl.truststore.type",
+        "ssl.truststore.location", "ssl.client.auth", "ssl.enabled.protocols", "ssl.protocol",
+        "ssl.provider", "ssl.cipher.suites", "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm", "ssl.endpoint.identification.algorithm",
+        "ssl.secure.random.implementation", "ssl.engine.factory.class",
+        "ssl.principal.mapping.rules", "ssl.allow.dn.changes", "ssl.allow.san.changes",
+        "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol",
+        "sasl.server.max.receive.size", "sasl.server.callback.handler.class",
+        "sasl.client.callback.handler.class", "sasl.login.class",
+        "sasl.login.callback.handler.class", "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds", "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms", "sasl.login.retry.backoff.ms",
+        "sasl.login.retry.backoff.max.ms", "sasl.kerberos.service.name",
+        "sasl.kerberos.kinit.cmd", "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.min.time.before.relogin",
+        "sasl.kerberos.principal.to.local.rules", "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    }
+)  # fmt: skip
 _BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
 
 
@@ -49,8 +77,27 @@ def is_sensitive(key: str) -> bool:
     """Whether DescribeConfigs must hide ``key``'s value: one of Kafka's password settings,
     also in its per-listener and per-mechanism forms (``listener.name.<l>[.<m>].<key>``). Only
     ``ssl.key.password`` and ``sasl.jaas.config`` are used here; the others are accepted as
-    Kafka configs (copied server.properties hold them) and must not leak either."""
-    return any(key == name or key.endswith("." + name) for name in _SENSITIVE)
+    Kafka configs (copied server.properties hold them) and must not leak either.
+
+    An ``ssl.*``/``sasl.*`` key that is not one of Kafka's configs (a misspelt
+    ``ssl.keystore.pasword``, a plugin's secret) is hidden too: Kafka treats a config whose
+    type it does not know as a password."""
+    if any(key == name or key.endswith("." + name) for name in _SENSITIVE):
+        return True
+    base = _without_listener_prefix(key)
+    return base.startswith(("ssl.", "sasl.")) and base not in _KNOWN_PLAIN
+
+
+def _without_listener_prefix(key: str) -> str:
+    """``ssl.x`` of ``listener.name.<l>.ssl.x`` and ``sasl.x`` of
+    ``listener.name.<l>.<mechanism>.sasl.x``."""
+    if not key.startswith("listener.name."):
+        return key
+    parts = key.split(".")[3:]  # after listener.name.<l>
+    for i, part in enumerate(parts):
+        if part in ("ssl", "sasl"):
+            return ".".join(parts[i:])
+    return ".".join(parts)
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,10 @@ def test_settings_per_listener_and_mechanism(tmp_path: Path) -> None:
     for key in ("ssl.truststore.password", "ssl.keystore.password", "ssl.keystore.key"):
         assert is_sensitive(key) and is_sensitive(f"listener.name.external.{key}")
     assert not is_sensitive("ssl.truststore.location")
+    # Kafka hides a value whose type it does not know: an unknown ssl.*/sasl.* key
+    assert is_sensitive("ssl.keystore.pasword")
+    assert is_sensitive("listener.name.external.scram-sha-256.sasl.login.token")
+    for known in ("ssl.principal.mapping.rules", "sasl.kerberos.service.name"):
+        assert not is_sensitive(known) and not is_sensitive(f"listener.name.external.{known}")
+    assert not is_sensitive("listener.name.external.plain.sasl.login.class")
+    assert not is_sensitive("socket.request.max.bytes")
