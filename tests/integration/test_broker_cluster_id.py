@@ -81,6 +81,19 @@ def test_a_lost_cluster_json_stops_the_broker_before_any_partition_goes(
     assert consume_all(broker.bootstrap) == VALUES
 
 
+def test_another_broker_id_on_the_data_dir_is_refused(tmp_path: Path) -> None:
+    """Kafka's InconsistentBrokerIdException: the data dir is another broker's; nothing is
+    changed, and the right broker.id starts on it again."""
+    with BrokerProcess(tmp_path / "data") as broker:
+        fill(broker.bootstrap)
+    other = BrokerProcess(tmp_path / "data", extra_args=["--config", "broker.id=7"])
+    log = refuses_to_start(other)
+    assert "Configured broker.id 7 doesn't match stored broker.id 0" in log
+    assert (tmp_path / "data" / f"{TOPIC}-0").is_dir()
+    with BrokerProcess(tmp_path / "data") as broker:
+        assert consume_all(broker.bootstrap) == VALUES
+
+
 def test_a_data_dir_from_before_meta_properties_with_a_lost_cluster_json_changes_nothing(
     broker_factory: BrokerFactory,
 ) -> None:

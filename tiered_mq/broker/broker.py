@@ -10,8 +10,8 @@ stop the cold tier's uploaders, then flush every log, snapshot producer state an
 logs, then the coordinator. A second broker on the same data dir fails at start
 (``<data_dir>/.lock``, flock), and so does a second broker in the same ZooKeeper chroot (there is
 no replication yet to share partitions between brokers), and a data dir whose ``meta.properties``
-records another cluster id than the coordinator's (meta_properties.py: before any partition
-directory is opened or, as a stray, deleted).
+records another cluster id than the coordinator's, or another broker.id than the configured one
+(meta_properties.py: before any partition directory is opened or, as a stray, deleted).
 """
 
 from __future__ import annotations
@@ -171,7 +171,11 @@ class Broker:
         connect = self.config.get("zookeeper.connect")
         metadata = f"zookeeper.connect={connect}" if connect else "the embedded cluster.json"
         identified = await asyncio.to_thread(
-            meta_properties.check_cluster_id, self.config.data_dir, self.cluster_id, metadata
+            meta_properties.check_cluster_id,
+            self.config.data_dir,
+            self.cluster_id,
+            metadata,
+            self.config.node_id,
         )
         self.topic_registry.dynamic_configs.load()
         self.remote_log_manager = await start_remote_tier(

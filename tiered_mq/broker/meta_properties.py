@@ -12,7 +12,8 @@ own (stray_partitions.py). Pointed at the wrong metadata (a mistyped ``zookeeper
 chroot, an empty ZooKeeper, a lost ``cluster.json``) every directory would look like a stray.
 As Kafka does (InconsistentClusterIdException), a broker whose coordinator reports another
 cluster id than the one recorded here refuses to start before any partition is looked at, and
-the data stays.
+the data stays. So does a broker configured with another ``broker.id`` than the one recorded
+(Kafka's InconsistentBrokerIdException): the data dir is another broker's.
 
 A data dir without the file (a new one, or one from before the file existed) has no identity to
 check: a stray directory in it stops that start, before anything is changed (a lost
@@ -38,6 +39,11 @@ class InconsistentClusterIdError(RuntimeError):
     """The data dir belongs to another cluster than the coordinator's (the broker stops)."""
 
 
+class InconsistentBrokerIdError(RuntimeError):
+    """The data dir belongs to another broker than the configured ``broker.id`` (the broker
+    stops)."""
+
+
 def read(data_dir: Path) -> dict[str, str] | None:
     """The properties in ``data_dir``'s file, None when there is none."""
     try:
@@ -58,20 +64,28 @@ def write(data_dir: Path, broker_id: int, cluster_id: str) -> None:
     replace_durably(data_dir / FILE_NAME, data.encode())
 
 
-def check_cluster_id(data_dir: Path, cluster_id: str, metadata: str) -> bool:
-    """True when ``data_dir``'s file records ``cluster_id``; False when there is no file (nothing
-    to check: the caller writes one once the data dir holds no stray); raises
-    InconsistentClusterIdError when it records another one. ``metadata`` names where the
-    cluster id came from (``zookeeper.connect=...`` or the embedded ``cluster.json``), for the
-    message."""
+def check_cluster_id(data_dir: Path, cluster_id: str, metadata: str, broker_id: int) -> bool:
+    """True when ``data_dir``'s file records ``cluster_id`` and ``broker_id``; False when there
+    is no file (nothing to check: the caller writes one once the data dir holds no stray);
+    raises InconsistentClusterIdError when it records another cluster id, and
+    InconsistentBrokerIdError another broker id. ``metadata`` names where the cluster id came
+    from (``zookeeper.connect=...`` or the embedded ``cluster.json``), for the message."""
     props = read(data_dir)
     stored = props.get("cluster.id") if props is not None else None
-    if stored is None:
+    if props is None or stored is None:
         return False
     if stored != cluster_id:
         raise InconsistentClusterIdError(
             f"The Cluster ID {cluster_id} doesn't match stored clusterId {stored} in "
             f"{data_dir / FILE_NAME}. The broker is trying to join the wrong cluster: "
             f"{metadata} may be wrong. Nothing in {data_dir} was changed."
+        )
+    stored_id = props.get("broker.id")
+    if stored_id is not None and stored_id != str(broker_id):
+        raise InconsistentBrokerIdError(
+            f"Configured broker.id {broker_id} doesn't match stored broker.id {stored_id} in "
+            f"{data_dir / FILE_NAME}. If you moved your data, make sure your configured "
+            "broker.id matches. If you intend to create a new broker, give it an empty data "
+            f"dir. Nothing in {data_dir} was changed."
         )
     return True
