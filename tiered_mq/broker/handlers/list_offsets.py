@@ -10,6 +10,9 @@
 - ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
   timestamp; an empty partition answers -1 / -1.
 Offsets at or above the high watermark (LSO) are never returned.
+A partition named more than once in the request (in one topic entry or in two) is answered
+INVALID_REQUEST (offset and timestamp -1) at each place it is named, and not looked up: Kafka's
+``duplicatePartitions`` check, made after the topic's DESCRIBE authorization.
 With the cold tier: ``-2`` includes the bucket (the log start offset is the remote one),
 ``-4`` answers the local log start offset, ``-5`` the highest uploaded offset (-1: none), and a
 timestamp older than the local data (or a greatest timestamp held only by uploaded segments)
@@ -27,11 +30,13 @@ side, so a request with several hung partitions is answered after one wait, not 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
+from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -105,12 +110,19 @@ async def _remote_max_timestamp(
 
 
 async def _answer(
-    ctx: RequestContext, name: str, p: dict[str, Any], read_committed: bool, timeout_ms: int
+    ctx: RequestContext,
+    name: str,
+    p: dict[str, Any],
+    read_committed: bool,
+    timeout_ms: int,
+    duplicate: bool,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
     try:
         require_topic(ctx, AclOperation.DESCRIBE, name)
         tp = TopicPartition(name, p["partition_index"])
+        if duplicate:
+            raise InvalidRequestError(f"{tp} is listed more than once")
         ts, offset = await _lookup(ctx, tp, p["timestamp"], read_committed, timeout_ms)
         epoch = 0 if offset >= 0 else -1  # no offset found: no epoch either (Kafka)
         entry.update(timestamp=ts, offset=offset, leader_epoch=epoch)
@@ -123,10 +135,22 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     read_committed = request.get("isolation_level", 0) == 1
     timeout_ms = int(request.get("timeout_ms") or 0)
     asked = [(t["name"], t["partitions"]) for t in request["topics"]]
+    named = Counter((name, p["partition_index"]) for name, ps in asked for p in ps)
     # every partition's lookup side by side: one wait for the bucket per request, not each
     answers = iter(
         await asyncio.gather(
-            *(_answer(ctx, name, p, read_committed, timeout_ms) for name, ps in asked for p in ps)
+            *(
+                _answer(
+                    ctx,
+                    name,
+                    p,
+                    read_committed,
+                    timeout_ms,
+                    named[name, p["partition_index"]] > 1,
+                )
+                for name, ps in asked
+                for p in ps
+            )
         )
     )
     topics = [{"name": name, "partitions": [next(answers) for _ in ps]} for name, ps in asked]
