@@ -48,6 +48,12 @@ merged with the partition's, over the offsets the regions hold. Each of those bu
 waited for at most ``remote.fetch.max.wait.ms`` (``rlm.fetches``, cold/remote_fetch.py): past
 it, the partition is answered with no records and no error, as Kafka does, and the client
 fetches again.
+
+Errors an old version cannot express are mapped as Kafka's ``KafkaApis.handleFetchRequest``
+does when it builds the response (after any long-poll wait): below v10 (KIP-110) a partition of
+a topic whose ``compression.type`` is ``zstd`` answers UNSUPPORTED_COMPRESSION_TYPE with no
+records, whatever its read gave; up to v5 KAFKA_STORAGE_ERROR (which such clients may not know
+and would not retry) is answered NOT_LEADER_OR_FOLLOWER, so they refresh metadata and retry.
 """
 
 from __future__ import annotations
@@ -59,12 +65,19 @@ from typing import Any
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
-from tiered_mq.errors import OffsetOutOfRangeError
+from tiered_mq.errors import (
+    KafkaStorageError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    UnsupportedCompressionTypeError,
+)
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+ZSTD_MIN_VERSION = 10  # KIP-110: older fetchers may not read zstd batches
+STORAGE_ERROR_MIN_VERSION = 6  # FetchResponse.json: KAFKA_STORAGE_ERROR from v6
 CONTINUATIONS_KEPT = 4096
 BACKOFF_PACED_GAP_S = 0.75  # librdkafka's queue-full backoff is 1 s by default
 
@@ -274,4 +287,31 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         # DelayedFetch.onComplete reads again), never from the read before the wait, whose
         # records may have been deleted meanwhile (DeleteRecords, retention)
         await purgatory.wait(tps, remaining)
+    _for_version(ctx, responses)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _for_version(ctx: RequestContext, responses: list[dict[str, Any]]) -> None:
+    """Map, in place, what the request's version cannot carry (see the module docstring)."""
+    version = ctx.api_version
+    if version >= max(ZSTD_MIN_VERSION, STORAGE_ERROR_MIN_VERSION):
+        return
+    hosted = ctx.broker.replica_manager.partitions
+    for topic in responses:
+        for entry in topic["partitions"]:
+            if version < ZSTD_MIN_VERSION:
+                partition = hosted.get(TopicPartition(topic["topic"], entry["partition_index"]))
+                if partition is not None and partition.log.config.compression_type == "zstd":
+                    entry.update(
+                        error_code=UnsupportedCompressionTypeError.errno,
+                        high_watermark=-1,
+                        last_stable_offset=-1,
+                        log_start_offset=-1,
+                        aborted_transactions=None,
+                        records=b"",
+                    )
+            if (
+                version < STORAGE_ERROR_MIN_VERSION
+                and entry["error_code"] == KafkaStorageError.errno
+            ):
+                entry["error_code"] = NotLeaderOrFollowerError.errno
