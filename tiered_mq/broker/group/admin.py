@@ -99,9 +99,8 @@ class GroupAdmin:
         }
 
     async def delete_group(self, group_id: str) -> int:
-        """One DeleteGroups entry: the group's error code."""
-        if not group_id:
-            return errors.InvalidGroupIdError.errno
+        """One DeleteGroups entry: the group's error code (the empty group id is a group like
+        any other here, as in Kafka: its offsets can be deleted)."""
         group = self.groups.get(group_id)
         if group is None or group.state is S.DEAD:
             return errors.GroupIdNotFoundError.errno

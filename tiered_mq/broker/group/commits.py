@@ -6,7 +6,10 @@ is a "simple" commit (consumers using assign()); otherwise the static instance, 
 the generation must be current (FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION), and
 only then does a plain commit during CompletingRebalance answer REBALANCE_IN_PROGRESS. An
 unknown group is created by a commit with generation -1 and answered ILLEGAL_GENERATION (and
-not created) for any other generation, plain or transactional.
+not created) for any other generation, plain or transactional. The empty group id is a group
+like any other for OffsetCommit (Kafka keeps it for backwards compatibility: Java consumers
+before 2.2 had ``group.id=""`` by default); a TxnOffsetCommit needs a non-empty one
+(INVALID_GROUP_ID), as in Kafka.
 
 Offset commits (:meth:`OffsetCommits.commit`): a commit by a current member counts as its
 heartbeat. Metadata longer than ``offset.metadata.max.bytes`` fails that partition alone
@@ -77,8 +80,6 @@ class OffsetCommits:
     def _commit_error(
         self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
     ) -> tuple[int, GroupMetadata | None]:
-        if not group_id:
-            return errors.InvalidGroupIdError.errno, None
         group = self.membership.groups.get(group_id)
         if group is None:
             if generation_id >= 0:

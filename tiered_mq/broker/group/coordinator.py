@@ -273,11 +273,10 @@ class GroupCoordinator:
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None
     ) -> tuple[int, dict[TopicPartition, fmt.OffsetValue]]:
-        """Committed offsets (all of the group's when ``partitions`` is None)."""
+        """Committed offsets (all of the group's when ``partitions`` is None); the empty group
+        id is a group like any other here, as in Kafka (see commits.py)."""
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno, {}
-        if not group_id:
-            return errors.InvalidGroupIdError.errno, {}
         return NONE, self.offsets.fetch(group_id, partitions)
 
     async def _offset_expiration_loop(self) -> None:

@@ -3,7 +3,9 @@
 key_type 0 (group) and 1 (transaction) are both answered with this broker's node id, advertised
 host and port (the transaction handlers then answer for themselves); any other key type is
 INVALID_REQUEST. Until the group coordinator has loaded ``__consumer_offsets`` the answer is
-COORDINATOR_NOT_AVAILABLE, which clients retry.
+COORDINATOR_NOT_AVAILABLE, which clients retry. The empty group id has a coordinator too, as in
+Kafka: OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups serve it (Java consumers
+before 2.2 committed under ``group.id=""``); only the membership APIs refuse it.
 """
 
 from __future__ import annotations
@@ -30,8 +32,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     coordinator = ctx.broker.group_coordinator
     if key_type == GROUP and (coordinator is None or not coordinator.loaded):
         return _error(errors.CoordinatorNotAvailableError.errno, "group coordinator loading")
-    if key_type == GROUP and not request.get("key"):
-        return _error(errors.InvalidGroupIdError.errno, "empty group id")
     key = request.get("key") or ""
     if key_type == GROUP and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, key):
         return _error(errors.GroupAuthorizationFailedError.errno, f"group {key}")
