@@ -1,7 +1,8 @@
 """The empty group id, as Kafka serves it for backwards compatibility (Java consumers before 2.2
 had ``group.id=""`` and committed under it): FindCoordinator finds its coordinator, OffsetCommit
 and OffsetFetch store and return its offsets (kept across a restart), DeleteGroups deletes it;
-the membership APIs still refuse it with INVALID_GROUP_ID."""
+the membership APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) refuse it with
+INVALID_GROUP_ID, even once a commit has made it a group."""
 
 from __future__ import annotations
 
@@ -63,6 +64,14 @@ async def test_the_empty_group_commits_and_fetches_offsets(tmp_path: Path) -> No
         }
         r = await client.call(ApiKey.JOIN_GROUP, 5, join)
         assert r["error_code"] == InvalidGroupIdError.errno
+        member = {"group_id": "", "generation_id": 1, "member_id": "m"}
+        r = await client.call(ApiKey.SYNC_GROUP, 3, {**member, "assignments": []})
+        assert r["error_code"] == InvalidGroupIdError.errno
+        r = await client.call(ApiKey.HEARTBEAT, 3, member)
+        assert r["error_code"] == InvalidGroupIdError.errno
+        leave = {"group_id": "", "members": [{"member_id": "m"}]}
+        r = await client.call(ApiKey.LEAVE_GROUP, 3, leave)
+        assert (r["error_code"], r["members"]) == (InvalidGroupIdError.errno, [])
 
     async with serving(tmp_path / "d") as (broker, client):
         assert await _committed(client, 5) == [(0, 5, 0)]  # on __consumer_offsets

@@ -27,6 +27,9 @@ Session timeouts are ``Scheduler`` timers, one per member, re-armed by every hea
 sync; a member with a JoinGroup or SyncGroup parked is kept alive (the join deadline or the
 leader bounds that wait). When a timer fires the member is removed as if it had left.
 
+The empty group id is refused by all four with INVALID_GROUP_ID, as in Kafka (the offset APIs
+serve it: a group created by a simple commit under it still has no members).
+
 This module handles the four requests; the join phase, timers and member removal live in
 :mod:`~tiered_mq.broker.group.rebalance` (``Membership`` extends its ``Rebalancer``).
 
@@ -275,6 +278,8 @@ class Membership(Rebalancer):
         group_instance_id: str | None,
         assignments: dict[str, bytes],
     ) -> SyncResponse:
+        if not group_id:
+            return sync_error(errors.InvalidGroupIdError.errno)
         group = self.groups.get(group_id)
         if group is None:
             return sync_error(errors.UnknownMemberIdError.errno)
@@ -333,6 +338,8 @@ class Membership(Rebalancer):
     def heartbeat(
         self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
     ) -> int:
+        if not group_id:
+            return errors.InvalidGroupIdError.errno
         group = self.groups.get(group_id)
         if group is None:
             return errors.UnknownMemberIdError.errno
@@ -356,6 +363,8 @@ class Membership(Rebalancer):
         self, group_id: str, leaving: list[tuple[str, str | None]]
     ) -> tuple[int, list[int]]:
         """Remove members; returns the top-level error and one error per leaving member."""
+        if not group_id:
+            return errors.InvalidGroupIdError.errno, []
         group = self.groups.get(group_id)
         if group is None:
             return NONE, [errors.UnknownMemberIdError.errno] * len(leaving)
