@@ -237,7 +237,8 @@ def test_plain_registration_without_pushdown(spark: Any, tmp_path: Path) -> None
             spark.read.format("tiered-mq")
             .option("path", f"file://{tmp_path}")
             .option("topic", "orders")
-            .option("startingOffsets", "latest")
+            .option("startingTimestamp", str(T0 + 10**6))  # after every record
+            .option("startingOffsetsByTimestampStrategy", "latest")
             .load()
         )
         assert nothing.count() == 0  # no split at all

@@ -20,9 +20,9 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     names.add_argument("--topic", help="topic, or comma-separated topics")
     names.add_argument("--topic-pattern", help="regex over the topics in the bucket")
     src.add_argument("--starting-offsets", default="earliest",
-                     help='earliest, latest or JSON {"orders": {"0": 23}}')  # fmt: skip
+                     help='earliest or JSON {"orders": {"0": 23}}')  # fmt: skip
     src.add_argument("--ending-offsets", default="latest",
-                     help="latest, earliest or JSON (exclusive)")  # fmt: skip
+                     help="latest or JSON (exclusive)")  # fmt: skip
     src.add_argument("--starting-timestamp", type=int, help="ms since the epoch")
     src.add_argument("--ending-timestamp", type=int, help="ms since the epoch (exclusive)")
     src.add_argument("--read-uncommitted", action="store_true",

@@ -5,15 +5,25 @@ option (case-insensitive)      meaning
 =============================  ================================================================
 path                           ``s3://bucket/prefix`` (``s3a://`` too) or ``file:///dir``
 topic / topics / subscribe     one topic, or a comma-separated list
-topicPattern/subscribePattern  a regex matched (fully) against the topic names in the bucket
-startingOffsets                ``earliest`` (default), ``latest`` or JSON
-                               ``{"orders": {"0": 23, "1": -2}}`` (-2 earliest, -1 latest)
-endingOffsets                  ``latest`` (default), ``earliest`` or JSON (exclusive; -1 latest)
+topicPattern/subscribePattern  a regex matched (fully) against the topic names in the bucket:
+                               Python's ``re`` syntax, where Spark's Kafka source takes a Java
+                               regex (the common syntax is the same)
+startingOffsets                ``earliest`` (default) or JSON ``{"orders": {"0": 23, "1": -2}}``
+                               (-2 earliest); ``latest`` and -1 are refused, as Spark refuses
+                               them in batch queries
+endingOffsets                  ``latest`` (default) or JSON (exclusive; -1 latest);
+                               ``earliest`` and -2 are refused, as in Spark
 startingTimestamp              ms: start at the first record with timestamp >= it (takes
-                               precedence over startingOffsets, like Spark)
-endingTimestamp                ms: stop before the first record with timestamp >= it
+                               precedence over startingOffsetsByTimestamp and startingOffsets,
+                               like Spark)
+endingTimestamp                ms: stop before the first record with timestamp >= it (takes
+                               precedence over endingOffsetsByTimestamp and endingOffsets)
 startingOffsetsByTimestamp     JSON ``{"orders": {"0": 1700000000000}}``, per partition
 endingOffsetsByTimestamp       idem for the end
+startingOffsetsByTimestampStrategy
+                               ``error`` (default, as Spark): a start timestamp that no record
+                               of a partition reaches fails the read; ``latest``: that
+                               partition starts at its latest offset (reads nothing)
 isolation.level                ``read_committed`` (default) or ``read_uncommitted``
                                (``kafka.isolation.level`` is accepted too)
 maxBytesPerSplit               split .log objects larger than this at offset-index positions
@@ -32,8 +42,9 @@ s3.sessionToken, s3.pathStyle
 Partitions absent from an offsets JSON take the default (earliest / latest). A topic in the
 JSON that is not being read, or a partition the topic does not have, raises ValueError, as
 Spark's Kafka source does. So does an option that is not in the table above (a misspelt
-``startingOffset`` would otherwise read the whole topic), and an offset or timestamp in a JSON
-that is not an integer.
+``startingOffset`` would otherwise read the whole topic), an offset or timestamp in a JSON
+that is not an integer, and a start offset above the end offset given for the same partition.
+A start that resolves past the end (a timestamp; planner.py) fails the read, as in Spark.
 """
 
 from __future__ import annotations
@@ -56,7 +67,8 @@ PartitionMap = dict[str, dict[int, int]]
 OPTION_NAMES: Final = (
     "path", "topic", "topics", "subscribe", "topicPattern", "subscribePattern",
     "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
-    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp", "isolation.level",
+    "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy", "isolation.level",
     "kafka.isolation.level", "maxBytesPerSplit", "includeHeaders", "failOnDataLoss",
     "filterPushdown", "s3.endpoint", "s3.region", "region", "s3.accessKey", "s3.secretKey",
     "s3.sessionToken", "s3.pathStyle",
@@ -90,6 +102,7 @@ class ReadOptions:
     max_bytes_per_split: int = DEFAULT_MAX_BYTES_PER_SPLIT
     include_headers: bool = True
     fail_on_data_loss: bool = True
+    no_match_latest: bool = False  # startingOffsetsByTimestampStrategy=latest
     s3: S3Settings = field(default_factory=S3Settings)
 
     @classmethod
@@ -110,7 +123,7 @@ class ReadOptions:
         if bool(topics) == bool(pattern):
             raise ValueError("give exactly one of 'topic'/'topics' and 'topicPattern'")
         if pattern:
-            re.compile(pattern)
+            _check_pattern(pattern, "topicPattern" if o.get("topicpattern") else "subscribePattern")
         isolation = (o.get("isolation.level") or o.get("kafka.isolation.level") or "").lower()
         if isolation not in ("", "read_committed", "read_uncommitted"):
             raise ValueError(f"isolation.level {isolation!r}: read_committed or read_uncommitted")
@@ -129,6 +142,7 @@ class ReadOptions:
             or DEFAULT_MAX_BYTES_PER_SPLIT,
             include_headers=_bool(o.get("includeheaders"), True),
             fail_on_data_loss=_bool(o.get("failondataloss"), True),
+            no_match_latest=_strategy(o.get("startingoffsetsbytimestampstrategy")),
             s3=S3Settings(
                 endpoint_url=o.get("s3.endpoint") or None,
                 region=o.get("s3.region") or o.get("region") or None,
@@ -140,7 +154,42 @@ class ReadOptions:
         )
         if parsed.max_bytes_per_split <= 0:
             raise ValueError("maxBytesPerSplit must be positive")
+        parsed._check_batch_limits()
         return parsed
+
+    def _check_batch_limits(self) -> None:
+        """Spark's rules for batch queries (KafkaSourceProvider): the start may not be latest,
+        the end may not be earliest (each option only when it is the one in effect: a timestamp
+        option takes precedence), and a start offset may not exceed the end offset given for the
+        same partition. Messages are Spark's."""
+        start_by_offsets = self.starting_timestamp is None and not self.starting_by_timestamp
+        end_by_offsets = self.ending_timestamp is None and not self.ending_by_timestamp
+        if start_by_offsets:
+            if self.starting == LATEST:
+                raise ValueError("starting offset can't be latest for batch queries on Kafka")
+            for topic, partition, offset in _entries(self.starting):
+                if offset == LATEST:
+                    raise ValueError(
+                        f"startingOffsets for {topic}-{partition} can't be latest for batch "
+                        "queries on Kafka"
+                    )
+        if end_by_offsets:
+            if self.ending == EARLIEST:
+                raise ValueError("ending offset can't be earliest for batch queries on Kafka")
+            for topic, partition, offset in _entries(self.ending):
+                if offset == EARLIEST:
+                    raise ValueError(
+                        f"ending offset for {topic}-{partition} can't be earliest for batch "
+                        "queries on Kafka"
+                    )
+        if start_by_offsets and end_by_offsets:
+            for topic, partition, start in _entries(self.starting):
+                end = _pick(self.ending, topic, partition, LATEST)
+                if start >= 0 and end >= 0 and start > end:
+                    raise ValueError(
+                        f"The specified start offset {start} is greater than the end offset "
+                        f"{end} for topic {topic} partition {partition}"
+                    )
 
     def check_topics(self, topics: list[str]) -> None:
         """Spark's rule: offsets JSON may name only topics that are read."""
@@ -165,16 +214,20 @@ class ReadOptions:
                     )
 
     def bounds(self, topic: str, partition: int) -> PartitionBounds:
+        """Spark's precedence: startingTimestamp, then startingOffsetsByTimestamp, then
+        startingOffsets (the same for the end)."""
         start = _pick(self.starting, topic, partition, EARLIEST)
         end = _pick(self.ending, topic, partition, LATEST)
-        start_ts = self.starting_by_timestamp.get(topic, {}).get(partition)
-        end_ts = self.ending_by_timestamp.get(topic, {}).get(partition)
+        start_ts = self.starting_timestamp
         if start_ts is None:
-            start_ts = self.starting_timestamp
+            start_ts = self.starting_by_timestamp.get(topic, {}).get(partition)
+        end_ts = self.ending_timestamp
         if end_ts is None:
-            end_ts = self.ending_timestamp
+            end_ts = self.ending_by_timestamp.get(topic, {}).get(partition)
         if start_ts is not None:
             start = EARLIEST  # a timestamp wins over startingOffsets, as in Spark
+        if end_ts is not None:
+            end = LATEST  # the end is the first record at the timestamp, else latest
         return PartitionBounds(start, end, start_ts, end_ts)
 
 
@@ -206,6 +259,33 @@ def _offsets(raw: str | None, default: int, name: str) -> int | PartitionMap:
             if offset < EARLIEST:
                 raise ValueError(f"{name}: offset {offset} of partition {partition} invalid")
     return spec
+
+
+def _entries(spec: int | PartitionMap) -> list[tuple[str, int, int]]:
+    if isinstance(spec, int):
+        return []
+    return [(t, p, o) for t, parts in spec.items() for p, o in parts.items()]
+
+
+def _check_pattern(pattern: str, name: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(
+            f"{name} {pattern!r} is not a valid regular expression: {exc}. tiered-mq matches "
+            "topic names with Python's re module (fullmatch), where Spark's Kafka source uses "
+            "java.util.regex; their common syntax is the same"
+        ) from None
+
+
+def _strategy(raw: str | None) -> bool:
+    """startingOffsetsByTimestampStrategy: True for ``latest``, False for ``error``."""
+    value = (raw or "error").strip().lower()
+    if value not in ("error", "latest"):
+        raise ValueError(
+            f"startingOffsetsByTimestampStrategy {raw!r}: expected error (the default) or latest"
+        )
+    return value == "latest"
 
 
 def _by_timestamp(raw: str | None) -> PartitionMap:

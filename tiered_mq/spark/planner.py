@@ -18,7 +18,11 @@ Pruning, in order (each one means fewer objects read):
   startingOffsets on, never from a pushed-down ``offset`` bound: a filter must not move them,
   so the segments holding them are read from there. In the segments holding those
   boundaries, the ``.timeindex`` narrows them to a window of byte ranges; the split covering a
-  window carries the timestamp and the executor finds the exact record.
+  window carries the timestamp and the executor finds the exact record. Before that the bounds
+  are checked as Spark checks them once resolved (timestamps.py): a start timestamp no record
+  reaches fails the read (startingOffsetsByTimestampStrategy=error), and so does a start that
+  resolves past the end; where that check had to read the exact offset of a timestamp (on the
+  driver, one index-bounded byte window), the bound becomes that offset.
 
 read_committed: each partition's end offset is lowered to the bucket's last stable offset (the
 first batch of an undecided transaction, stable_offset.py), so every split of the partition
@@ -55,6 +59,7 @@ from tiered_mq.errors import ObjectNotFoundError
 from tiered_mq.spark.bucket import Bucket
 from tiered_mq.spark.options import EARLIEST, LATEST, ReadOptions
 from tiered_mq.spark.stable_offset import stable_end
+from tiered_mq.spark.timestamps import resolve
 from tiered_mq.spark.transactions import (
     LOOKAHEAD_SEGMENTS,
     AbortedTxn,
@@ -185,6 +190,17 @@ def plan_partition(
             f"start offset is {earliest}: offsets {bounds.start}-{earliest - 1} were deleted "
             "(retention or DeleteRecords). Set failOnDataLoss=false to read from the log start"
         )
+    start_ts, end_ts = bounds.start_timestamp, bounds.end_timestamp
+    if start_ts is not None or end_ts is not None:
+        start, end, start_ts, end_ts = resolve(
+            bucket,
+            (topic, partition),
+            _cover(segments, earliest, latest),
+            (start, end, start_ts, end_ts),
+            end_given=bounds.end != LATEST,
+            latest=latest,
+            no_match_latest=opts.no_match_latest,
+        )
     start, end = max(start, earliest), min(end, latest)
     # A pushed lower bound on offset prunes only after the timestamp boundaries are placed: they
     # are the first records at or after startingOffsets, which may lie below the filter.
@@ -196,17 +212,9 @@ def plan_partition(
     if low >= end:
         return []
 
-    # (segment, first offset to read from it): offsets, then overlaps.
-    chosen: list[tuple[RemoteSegment, int]] = []
-    covered = start
-    for seg in segments:
-        if seg.end_offset < covered or seg.base_offset >= end:
-            continue
-        chosen.append((seg, max(covered, seg.base_offset)))
-        covered = seg.end_offset + 1
+    chosen = _cover(segments, start, end)
 
     # Timestamps: skip segments wholly below the start, and those after the end's segment.
-    start_ts, end_ts = bounds.start_timestamp, bounds.end_timestamp
     start_marker: RemoteSegment | None = None
     end_marker: RemoteSegment | None = None
     if start_ts is not None:
@@ -258,6 +266,19 @@ def plan_partition(
             ranges = place_markers(bucket, seg, ranges, s_ts, e_ts)
         splits += [r.split for r in ranges]
     return splits
+
+
+def _cover(segments: list[RemoteSegment], start: int, end: int) -> list[tuple[RemoteSegment, int]]:
+    """(segment, first offset to read from it) covering ``[start, end)``: offsets, then
+    overlaps (each offset from the first segment that holds it)."""
+    chosen: list[tuple[RemoteSegment, int]] = []
+    covered = start
+    for seg in segments:
+        if seg.end_offset < covered or seg.base_offset >= end:
+            continue
+        chosen.append((seg, max(covered, seg.base_offset)))
+        covered = seg.end_offset + 1
+    return chosen
 
 
 def _prune_pushed(

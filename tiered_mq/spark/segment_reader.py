@@ -69,14 +69,25 @@ def fetch(bucket: Bucket, split: SegmentSplit) -> bytes:
         return data
     end = split.size_bytes if split.end_position is None else split.end_position
     data = bucket.get_range(split.log_key, split.start_position, end - 1)
-    if len(data) != end - split.start_position:
+    check_length(data, name, split.start_position, end, split.size_bytes)
+    return data
+
+
+def check_length(
+    data: bytes, name: str, start: int, end: int, size_bytes: int | None = None
+) -> None:
+    """A ranged read of bytes ``[start, end)`` must return ``end - start`` bytes. Fewer (an
+    object shorter than the manifest says: truncated, or replaced) is corruption: cut at a batch
+    boundary the bytes would otherwise walk as a valid log that lost its last batches (and, in
+    a read_committed look-ahead, their transaction markers) without an error."""
+    if len(data) != end - start:
+        size = end if size_bytes is None else size_bytes
         raise LogCorruptionError(
             name,
-            split.start_position + len(data),
-            f"the object ends early: a read of bytes [{split.start_position}, {end}) returned "
-            f"{len(data)} bytes (the manifest says the object is {split.size_bytes} bytes)",
+            start + len(data),
+            f"the object ends early: a read of bytes [{start}, {end}) returned {len(data)} "
+            f"bytes (the manifest says the object is {size} bytes)",
         )
-    return data
 
 
 def read_split(bucket: Bucket, split: SegmentSplit) -> Iterator[pa.RecordBatch]:
@@ -100,14 +111,16 @@ def _look_ahead(bucket: Bucket, split: SegmentSplit, producer_ids: set[int]) -> 
     """Markers of ``producer_ids`` in the byte ranges after the split (read_committed)."""
     found: dict[int, bool] = {}
     for key, start, end in split.later:
+        name = bucket.url.describe(key)
         try:
             data = bucket.get_range(key, start, end - 1)
         except ObjectNotFoundError:
             if split.fail_on_data_loss:
                 raise
             continue  # deleted by retention after planning: its markers are gone
+        check_length(data, name, start, end)
         try:
-            batches = walk_headers(data, bucket.url.describe(key), start)
+            batches = walk_headers(data, name, start)
             found.update(first_markers(data, batches, producer_ids - set(found)))
         except CorruptRecordError as exc:
             raise LogCorruptionError(bucket.url.describe(key), start, str(exc)) from exc
