@@ -107,12 +107,35 @@ def outcome(error: BaseException | None) -> dict[str, Any]:
 Alter = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
 
 
+INCREMENTAL_DELETE = 1  # IncrementalAlterConfigs' DELETE operation, the one taking no value
+
+
+def check_config_shape(configs: list[dict[str, Any]], incremental: bool) -> None:
+    """Kafka's ``ConfigAdminManager.preprocess`` checks of one resource's configs, made before
+    authorization and before anything is applied: INVALID_REQUEST for a key named twice, and
+    for a null value anywhere but on an incremental DELETE (names listed in request order)."""
+    names = [c["name"] for c in configs]
+    if len(set(names)) != len(names):
+        raise InvalidRequestError("Error due to duplicate config keys")
+    nulls = [
+        c["name"]
+        for c in configs
+        if c["value"] is None
+        and not (incremental and c.get("config_operation") == INCREMENTAL_DELETE)
+    ]
+    if nulls:
+        raise InvalidRequestError("Null value not supported for : " + ", ".join(nulls))
+
+
 async def alter_resource_configs(
-    request: dict[str, Any], alter_topic: Alter, alter_broker: Alter
+    request: dict[str, Any], alter_topic: Alter, alter_broker: Alter, *, incremental: bool
 ) -> dict[str, Any]:
     """The (Incremental)AlterConfigs response: ``alter_topic(topic, configs)`` per topic
     resource, ``alter_broker(name, configs)`` per broker resource (name empty: the cluster-wide
-    default); other resource types are INVALID_REQUEST."""
+    default); other resource types are INVALID_REQUEST. A resource named twice in the request
+    is answered INVALID_REQUEST each time and left as it is, and so is one failing
+    :func:`check_config_shape` (Kafka's order: these checks first, then the resource type)."""
+    named = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
     responses = []
     for r in request["resources"]:
         result: dict[str, Any] = {
@@ -122,6 +145,9 @@ async def alter_resource_configs(
             "resource_name": r["resource_name"],
         }
         try:
+            if named[(r["resource_type"], r["resource_name"])] > 1:
+                raise InvalidRequestError("Each resource must appear at most once.")
+            check_config_shape(r["configs"], incremental)
             if r["resource_type"] == TOPIC_RESOURCE:
                 await alter_topic(r["resource_name"], r["configs"])
             elif r["resource_type"] == BROKER_RESOURCE:

@@ -4,7 +4,8 @@ non-incremental semantics: keys not listed return to the level below).
 A topic's overrides are validated through ``LogConfig.from_properties`` (INVALID_CONFIG naming
 the key). A broker resource (empty name: the cluster-wide default; else this broker's id)
 replaces that level's dynamic broker configs (broker/dynamic_config.py), with ALTER_CONFIGS on
-the cluster."""
+the cluster. A key listed twice, a null value or a resource named twice is INVALID_REQUEST and
+nothing of that resource changes (Kafka's preprocess, ``_common.check_config_shape``)."""
 
 from __future__ import annotations
 
@@ -38,4 +39,4 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         configs = {c["name"]: c["value"] for c in entries}
         await registry.set_broker_configs(entity, lambda _current: configs, validate_only)
 
-    return await alter_resource_configs(request, alter_topic, alter_broker)
+    return await alter_resource_configs(request, alter_topic, alter_broker, incremental=False)

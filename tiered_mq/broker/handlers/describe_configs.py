@@ -16,7 +16,9 @@ cluster-wide default, ``--entity-default``) lists only the configs set at that l
 does, with the levels below it as synonyms. A sensitive config (a password, ``sasl.jaas.config``)
 has a null value, in its synonyms too, and type PASSWORD. ``documentation`` (v3) is filled when
 ``include_documentation`` asks for it (broker/config_docs.py), else null.
-``configuration_keys`` (null = all) filters the answer.
+``configuration_keys`` filters the answer; a null or empty list asks for every config (Kafka's
+``ConfigHelper.describeConfigs`` reads both as "all": kafka-python sends ``[]`` for
+``ConfigResource(..., configs={})``).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             else:
                 raise InvalidRequestError(f"unsupported resource type {rtype}")
             keys = r.get("configuration_keys")
-            if keys is not None:
+            if keys:  # null or empty: every config
                 wanted = set(keys)
                 configs = [c for c in configs if c["name"] in wanted]
             if not docs:

@@ -3,7 +3,11 @@ topic's overrides, or on one level of dynamic broker configs (a BROKER resource:
 the cluster-wide default, else this broker's id; broker/dynamic_config.py). APPEND and SUBTRACT
 apply to list configs (``cleanup.policy``, the broker's ``log.cleanup.policy``). The result is
 validated as a whole before it is stored; DELETE of a broker config brings back the level below
-(the cluster-wide default, then ``--config``, then Kafka's default)."""
+(the cluster-wide default, then ``--config``, then Kafka's default).
+
+Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
+in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
+named twice in the request is INVALID_REQUEST, and nothing of that resource is applied."""
 
 from __future__ import annotations
 
@@ -33,14 +37,13 @@ def apply_ops(
     ops: list[dict[str, Any]],
     list_keys: frozenset[str] = TOPIC_LISTS,
 ) -> dict[str, str]:
-    """``current`` changed by ``ops``; APPEND and SUBTRACT start from ``effective``'s value
-    when ``current`` has none."""
+    """``current`` changed by ``ops`` (each key once, a value on all but DELETE: the handler's
+    shape checks ran first); APPEND and SUBTRACT start from ``effective``'s value when
+    ``current`` has none."""
     out = dict(current)
     for op in ops:
         name, value, kind = op["name"], op["value"], op["config_operation"]
         if kind == SET:
-            if value is None:
-                raise InvalidConfigError(f"{name}: SET needs a value")
             out[name] = value
         elif kind == DELETE:
             out.pop(name, None)
@@ -83,4 +86,4 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
 
         await registry.set_broker_configs(entity, update, validate_only)
 
-    return await alter_resource_configs(request, alter_topic, alter_broker)
+    return await alter_resource_configs(request, alter_topic, alter_broker, incremental=True)
