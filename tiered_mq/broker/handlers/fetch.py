@@ -40,6 +40,12 @@ parks in the purgatory (no blocking) until an append to one of its partitions or
 ``max_wait_ms``; the answer always comes from a read made after the wait (records deleted
 while it waited are never sent: the client gets OFFSET_OUT_OF_RANGE with the new log start).
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
+As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
+0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
+does not have: FETCH_SESSION_ID_NOT_FOUND at the top level and no partitions (the client then
+sends a full fetch). A partition named more than once is read once and answered once, at the
+place it was first named, with the fetch position of its last mention: Kafka's request holds
+the partitions in a LinkedHashMap.
 OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
 cold tier when one is wired (``remote_log_manager.read_regions``); a read_committed one lists
@@ -66,6 +72,7 @@ from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
 from tiered_mq.errors import (
+    FetchSessionIdNotFoundError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
@@ -76,6 +83,7 @@ from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+FULL_FETCH_EPOCHS = (0, -1)  # a new session's first fetch, or a sessionless one (Kafka's isFull)
 ZSTD_MIN_VERSION = 10  # KIP-110: older fetchers may not read zstd batches
 STORAGE_ERROR_MIN_VERSION = 6  # FetchResponse.json: KAFKA_STORAGE_ERROR from v6
 CONTINUATIONS_KEPT = 4096
@@ -265,7 +273,36 @@ async def _read_all(
     return responses, total, errored
 
 
+def _once_each(topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's topics with each partition once (see the module docstring); ``topics``
+    itself when no partition repeats."""
+    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    count = 0
+    for t in topics:
+        for p in t["partitions"]:
+            merged[t["topic"], p["partition"]] = p  # a repeat keeps the first one's place
+            count += 1
+    if len(merged) == count:
+        return topics
+    out: list[dict[str, Any]] = []
+    for (name, _), p in merged.items():
+        if not out or out[-1]["topic"] != name:
+            out.append({"topic": name, "partitions": []})
+        out[-1]["partitions"].append(p)
+    return out
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
+    if request.get("session_epoch", -1) not in FULL_FETCH_EPOCHS:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": FetchSessionIdNotFoundError.errno,
+            "session_id": 0,
+            "responses": [],
+        }
+    topics = _once_each(request["topics"])
+    if topics is not request["topics"]:
+        request = {**request, "topics": topics}
     now = time.monotonic()
     deadline = now + max(request["max_wait_ms"], 0) / 1000.0
     fill = _fill(ctx, request, now)
