@@ -677,6 +677,58 @@ def test_java_admin_dynamic_broker_configs(java: Java, broker: BrokerProcess) ->
     assert (listed["value"], listed["source"]) == ("86400000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
 
 
+def test_java_admin_list_config_ops_and_malformed_alters(
+    java: Java, shared_broker: BrokerProcess
+) -> None:
+    """incrementalAlterConfigs APPEND and SUBTRACT on cleanup.policy (a list: APPEND starts from
+    the default, skips what is there), and what Kafka refuses before applying anything: a key
+    named twice in one call (even SET then DELETE) and a null value with SET or APPEND are
+    InvalidRequestException, and the topic keeps its configs (segment.ms, set alongside a
+    duplicate, is not applied either)."""
+    topic = f"java-list-ops-{time.monotonic_ns()}"
+    ops = [
+        f"create {topic} 1 retention.ms=3600000",
+        f"alter-config topic:{topic} APPEND:cleanup.policy=compact",
+        f"alter-config topic:{topic} APPEND:cleanup.policy=compact,delete",
+        f"describe-configs topic:{topic}",
+        f"alter-config topic:{topic} SUBTRACT:cleanup.policy=delete",
+        f"alter-config topic:{topic} SET:retention.ms=1000 SET:retention.ms=2000",
+        f"alter-config topic:{topic} SET:segment.ms=7200000 SET:retention.ms=1 DELETE:retention.ms",
+        f"alter-config topic:{topic} DELETE:retention.ms SET:retention.ms=5000",
+        f"alter-config topic:{topic} APPEND:cleanup.policy",
+        f"alter-config topic:{topic} SET:retention.ms",
+        f"describe-configs topic:{topic}",
+        f"alter-config topic:{topic} DELETE:retention.ms",
+        f"describe-configs topic:{topic}",
+        f"delete-topics {topic}",
+    ]
+    a = java.admin(shared_broker, *ops)
+    assert [x.get("ok") for x in a[:3]] == [a[0]["ok"], True, True], a[:3]
+    assert a[3]["ok"]["cleanup.policy"]["value"] == "delete,compact"
+    assert a[4]["ok"] is True
+    for refused in a[5:8]:
+        assert refused.get("error") == "InvalidRequestException", refused
+        assert refused["message"] == "Error due to duplicate config keys", refused
+    assert (a[8]["error"], a[8]["message"]) == (
+        "InvalidRequestException",
+        "Null value not supported for : cleanup.policy",
+    )
+    assert (a[9]["error"], a[9]["message"]) == (
+        "InvalidRequestException",
+        "Null value not supported for : retention.ms",
+    )
+    kept = a[10]["ok"]
+    assert (kept["cleanup.policy"]["value"], kept["cleanup.policy"]["source"]) == (
+        "compact",
+        "DYNAMIC_TOPIC_CONFIG",
+    )
+    assert kept["retention.ms"]["value"] == "3600000"
+    assert kept["segment.ms"]["source"] == "DEFAULT_CONFIG"
+    assert a[11]["ok"] is True
+    assert a[12]["ok"]["retention.ms"]["source"] == "DEFAULT_CONFIG"
+    assert a[13]["ok"] is True
+
+
 def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: BrokerProcess) -> None:
     """listOffsets (earliest, latest, forTimestamp), deleteRecords, and a group with committed
     offsets through listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,

@@ -467,6 +467,19 @@ public final class JavaClient {
         admin.incrementalAlterConfigs(Map.of(resource, ops)).all().get();
         yield true;
       }
+      // one incrementalAlterConfigs of the ops given as TYPE:key=value (TYPE an OpType name:
+      // SET, DELETE, APPEND, SUBTRACT; no "=value" sends a null value), in order, repeats kept
+      case "alter-config" -> {
+        List<AlterConfigOp> ops = new ArrayList<>();
+        for (String word : a.subList(1, a.size())) {
+          String[] typed = word.split(":", 2);
+          String[] parts = typed[1].split("=", 2);
+          ConfigEntry entry = new ConfigEntry(parts[0], parts.length > 1 ? parts[1] : null);
+          ops.add(new AlterConfigOp(entry, AlterConfigOp.OpType.valueOf(typed[0])));
+        }
+        admin.incrementalAlterConfigs(Map.of(configResource(a.get(0)), ops)).all().get();
+        yield true;
+      }
       case "delete-topics" -> {
         admin.deleteTopics(a).all().get();
         yield true;
