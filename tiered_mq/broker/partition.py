@@ -53,12 +53,20 @@ from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.transaction_index import AbortedTxn
-from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, iter_batches, peek_size, validate_batch
+from tiered_mq.record.batch import (
+    HEADER_SIZE,
+    MAGIC,
+    BatchHeader,
+    iter_batches,
+    peek_size,
+    validate_batch,
+)
 from tiered_mq.record.control import encode_control_batch
 from tiered_mq.record.records import check_records_start
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
+_MAGIC_AT = 16  # the magic byte follows baseOffset i64, batchLength i32, partitionLeaderEpoch i32
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +84,23 @@ def validate_records(
     """Batch-level checks of produced records (Kafka's ProduceRequest and LogValidator rules);
     raises the Kafka error the client must see. Reads headers only, no record.
 
-    Exactly one batch per partition (Produce v3+), at least one record, and a record count that
-    matches the offset range (``last_offset_delta + 1``): else INVALID_RECORD (produce v8+,
-    KIP-467), CORRUPT_MESSAGE before. A batch breaking them would move the high watermark by
-    its ``last_offset_delta`` while serving other offsets."""
+    Exactly one batch per partition (Produce v3+) of magic 2, at least one record, a record
+    count that matches the offset range (``last_offset_delta + 1``), no control batch and no
+    producer id without a sequence: else INVALID_RECORD (produce v8+, KIP-467), CORRUPT_MESSAGE
+    before, as Kafka's ProduceRequest.validateRecords and LogValidator.validateBatch refuse them
+    (InvalidRecordException; a Java producer does not retry it, CORRUPT_MESSAGE it would). A
+    batch breaking them would move the high watermark by its ``last_offset_delta`` while
+    serving other offsets. A bad CRC or length stays CORRUPT_MESSAGE, as in Kafka."""
     if len(records) == 0:
-        raise CorruptRecordError("no record batch in produce request")
+        raise invalid_record(
+            f"produce v{api_version} needs at least one record batch per partition", api_version
+        )
+    if len(records) > _MAGIC_AT and records[_MAGIC_AT] != MAGIC:
+        raise invalid_record(
+            f"produce v{api_version} takes record batches of magic {MAGIC} only, "
+            f"not {records[_MAGIC_AT]}",
+            api_version,
+        )
     h = validate_batch(records, 0)  # the first only: a second one is refused unread
     if h.size != len(records):
         following = peek_size(records, h.size)
@@ -97,7 +116,12 @@ def validate_records(
     if h.compression > 4:
         raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
     if h.is_control:
-        raise CorruptRecordError("clients may not produce control batches")
+        raise invalid_record("clients may not produce control batches", api_version)
+    if h.producer_id >= 0 and h.base_sequence < 0:
+        raise invalid_record(
+            f"invalid sequence number {h.base_sequence} in a batch of producer {h.producer_id}",
+            api_version,
+        )
     if h.records_count != h.last_offset_delta + 1:  # (validate_batch: delta >= 0)
         raise invalid_record(
             f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
