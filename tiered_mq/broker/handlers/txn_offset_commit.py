@@ -10,6 +10,9 @@ still committed); offsets too large for ``__consumer_offsets`` are INVALID_COMMI
 (group/commits.py). From v3 the request names the consumer's generation and member (Java's
 ``sendOffsetsToTransaction(offsets, consumer.groupMetadata())``): a member that is not current
 gets UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as in Kafka.
+Below v2 COORDINATOR_LOAD_IN_PROGRESS is answered COORDINATOR_NOT_AVAILABLE, as Kafka's
+KafkaApis does: producers from 0.11 to 2.0 could crash on the loading error (KAFKA-7296); both
+make the client find the coordinator again and retry.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
+LOAD_IN_PROGRESS_MIN_VERSION = 2
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +72,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     except Exception as e:
         code = error_code(e)
         codes = {tp: c or code for tp, c in codes.items()}
+    if ctx.api_version < LOAD_IN_PROGRESS_MIN_VERSION:
+        loading, unavailable = (
+            errors.CoordinatorLoadInProgressError.errno,
+            errors.CoordinatorNotAvailableError.errno,
+        )
+        codes = {tp: unavailable if c == loading else c for tp, c in codes.items()}
     return {
         "throttle_time_ms": 0,
         "topics": [
