@@ -136,6 +136,7 @@ def spark_rows(broker: TieredBroker, options: dict[str, str]) -> list[Any]:
         .option("s3.secretKey", SECRET_KEY)
         .option("s3.region", "us-east-1")
         .option("s3.pathStyle", "true")
+        .option("includeHeaders", "true")
     )
     for k, v in options.items():
         reader = reader.option(k, v)

@@ -90,12 +90,16 @@ def spark() -> Any:
 
 def test_file_bucket_every_codec_exact_rows(spark: Any, tmp_path: Path) -> None:
     expected = build(open_sync_store(f"file://{tmp_path}"), "pre")
-    df = (
+    reader = (
         spark.read.format("tiered-mq")
         .option("path", f"file://{tmp_path}?prefix=pre")
         .option("topic", "orders")
-        .load()
     )
+    # Spark's Kafka source: no headers column unless includeHeaders=true
+    assert [f.name for f in reader.load().schema.fields] == [
+        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType",
+    ]  # fmt: skip
+    df = reader.option("includeHeaders", "true").load()
     assert [f.name for f in df.schema.fields] == [
         "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
     ]  # fmt: skip
@@ -127,6 +131,7 @@ def s3_reader(spark: Any, info: dict[str, Any]) -> Any:
         .option("s3.region", "us-east-1")
         .option("s3.pathStyle", "true")
         .option("topic", "orders")
+        .option("includeHeaders", "true")
     )
 
 

@@ -18,7 +18,8 @@ plain ``TieredMQDataSource`` does not implement it; option ``filterPushdown=true
 pushing reader when the setting is already on.) Pushed filters are still evaluated by Spark
 afterwards: pruning is conservative, never the only filter.
 
-Schema: Spark's Kafka source (see columnar.py); options: see options.py. Planning (driver)
+Schema: Spark's Kafka source (see columnar.py), the ``headers`` column only with
+``includeHeaders=true`` (as in Spark); options: see options.py. Planning (driver)
 reads manifests, and offset/transaction indexes where needed (planner.py); each task reads one
 byte range of one ``.log`` object (segment_reader.py) and yields ``pyarrow.RecordBatch``es.
 Nothing here is asynchronous: executors use blocking boto3.

@@ -48,6 +48,7 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
         "endingOffsets": args.ending_offsets,
         "isolation.level": "read_uncommitted" if args.read_uncommitted else "read_committed",
         "failOnDataLoss": "false" if args.no_fail_on_data_loss else "true",
+        "includeHeaders": "true",  # the jobs keep headers (Spark's default drops them)
     }
     if args.topic:
         opts["topics"] = args.topic

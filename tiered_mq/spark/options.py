@@ -28,7 +28,8 @@ isolation.level                ``read_committed`` (default) or ``read_uncommitte
                                (``kafka.isolation.level`` is accepted too)
 maxBytesPerSplit               split .log objects larger than this at offset-index positions
                                (default 128 MiB)
-includeHeaders                 ``true`` (default): the ``headers`` column is present
+includeHeaders                 ``false`` (default, as Spark): no ``headers`` column;
+                               ``true``: the ``headers`` column is present
 failOnDataLoss                 ``true`` (default, as Spark): a JSON starting offset below the
                                bucket's log start offset (deleted by retention) fails the
                                read, and so does a ``.log`` object deleted after planning;
@@ -100,7 +101,7 @@ class ReadOptions:
     ending_by_timestamp: PartitionMap = field(default_factory=dict)
     read_committed: bool = True
     max_bytes_per_split: int = DEFAULT_MAX_BYTES_PER_SPLIT
-    include_headers: bool = True
+    include_headers: bool = False
     fail_on_data_loss: bool = True
     no_match_latest: bool = False  # startingOffsetsByTimestampStrategy=latest
     s3: S3Settings = field(default_factory=S3Settings)
@@ -140,7 +141,7 @@ class ReadOptions:
             read_committed=isolation != "read_uncommitted",
             max_bytes_per_split=_int(o.get("maxbytespersplit"), "maxBytesPerSplit")
             or DEFAULT_MAX_BYTES_PER_SPLIT,
-            include_headers=_bool(o.get("includeheaders"), True),
+            include_headers=_bool(o.get("includeheaders"), False),
             fail_on_data_loss=_bool(o.get("failondataloss"), True),
             no_match_latest=_strategy(o.get("startingoffsetsbytimestampstrategy")),
             s3=S3Settings(
