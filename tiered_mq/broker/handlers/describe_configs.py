@@ -6,7 +6,9 @@ cluster-wide dynamic one (DYNAMIC_DEFAULT_BROKER_CONFIG 3), else ``--config``
 (STATIC_BROKER_CONFIG 4), else Kafka's default (DEFAULT_CONFIG 5); broker/dynamic_config.py.
 With ``include_synonyms`` a config lists that chain, most specific first, the broker's entries
 under the broker's names (``log.retention.ms``, ``.minutes``, ``.hours``; config_entries.py),
-as Kafka's ``kafka-configs.sh --describe --all`` shows.
+as Kafka's ``kafka-configs.sh --describe --all`` shows. A topic name that is not a legal one
+("", too long, other characters) answers INVALID_TOPIC_EXCEPTION, as Kafka's Topic.validate;
+a legal one that names no topic UNKNOWN_TOPIC_OR_PARTITION.
 
 The broker resource named by this broker's id lists every broker config this broker honours
 (broker/config.py's table, the broker names of topic configs with the ``.hours``/``.minutes``
@@ -43,6 +45,7 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
 )
 from tiered_mq.broker.listener import is_sensitive
+from tiered_mq.broker.topic_names import validate_topic_name
 from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -53,6 +56,7 @@ BROKER = 4
 
 
 def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
+    validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
     meta = ctx.broker.topic_registry.get_topic(name)
     if meta is None:
         raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
