@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.integration.s3_server import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs  # noqa: F401
-from tests.unit.spark.bucket_builder import PartitionWriter
+from tests.unit.spark.bucket_builder import PartitionWriter, write_topic_manifest
 from tests.unit.spark.spark_support import spark_session
 from tiered_mq.cold import layout
 from tiered_mq.cold.object_store import SyncObjectStore, open_sync_store
@@ -250,3 +250,33 @@ def test_look_ahead_into_a_truncated_object_fails_naming_it(
     with pytest.raises(Exception, match=f"s3://{bucket['name']}/{key} at position \\d+: the "
                        "object ends early"):  # fmt: skip
         df.count()
+
+
+def test_assign_reads_the_named_partitions(spark: Any, bucket: dict[str, Any]) -> None:
+    """Spark's third way to name what to read: ``assign`` = {"topic": [partitions]}."""
+    store = bucket["store"]
+    write_topic_manifest(store, "", "m", 3)
+    for p in range(3):
+        w = PartitionWriter(store, "", "m", p)
+        w.append([(b"k", b"v", (), T0 + i) for i in range(4)])
+        w.roll()
+
+    def assign(value: str) -> Any:
+        return reader(spark, bucket, topic="").option("assign", value).load()
+
+    rows = assign('{"m": [0, 2]}').select("partition", "offset").collect()
+    assert sorted((r.partition, r.offset) for r in rows) == [
+        (p, o) for p in (0, 2) for o in range(4)
+    ]
+    with pytest.raises(Exception, match=r"assign names partition\(s\) 5 of topic 'm'"):
+        assign('{"m": [1, 5]}').count()
+    with pytest.raises(Exception, match="No topicpartitions to assign as specified value for "
+                       "option 'assign' is 'm'"):  # fmt: skip
+        assign("m")
+    with pytest.raises(Exception, match="give exactly one of"):
+        reader(spark, bucket).option("assign", '{"m": [0]}').load()
+    # offsets may name only assigned partitions, as in Spark
+    with pytest.raises(Exception, match=r"startingOffsets names partition\(s\) 1 of topic 'm'"):
+        reader(spark, bucket, topic="").option("assign", '{"m": [0]}').option(
+            "startingOffsets", '{"m": {"1": 2}}'
+        ).load().count()

@@ -5,6 +5,8 @@ option (case-insensitive)      meaning
 =============================  ================================================================
 path                           ``s3://bucket/prefix`` (``s3a://`` too) or ``file:///dir``
 topic / topics / subscribe     one topic, or a comma-separated list
+assign                         JSON ``{"orders": [0, 1], "refunds": [2]}``: those partitions
+                               only (each must exist in the bucket)
 topicPattern/subscribePattern  a regex matched (fully) against the topic names in the bucket:
                                Python's ``re`` syntax, where Spark's Kafka source takes a Java
                                regex (the common syntax is the same)
@@ -66,7 +68,7 @@ PartitionMap = dict[str, dict[int, int]]
 
 #: every option the source takes (names are case-insensitive)
 OPTION_NAMES: Final = (
-    "path", "topic", "topics", "subscribe", "topicPattern", "subscribePattern",
+    "path", "topic", "topics", "subscribe", "topicPattern", "subscribePattern", "assign",
     "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
     "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
     "startingOffsetsByTimestampStrategy", "isolation.level",
@@ -93,6 +95,7 @@ class ReadOptions:
     path: str
     topics: tuple[str, ...] = ()
     topic_pattern: str | None = None
+    assign: dict[str, tuple[int, ...]] | None = None  # option assign: topic -> partitions
     starting: int | PartitionMap = EARLIEST
     ending: int | PartitionMap = LATEST
     starting_timestamp: int | None = None
@@ -121,8 +124,14 @@ class ReadOptions:
         names = o.get("topics") or o.get("topic") or o.get("subscribe") or ""
         topics = tuple(t.strip() for t in names.split(",") if t.strip())
         pattern = o.get("topicpattern") or o.get("subscribepattern")
-        if bool(topics) == bool(pattern):
-            raise ValueError("give exactly one of 'topic'/'topics' and 'topicPattern'")
+        assign = _assign(o["assign"]) if "assign" in o else None
+        if bool(topics) + bool(pattern) + (assign is not None) != 1:
+            raise ValueError(
+                "give exactly one of 'topic'/'topics'/'subscribe', 'topicPattern'/"
+                "'subscribePattern' and 'assign'"
+            )
+        if assign is not None:
+            topics = tuple(assign)
         if pattern:
             _check_pattern(pattern, "topicPattern" if o.get("topicpattern") else "subscribePattern")
         isolation = (o.get("isolation.level") or o.get("kafka.isolation.level") or "").lower()
@@ -132,6 +141,7 @@ class ReadOptions:
             path=path,
             topics=topics,
             topic_pattern=pattern,
+            assign=assign,
             starting=_offsets(o.get("startingoffsets"), EARLIEST, "startingOffsets"),
             ending=_offsets(o.get("endingoffsets"), LATEST, "endingOffsets"),
             starting_timestamp=_int(o.get("startingtimestamp"), "startingTimestamp"),
@@ -266,6 +276,28 @@ def _entries(spec: int | PartitionMap) -> list[tuple[str, int, int]]:
     if isinstance(spec, int):
         return []
     return [(t, p, o) for t, parts in spec.items() for p, o in parts.items()]
+
+
+def _assign(raw: str) -> dict[str, tuple[int, ...]]:
+    """Option ``assign``: ``{"topic": [0, 1]}``, as in Spark (its message when not an object)."""
+    if not raw.strip().startswith("{"):
+        raise ValueError(
+            f"No topicpartitions to assign as specified value for option 'assign' is '{raw}'"
+        )
+    try:
+        doc = json.loads(raw)
+        if not isinstance(doc, dict):
+            raise TypeError("not an object")
+        out = {str(t): tuple(sorted({_json_int(p) for p in list(ps)})) for t, ps in doc.items()}
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f'assign: expected {{"topic": [0, 1]}} (partition numbers), got {raw!r}'
+        ) from exc
+    if not out or not all(out.values()):
+        raise ValueError(
+            f"No topicpartitions to assign as specified value for option 'assign' is '{raw}'"
+        )
+    return out
 
 
 def _check_pattern(pattern: str, name: str) -> None:

@@ -131,6 +131,17 @@ def topic_partitions(bucket: Bucket, topic: str) -> tuple[list[int], str | None]
         raise _unreadable(bucket, key, exc) from exc
 
 
+def assigned(wanted: tuple[int, ...], topic: str, partitions: list[int]) -> list[int]:
+    """Option ``assign``'s partitions of ``topic``, each one a partition it has."""
+    missing = sorted(set(wanted) - set(partitions))
+    if missing:
+        raise ValueError(
+            f"assign names partition(s) {', '.join(map(str, missing))} of topic {topic!r}, "
+            f"which has {len(partitions)} partition(s) in the bucket"
+        )
+    return list(wanted)
+
+
 def load_manifest(bucket: Bucket, topic: str, partition: int) -> PartitionManifest | None:
     key = layout.manifest_key(bucket.url.prefix, topic, partition)
     try:
@@ -157,6 +168,8 @@ def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit
         if pushed.topics is not None and topic not in pushed.topics:
             continue
         partitions, topic_id = topic_partitions(bucket, topic)
+        if opts.assign is not None:
+            partitions = assigned(opts.assign[topic], topic, partitions)
         opts.check_partitions(topic, partitions)
         for partition in partitions:
             if pushed.partitions is not None and partition not in pushed.partitions:
