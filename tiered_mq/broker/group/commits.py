@@ -17,16 +17,17 @@ heartbeat. Metadata longer than ``offset.metadata.max.bytes`` fails that partiti
 append refused as too large (RECORD_LIST_TOO_LARGE above the offsets topic's ``segment.bytes``,
 MESSAGE_TOO_LARGE above its ``max.message.bytes``, INVALID_FETCH_SIZE) answers
 INVALID_COMMIT_OFFSET_SIZE for the partitions it carried, as Kafka's GroupMetadataManager maps
-them (:data:`COMMIT_TOO_LARGE`; a client does not retry it), any other failed append
-COORDINATOR_NOT_AVAILABLE.
+them (:data:`COMMIT_TOO_LARGE`; a client does not retry it), any other failed append Kafka's
+error for it (NOT_COORDINATOR on a full disk, see store_failures.py), logged at most once per
+group and 30 s with the count of the others.
 
 Transactional offsets (TxnOffsetCommit, :meth:`OffsetCommits.commit_txn`): a request that names
 no member (v0-2, or a producer given only a group id) is not checked against the membership,
 and the group's state does not matter; then the offsets are appended as a transactional batch
 before answering and held pending (``OffsetManager.pending``, see txn_offsets.py) until the
 transaction coordinator reports the COMMIT/ABORT marker. Errors are raised as the Kafka error
-the client must see: a too-large append as INVALID_COMMIT_OFFSET_SIZE, another Kafka error of
-the append as it is (INVALID_PRODUCER_EPOCH), anything else as COORDINATOR_NOT_AVAILABLE.
+the client must see: a too-large append as INVALID_COMMIT_OFFSET_SIZE, anything else as
+``append_error`` maps it (a storage error as NOT_COORDINATOR, INVALID_PRODUCER_EPOCH as it is).
 
 The coordinator answers COORDINATOR_LOAD_IN_PROGRESS itself until it has loaded, so nothing
 here runs before the groups are restored. Everything runs on the event loop; the only await is
@@ -46,6 +47,7 @@ from tiered_mq.broker.group.group import GroupMetadata, GroupState
 from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import Scheduler
+from tiered_mq.broker.group.store_failures import StoreFailureLog, append_error
 from tiered_mq.errors import KafkaError
 from tiered_mq.hot.log_config import LONG_MAX
 from tiered_mq.topic_partition import TopicPartition
@@ -76,6 +78,7 @@ class OffsetCommits:
         self.scheduler = scheduler
         self.offsets = offsets
         self.membership = membership
+        self._failures = StoreFailureLog(log)  # a full disk fails every commit: no flood
 
     def _commit_error(
         self, group_id: str, generation_id: int, member_id: str, instance_id: str | None
@@ -124,9 +127,9 @@ class OffsetCommits:
         except COMMIT_TOO_LARGE as exc:
             log.warning("group %s: offset commit too large: %s", group_id, exc)
             failed = errors.InvalidCommitOffsetSizeError.errno
-        except Exception:
-            log.exception("group %s: offset commit append failed", group_id)
-            failed = errors.CoordinatorNotAvailableError.errno
+        except Exception as exc:
+            self._failures.failed(group_id, "offset commit append")
+            failed = append_error(exc)
         else:
             return result
         return {tp: failed if tp in accepted else code for tp, code in result.items()}
@@ -162,11 +165,12 @@ class OffsetCommits:
             )
         except COMMIT_TOO_LARGE as exc:
             raise errors.InvalidCommitOffsetSizeError(str(exc)) from exc
-        except KafkaError:
-            raise
         except Exception as exc:
-            log.exception("group %s: transactional offset commit append failed", group_id)
-            raise errors.CoordinatorNotAvailableError(str(exc)) from exc
+            code = append_error(exc)
+            if isinstance(exc, KafkaError) and exc.errno == code:
+                raise  # e.g. INVALID_PRODUCER_EPOCH, as it is
+            self._failures.failed(group_id, "transactional offset commit append")
+            raise errors.for_code(code)(str(exc)) from exc
 
 
 def validate_offset_commit(

@@ -18,9 +18,13 @@ Lifecycle: ``start()`` creates ``__consumer_offsets`` if needed, replays every p
 the cache, restores the groups it finds (a group with members comes back Stable and its
 members must heartbeat within their session timeout, as in Kafka), and starts the offset
 expiration task; until it returns, requests are answered COORDINATOR_LOAD_IN_PROGRESS here,
-before any of the parts is called. ``close()`` cancels every timer and task. This broker is the
-coordinator of every group (one coordinator per cluster until the internal topic's partitions
-get leaders elsewhere).
+before any of the parts is called. Likewise, while a group's partition of ``__consumer_offsets``
+is offline after a storage failure (a full disk, see store_failures.py), its JoinGroup,
+SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and TxnOffsetCommit are answered
+NOT_COORDINATOR here (:meth:`available`; FindCoordinator answers COORDINATOR_NOT_AVAILABLE);
+OffsetFetch still reads the cache, which holds exactly what is on the log.
+``close()`` cancels every timer and task. This broker is the coordinator of every group (one
+coordinator per cluster until the internal topic's partitions get leaders elsewhere).
 
 Group metadata (``_store_group``) is appended after every rebalance and every replacement of a
 static member's id, and skipped for a group that is Dead or no longer held, so a deleted
@@ -50,7 +54,7 @@ from tiered_mq.broker.group.admin import GroupAdmin
 from tiered_mq.broker.group.commits import OffsetCommits
 from tiered_mq.broker.group.config import GroupConfig
 from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetadata
-from tiered_mq.broker.group.membership import NONE, Membership
+from tiered_mq.broker.group.membership import NONE, Membership, join_error
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
 from tiered_mq.topic_partition import TopicPartition
@@ -191,9 +195,18 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return self.offsets.partition_for(group_id).partition
 
+    def available(self, group_id: str) -> bool:
+        """False while ``group_id``'s partition of ``__consumer_offsets`` is offline after a
+        storage failure (store_failures.py): FindCoordinator answers COORDINATOR_NOT_AVAILABLE,
+        and the group's requests NOT_COORDINATOR before reaching the group."""
+        now = self.scheduler.now_ms()
+        return self.offsets.offline.available(self.partition_for(group_id), now)
+
     async def join_group(self, **kwargs: Any) -> dict[str, Any]:
         if not self.loaded:
             return {"error_code": errors.CoordinatorLoadInProgressError.errno, "members": []}
+        if not self.available(kwargs["group_id"]):
+            return join_error(errors.NotCoordinatorError.errno, kwargs.get("member_id", ""))
         return await self.membership.join_group(**kwargs)
 
     async def sync_group(
@@ -206,6 +219,8 @@ class GroupCoordinator:
     ) -> dict[str, Any]:
         if not self.loaded:
             return {"error_code": errors.CoordinatorLoadInProgressError.errno}
+        if not self.available(group_id):
+            return {"error_code": errors.NotCoordinatorError.errno, "assignment": b""}
         return await self.membership.sync_group(
             group_id, generation_id, member_id, group_instance_id, assignments
         )
@@ -215,6 +230,8 @@ class GroupCoordinator:
     ) -> int:
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno
+        if not self.available(group_id):
+            return errors.NotCoordinatorError.errno
         return self.membership.heartbeat(group_id, generation_id, member_id, group_instance_id)
 
     def leave_group(
@@ -222,6 +239,8 @@ class GroupCoordinator:
     ) -> tuple[int, list[int]]:
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno, []
+        if not self.available(group_id):
+            return errors.NotCoordinatorError.errno, []
         return self.membership.leave_group(group_id, leaving)
 
     # -- offsets ---------------------------------------------------------------------------
@@ -238,6 +257,8 @@ class GroupCoordinator:
         """Commit ``{tp: (offset, leader_epoch, metadata)}``; returns each partition's error."""
         if not self.loaded:
             return dict.fromkeys(offsets, errors.CoordinatorLoadInProgressError.errno)
+        if not self.available(group_id):
+            return dict.fromkeys(offsets, errors.NotCoordinatorError.errno)
         return await self.commits.commit(
             group_id, offsets, retention_time_ms, generation_id, member_id, group_instance_id
         )
@@ -257,6 +278,8 @@ class GroupCoordinator:
         Raises the Kafka error the client must see (the caller checked the transaction)."""
         if not self.loaded:
             raise errors.CoordinatorLoadInProgressError("group coordinator loading")
+        if not self.available(group_id):
+            raise errors.NotCoordinatorError(f"{group_id}: __consumer_offsets partition offline")
         await self.commits.commit_txn(
             group_id, producer_id, producer_epoch, offsets, generation_id, member_id, instance_id
         )

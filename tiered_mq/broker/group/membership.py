@@ -15,7 +15,9 @@ A rebalance, as Kafka's GroupCoordinator runs it (state names in :mod:`group`):
    metadata). The group is CompletingRebalance and every member owes a SyncGroup within the
    rebalance timeout, or is removed and the group rebalances again.
 4. The leader's SyncGroup carries the assignment; it is persisted as a group metadata record,
-   then every member's SyncGroup is answered with its share and the group is Stable.
+   then every member's SyncGroup is answered with its share and the group is Stable. If the
+   append fails every member is answered Kafka's error for it (NOT_COORDINATOR on a full disk,
+   :func:`~tiered_mq.broker.group.store_failures.append_error`) and the group rebalances.
 
 Static members (KIP-345): a JoinGroup with a known ``group.instance.id`` and no member id is a
 restarted instance. Its new member id replaces the old one, whose parked requests are answered
@@ -55,6 +57,7 @@ from tiered_mq.broker.group.rebalance import (
     join_error,
     sync_error,
 )
+from tiered_mq.broker.group.store_failures import append_error
 
 __all__ = ["FENCED_INSTANCE_ID", "NONE", "Membership", "join_error", "sync_error"]
 
@@ -189,9 +192,9 @@ class Membership(Rebalancer):
         try:
             await self._store_group(group)
             error = NONE
-        except Exception:
+        except Exception as exc:
             self._store_failures.failed(group.group_id, f"storing static member {old_id}")
-            error = errors.CoordinatorNotAvailableError.errno
+            error = append_error(exc)
         unchanged = (
             not future.done()
             and member.awaiting_join is future
@@ -318,9 +321,9 @@ class Membership(Rebalancer):
         try:
             await self._store_group(group)
             error = NONE
-        except Exception:
+        except Exception as exc:
             self._store_failures.failed(group.group_id, "storing the assignment")
-            error = errors.CoordinatorNotAvailableError.errno
+            error = append_error(exc)
         if group.state is not S.COMPLETING_REBALANCE or group.generation_id != generation:
             return  # a rebalance started meanwhile; its members were answered already
         if error:

@@ -3,7 +3,9 @@
 Write path: a commit becomes one batch (one record per partition, key/value formats in
 :mod:`log_format`) appended to the group's partition of ``__consumer_offsets`` with
 ``append_internal``; the cache is updated only after the append returns, so an offset a client
-was told is committed is on the log. A failed append raises and leaves the cache unchanged.
+was told is committed is on the log. A failed append raises and leaves the cache unchanged; a
+storage failure also takes the partition offline for a while (:attr:`OffsetManager.offline`,
+see store_failures.py).
 
 Transactional offsets (TxnOffsetCommit, :meth:`commit_txn`): appended as a transactional batch
 (producer id, epoch, base sequence -1) and held in :attr:`OffsetManager.pending` until the
@@ -44,6 +46,7 @@ from collections.abc import Callable, Iterable, Mapping
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.config import OFFSETS_TOPIC, GroupConfig
 from tiered_mq.broker.group.seams import ReplicaManagerLike
+from tiered_mq.broker.group.store_failures import STORAGE_ERRORS, OfflinePartitions
 from tiered_mq.broker.group.txn_offsets import GroupOffsets, PendingTxnOffsets
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.record.control import ControlType, decode_control_record
@@ -63,6 +66,7 @@ class OffsetManager:
         self._positions: dict[str, dict[TopicPartition, int]] = {}  # same keys as _offsets
         self.pending = PendingTxnOffsets()
         self.loaded_groups: dict[str, fmt.GroupValue] = {}
+        self.offline = OfflinePartitions(log)  # partitions whose storage failed, for a while
 
     def partition_for(self, group_id: str) -> TopicPartition:
         n = self._config.offsets_topic_num_partitions
@@ -185,7 +189,14 @@ class OffsetManager:
             producer_epoch=epoch,
             is_transactional=pid >= 0,
         )
-        return await self._rm.append_internal(self.partition_for(group_id), batch)
+        tp = self.partition_for(group_id)
+        try:
+            position = await self._rm.append_internal(tp, batch)
+        except STORAGE_ERRORS:
+            self.offline.failed(tp.partition, now_ms)
+            raise
+        self.offline.succeeded(tp.partition)
+        return position
 
     @staticmethod
     def _tombstones(group_id: str, partitions: Iterable[TopicPartition]) -> list[RecordPair]:

@@ -5,7 +5,10 @@ host and port (the transaction handlers then answer for themselves); any other k
 INVALID_REQUEST. Until the group coordinator has loaded ``__consumer_offsets`` the answer is
 COORDINATOR_NOT_AVAILABLE, which clients retry. The empty group id has a coordinator too, as in
 Kafka: OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups serve it (Java consumers
-before 2.2 committed under ``group.id=""``); only the membership APIs refuse it.
+before 2.2 committed under ``group.id=""``); only the membership APIs refuse it. A group whose
+partition of ``__consumer_offsets`` is offline after a storage failure is answered
+COORDINATOR_NOT_AVAILABLE too (Kafka: the partition has no leader once its log directory
+failed; see broker/group/store_failures.py), so that its clients back off.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     ):
         code = errors.TransactionalIdAuthorizationFailedError.errno
         return _error(code, f"transactional id {key}")
+    if key_type == GROUP and coordinator is not None and not coordinator.available(key):
+        message = "the group's partition of __consumer_offsets is offline (storage failure)"
+        return _error(errors.CoordinatorNotAvailableError.errno, message)
     return {
         "throttle_time_ms": 0,
         "error_code": 0,
