@@ -11,7 +11,8 @@ URL), awaits ``start()`` and ``close()``, and per partition with remote storage 
     await rlm.read_regions(tp, offset, max_bytes, span=True)  # the same as a RemoteRead:
                                                 # FileRegions over chunk files (sendfile), their
                                                 # size and next offset, going on across
-                                                # segments (filled fetches)
+                                                # segments (filled fetches); min_one=False:
+                                                # nothing if the first batch is larger
     await rlm.fetches.within(tp, key, read)     # a fetch's wait for a bucket read, bounded by
                                                 # remote.fetch.max.wait.ms (None: it expired;
                                                 # remote_fetch.py)
@@ -292,9 +293,15 @@ class RemoteLogManager:
         return await self.reader.read(tp, offset, max_bytes)
 
     async def read_regions(
-        self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
+        self,
+        tp: TopicPartition,
+        offset: int,
+        max_bytes: int,
+        *,
+        span: bool = False,
+        min_one: bool = True,
     ) -> RemoteRead:
-        return await self.reader.read_regions(tp, offset, max_bytes, span=span)
+        return await self.reader.read_regions(tp, offset, max_bytes, span=span, min_one=min_one)
 
     async def offset_for_timestamp(
         self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0

@@ -4,7 +4,9 @@ A read for ``offset``: manifest -> the readable segment holding it -> the segmen
 index (fetched once, kept in a small LRU of parsed indexes) -> the position of the greatest
 index entry at or below ``offset`` -> batch headers scanned forward through the chunk cache to
 the batch holding ``offset`` -> whole batches from there, up to ``max_bytes`` (at least one
-batch, like a local fetch), by default never past the segment's end (a fetch returns data of
+batch, like a local fetch, unless ``min_one=False``: a fetch's later partitions, KIP-74, get
+nothing when their first batch is larger than what is left of the response, as in Kafka's
+RemoteLogManager.read), by default never past the segment's end (a fetch returns data of
 one segment, as in Kafka; the consumer's next fetch continues in the next one). A filled fetch
 (``read_regions(..., span=True)``) goes on into the following segments while ``max_bytes`` has
 room for their next batch, and starts the read-ahead of the next segment when its window
@@ -190,11 +192,18 @@ class RemoteReader:
         return b"".join(r.read() for r in (await self.read_regions(tp, offset, max_bytes)).regions)
 
     async def read_regions(
-        self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
+        self,
+        tp: TopicPartition,
+        offset: int,
+        max_bytes: int,
+        *,
+        span: bool = False,
+        min_one: bool = True,
     ) -> RemoteRead:
-        """Whole batches from the one holding ``offset``: at least one, else up to
-        ``max_bytes``, as FileRegions over chunk files (consecutive regions concatenate; a
-        batch may span two). Without ``span`` the read stops at the end of the segment holding
+        """Whole batches from the one holding ``offset``: at least one (none with
+        ``min_one=False`` when it is larger than ``max_bytes``), else up to ``max_bytes``, as
+        FileRegions over chunk files (consecutive regions concatenate; a batch may span two).
+        Without ``span`` the read stops at the end of the segment holding
         ``offset`` (as in Kafka); with it, it goes on into the next segments while
         ``max_bytes`` leaves room for their first batch. Raises OffsetOutOfRangeError when the
         bucket does not hold ``offset``, ObjectStoreError on a store failure or corrupt
@@ -211,7 +220,7 @@ class RemoteReader:
                         layout.manifest_key(self.prefix, *tp), "segment has no .log"
                     )
                 start = await self._position_of(segment, key, offset)
-                if regions and start < segment.size_bytes:
+                if (regions or not min_one) and start < segment.size_bytes:
                     first = await self._header_at(segment, key, start)
                     if first.size > max_bytes - total:
                         break  # an oversized first batch of a later segment: the next fetch

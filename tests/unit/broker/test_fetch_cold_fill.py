@@ -32,7 +32,13 @@ class FakeRemote:
         self.fetches = RemoteFetches(0.5, RemoteMetrics().fetch_expired)
 
     async def read_regions(
-        self, tp: TopicPartition, offset: int, max_bytes: int, *, span: bool = False
+        self,
+        tp: TopicPartition,
+        offset: int,
+        max_bytes: int,
+        *,
+        span: bool = False,
+        min_one: bool = True,
     ) -> RemoteRead:
         self.calls.append((offset, max_bytes, span))
         half = max_bytes // 2

@@ -48,12 +48,13 @@ place it was first named, with the fetch position of its last mention: Kafka's r
 the partitions in a LinkedHashMap.
 OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
 An offset below the local log start offset but above the log start offset is read from the
-cold tier when one is wired (``remote_log_manager.read_regions``); a read_committed one lists
-the aborted transactions of the bucket's ``.txnindex`` objects (``aborted_transactions``)
-merged with the partition's, over the offsets the regions hold. Each of those bucket reads is
-waited for at most ``remote.fetch.max.wait.ms`` (``rlm.fetches``, cold/remote_fetch.py): past
-it, the partition is answered with no records and no error, as Kafka does, and the client
-fetches again.
+cold tier when one is wired (``remote_log_manager.read_regions``), within the same byte limits:
+only the first partition with data may pass them, by its first batch (Kafka's minOneMessage);
+a read_committed one lists the aborted transactions of the bucket's ``.txnindex`` objects
+(``aborted_transactions``) merged with the partition's, over the offsets the regions hold.
+Each of those bucket reads is waited for at most ``remote.fetch.max.wait.ms`` (``rlm.fetches``,
+cold/remote_fetch.py): past it, the partition is answered with no records and no error, as
+Kafka does, and the client fetches again.
 
 Errors an old version cannot express are mapped as Kafka's ``KafkaApis.handleFetchRequest``
 does when it builds the response (after any long-poll wait): below v10 (KIP-110) a partition of
@@ -192,8 +193,8 @@ async def _read_partition(
             want = max(limit, 1)
             cold = await rlm.fetches.within(
                 tp,
-                ("regions", tp, offset, want, sequential),
-                lambda: rlm.read_regions(tp, offset, want, span=sequential),
+                ("regions", tp, offset, want, sequential, min_one),
+                lambda: rlm.read_regions(tp, offset, want, span=sequential, min_one=min_one),
             )
             if cold is None:  # the bucket is slow: no records, the client fetches again
                 return entry, 0
