@@ -202,6 +202,8 @@ async def _read_partition(
             size, end = cold.size, cold.next_offset  # end: one past the last offset read
             if sequential and size < limit:
                 size, end = _go_on_locally(partition, regions, size, limit, end, max_offset)
+            if not regions:  # no room for its first batch (min_one): no aborted txns to list
+                return entry, 0
             if read_committed:
                 end = max_offset if end is None else min(end, max_offset)
                 aborted = await rlm.fetches.within(
