@@ -331,7 +331,7 @@ def test_java_admin_aborts_a_stuck_transaction(java: Java, shared_broker: Broker
     aborted, again = java.admin(
         shared_broker, f"abort-open-transaction {topic}:0", f"abort-open-transaction {topic}:0"
     )
-    assert aborted["ok"] > 0, aborted
+    assert aborted["ok"] >= 0, aborted  # its producer id (0 on a broker that gave out none before)
     assert again["ok"] == -1, again  # nothing is open any more
     expected = [b"after-%d" % i for i in range(4)]
     assert read_committed(shared_broker.bootstrap, topic, 20, expect=4) == expected
