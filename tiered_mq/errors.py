@@ -32,7 +32,7 @@ class KafkaError(Exception):
 
 def _code(errno: int, name: str, retriable: bool = False) -> type[KafkaError]:
     cls = type(
-        "".join(p.capitalize() for p in name.split("_")) + "Error",
+        "".join(p.capitalize() for p in name.split("_")).removesuffix("Error") + "Error",
         (KafkaError,),
         {"errno": errno, "retriable": retriable, "message": name, "__module__": __name__},
     )
