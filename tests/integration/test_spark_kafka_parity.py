@@ -280,3 +280,14 @@ def test_assign_reads_the_named_partitions(spark: Any, bucket: dict[str, Any]) -
         reader(spark, bucket, topic="").option("assign", '{"m": [0]}').option(
             "startingOffsets", '{"m": {"1": 2}}'
         ).load().count()
+
+
+def test_min_partitions_splits_the_read(spark: Any, bucket: dict[str, Any]) -> None:
+    """Spark's minPartitions: at least about that many tasks, the same rows."""
+    plain = reader(spark, bucket).load()
+    assert plain.rdd.getNumPartitions() == 3  # one split per segment
+    more = reader(spark, bucket).option("minPartitions", "7").load()
+    assert more.rdd.getNumPartitions() >= 6
+    assert offsets(more) == offsets(plain) == list(range(60))
+    with pytest.raises(Exception, match="minPartitions must be positive"):
+        reader(spark, bucket).option("minPartitions", "0").load()

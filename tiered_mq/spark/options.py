@@ -30,6 +30,9 @@ isolation.level                ``read_committed`` (default) or ``read_uncommitte
                                (``kafka.isolation.level`` is accepted too)
 maxBytesPerSplit               split .log objects larger than this at offset-index positions
                                (default 128 MiB)
+minPartitions                  as in Spark: when the read has fewer splits (Spark tasks) than
+                               this, large objects are split further so that there are about
+                               this many (at offset-index positions, so approximately)
 includeHeaders                 ``false`` (default, as Spark): no ``headers`` column;
                                ``true``: the ``headers`` column is present
 failOnDataLoss                 ``true`` (default, as Spark): a JSON starting offset below the
@@ -72,7 +75,8 @@ OPTION_NAMES: Final = (
     "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp",
     "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
     "startingOffsetsByTimestampStrategy", "isolation.level",
-    "kafka.isolation.level", "maxBytesPerSplit", "includeHeaders", "failOnDataLoss",
+    "kafka.isolation.level", "maxBytesPerSplit", "minPartitions", "includeHeaders",
+    "failOnDataLoss",
     "filterPushdown", "s3.endpoint", "s3.region", "region", "s3.accessKey", "s3.secretKey",
     "s3.sessionToken", "s3.pathStyle",
 )  # fmt: skip
@@ -104,6 +108,7 @@ class ReadOptions:
     ending_by_timestamp: PartitionMap = field(default_factory=dict)
     read_committed: bool = True
     max_bytes_per_split: int = DEFAULT_MAX_BYTES_PER_SPLIT
+    min_partitions: int | None = None
     include_headers: bool = False
     fail_on_data_loss: bool = True
     no_match_latest: bool = False  # startingOffsetsByTimestampStrategy=latest
@@ -151,6 +156,7 @@ class ReadOptions:
             read_committed=isolation != "read_uncommitted",
             max_bytes_per_split=_int(o.get("maxbytespersplit"), "maxBytesPerSplit")
             or DEFAULT_MAX_BYTES_PER_SPLIT,
+            min_partitions=_int(o.get("minpartitions"), "minPartitions"),
             include_headers=_bool(o.get("includeheaders"), False),
             fail_on_data_loss=_bool(o.get("failondataloss"), True),
             no_match_latest=_strategy(o.get("startingoffsetsbytimestampstrategy")),
@@ -165,6 +171,8 @@ class ReadOptions:
         )
         if parsed.max_bytes_per_split <= 0:
             raise ValueError("maxBytesPerSplit must be positive")
+        if parsed.min_partitions is not None and parsed.min_partitions <= 0:
+            raise ValueError("minPartitions must be positive")
         parsed._check_batch_limits()
         return parsed
 

@@ -161,6 +161,27 @@ def _unreadable(bucket: Bucket, key: str, exc: ManifestFormatError) -> ManifestF
 
 
 def plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit]:
+    """The read's splits. With ``minPartitions`` above their number (Spark's option: about that
+    many tasks), planned again with ``maxBytesPerSplit`` lowered to the bytes to read divided
+    by ``minPartitions``: objects are then cut at offset-index positions, so the count is
+    approximate (an object without an ``.index`` stays whole)."""
+    splits = _plan(bucket, opts, pushed)
+    wanted = opts.min_partitions
+    if wanted is None or len(splits) >= wanted:
+        return splits
+    total = sum(_bytes(s) for s in splits)
+    target = max(1, total // wanted)
+    if target >= opts.max_bytes_per_split:
+        return splits
+    return _plan(bucket, replace(opts, max_bytes_per_split=target), pushed)
+
+
+def _bytes(split: SegmentSplit) -> int:
+    end = split.size_bytes if split.end_position is None else split.end_position
+    return end - split.start_position
+
+
+def _plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit]:
     topics = list_topics(bucket, opts)
     opts.check_topics(topics)
     splits: list[SegmentSplit] = []
