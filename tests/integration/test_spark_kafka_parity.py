@@ -291,3 +291,17 @@ def test_min_partitions_splits_the_read(spark: Any, bucket: dict[str, Any]) -> N
     assert offsets(more) == offsets(plain) == list(range(60))
     with pytest.raises(Exception, match="minPartitions must be positive"):
         reader(spark, bucket).option("minPartitions", "0").load()
+
+
+def test_start_timestamp_json_after_the_end_one_fails_at_load(
+    spark: Any, bucket: dict[str, Any]
+) -> None:
+    """Spark compares per-partition timestamps before resolving them: T0+100 > T0+50 fails,
+    though both resolve to offset 5 here (the late record)."""
+    with pytest.raises(Exception, match=(
+        f"The specified start timestamp {T0 + 100} is greater than the end timestamp {T0 + 50} "
+        "for topic t partition 0"
+    )):  # fmt: skip
+        reader(spark, bucket).option("startingOffsetsByTimestamp", by_partition(T0 + 100)).option(
+            "endingOffsetsByTimestamp", by_partition(T0 + 50)
+        ).load()

@@ -202,13 +202,9 @@ class ReadOptions:
                         "queries on Kafka"
                     )
         if start_by_offsets and end_by_offsets:
-            for topic, partition, start in _entries(self.starting):
-                end = _pick(self.ending, topic, partition, LATEST)
-                if start >= 0 and end >= 0 and start > end:
-                    raise ValueError(
-                        f"The specified start offset {start} is greater than the end offset "
-                        f"{end} for topic {topic} partition {partition}"
-                    )
+            _check_pairs(self.starting, self.ending, "offset")
+        if self.starting_timestamp is None and self.ending_timestamp is None:
+            _check_pairs(self.starting_by_timestamp, self.ending_by_timestamp, "timestamp")
 
     def check_topics(self, topics: list[str]) -> None:
         """Spark's rule: offsets JSON may name only topics that are read."""
@@ -278,6 +274,17 @@ def _offsets(raw: str | None, default: int, name: str) -> int | PartitionMap:
             if offset < EARLIEST:
                 raise ValueError(f"{name}: offset {offset} of partition {partition} invalid")
     return spec
+
+
+def _check_pairs(starting: int | PartitionMap, ending: int | PartitionMap, what: str) -> None:
+    """Spark's check of JSON bounds given for the same partition (at load)."""
+    for topic, partition, start in _entries(starting):
+        end = _pick(ending, topic, partition, LATEST)
+        if start >= 0 and end >= 0 and start > end:
+            raise ValueError(
+                f"The specified start {what} {start} is greater than the end {what} {end} for "
+                f"topic {topic} partition {partition}"
+            )
 
 
 def _entries(spec: int | PartitionMap) -> list[tuple[str, int, int]]:
