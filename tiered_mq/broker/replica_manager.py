@@ -8,7 +8,8 @@ Seams for other parts of the broker:
 
 - the group coordinator: ``ensure_internal_topic``, ``append_internal``, ``local_log``;
 - the cold tier (``remote_log_manager``, when wired): ``on_become_leader(tp, partition)`` after
-  a partition opens, ``on_stop(tp)`` before it closes.
+  a partition opens, and after a config change when it has no uploader yet (a compacted topic
+  turned to delete), ``on_stop(tp)`` before it closes.
 
 A background task (``_log_maintenance_routine``) rolls segments past ``segment.ms``, flushes
 logs past ``flush.ms`` and, every ``log.retention.check.interval.ms``, applies retention to
@@ -300,11 +301,17 @@ class ReplicaManager:
 
     def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
         """The topic's new configs for its local partitions; their uploaders run a pass at
-        once (uploads start or stop, a remote log disabled with delete.on.disable goes)."""
+        once (uploads start or stop, a remote log disabled with delete.on.disable goes). A
+        partition without an uploader, as a compacted topic's is opened, gets one now if the
+        cold tier takes it (a change to cleanup.policy=delete with remote.storage.enable=true
+        tiers the topic at once, as in Kafka, not from the next broker start)."""
         config = self.log_config(overrides)
+        rlm = self.remote_log_manager
         for tp, partition in self.partitions.items():
             if tp.topic == topic:
                 partition.log.update_config(config)
+                if rlm is not None and rlm.uploader(tp) is None:
+                    rlm.on_become_leader(tp, partition)  # left alone if still untierable
                 self._on_roll(tp)  # wakes the uploader
 
     async def close(self) -> None:
