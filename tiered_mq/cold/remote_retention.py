@@ -7,8 +7,11 @@ wholly below the log start offset (DeleteRecords). -1 keeps forever. Only a pref
 oldest segments is ever deleted, so the bucket never holds a gap below data it keeps.
 
 Deleting follows the manifest state machine (see manifest.py): one manifest write marks the
-victims DELETE_STARTED and raises ``log_start_offset`` past them (readers stop using them at
-once), the objects are deleted, a second write drops the entries (DELETE_FINISHED). A crash
+victims DELETE_STARTED and raises ``log_start_offset`` past them; then the caller's
+``on_started`` runs (the uploader hands that manifest to the reader and raises the partition's
+log start offset: fetches below it get OFFSET_OUT_OF_RANGE, not a read of objects being
+deleted, as Kafka's RemoteLogManager updates the log start offset before it deletes); then the
+objects are deleted and a second write drops the entries (DELETE_FINISHED). A crash
 between the two leaves DELETE_STARTED entries, finished by ``cleanup_unfinished`` on the next
 pass or by the next leader, which also removes COPY_STARTED entries no upload is working on
 (copies abandoned by a crash or a deposed leader), objects first.
@@ -22,7 +25,7 @@ which a scrub deletes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
 from tiered_mq.cold.manifest_writer import ManifestWriter
@@ -65,8 +68,11 @@ async def delete_remote_segments(
     clock: Callable[[], int],
     metrics: RemoteMetrics,
     log_start: int | None = None,
+    *,
+    on_started: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Delete ``victims`` following the state machine (two manifest writes).
+    """Delete ``victims`` following the state machine (two manifest writes), awaiting
+    ``on_started`` between the first write and the first object deletion.
 
     The manifest's log start offset is raised past them, or to ``log_start`` when given (a
     remote log deleted whole by remote.log.delete.on.disable: past the victims it would be
@@ -85,6 +91,8 @@ async def delete_remote_segments(
         m.log_start_offset = max(m.log_start_offset, new_start)
 
     await writer.commit(mark_started)
+    if on_started is not None:
+        await on_started()
     await _finish_deletes(store, writer, ids, clock, metrics)
 
 

@@ -392,7 +392,23 @@ class PartitionUploader:
         ]
         chosen = {s.upload_id: s for s in [*victims, *below_start]}
         ordered = [s for s in manifest.segments if s.upload_id in chosen]
-        await delete_remote_segments(self.store, self.writer, ordered, self._clock, self._metrics)
+        await delete_remote_segments(
+            self.store,
+            self.writer,
+            ordered,
+            self._clock,
+            self._metrics,
+            on_started=self._remote_deletion_started,
+        )
+
+    async def _remote_deletion_started(self) -> None:
+        """Remote retention has marked its victims DELETE_STARTED: before any of their objects
+        goes, the reader stops serving them and the log start offset moves past them
+        (ListOffsets -2 answers it, fetches below it OFFSET_OUT_OF_RANGE). Until then a fetch
+        of a segment being deleted answered KAFKA_STORAGE_ERROR and the earliest offset was
+        one that could no longer be read."""
+        self._publish()
+        await self._sync_log_start_offset()
 
     async def _sync_log_start_offset(self) -> None:
         """Keep the log start offset of the local log and of the manifest in step.
