@@ -46,7 +46,12 @@ from tiered_mq.cold.manifest_writer import load_manifest
 from tiered_mq.cold.metrics import RemoteMetrics
 from tiered_mq.cold.object_store import ObjectStore
 from tiered_mq.cold.remote_index import OffsetIndexView, TimeIndexView
-from tiered_mq.errors import CorruptRecordError, ObjectStoreError, OffsetOutOfRangeError
+from tiered_mq.errors import (
+    CorruptRecordError,
+    ObjectNotFoundError,
+    ObjectStoreError,
+    OffsetOutOfRangeError,
+)
 from tiered_mq.record.batch import HEADER_SIZE, BatchHeader, read_header, validate_batch
 from tiered_mq.record.file_records import FileRegion
 from tiered_mq.record.records import decode_batch
@@ -206,11 +211,13 @@ class RemoteReader:
         Without ``span`` the read stops at the end of the segment holding
         ``offset`` (as in Kafka); with it, it goes on into the next segments while
         ``max_bytes`` leaves room for their first batch. Raises OffsetOutOfRangeError when the
-        bucket does not hold ``offset``, ObjectStoreError on a store failure or corrupt
-        object."""
+        bucket does not hold ``offset`` (also when remote retention deleted its segment during
+        the read: an object gone and the offset no longer in the manifest), ObjectStoreError on
+        a store failure or corrupt object."""
         regions: list[FileRegion] = []
         total = 0
         next_offset: int | None = None
+        requested = offset
         try:
             segment = await self._segment_for(tp, offset)
             while True:
@@ -235,6 +242,13 @@ class RemoteReader:
                     break
                 segment, offset = nxt, nxt.base_offset
         except OffsetOutOfRangeError:
+            raise
+        except ObjectNotFoundError as e:
+            if (await self.manifest(tp, refresh=True)).segment_for_offset(requested) is None:
+                raise OffsetOutOfRangeError(
+                    f"{tp}: offset {requested} deleted from the bucket during the read"
+                ) from e
+            self._metrics.fetch_errors.inc()  # an object of a readable segment is lost
             raise
         except Exception:
             self._metrics.fetch_errors.inc()
