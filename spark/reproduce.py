@@ -11,6 +11,14 @@ partition is produced by one task, in offset order, with an idempotent confluent
 producer. ``--partitioning same`` (default) writes source partition N to target partition N
 (the target needs at least as many partitions); ``key`` lets the producer's partitioner choose.
 
+Before Spark starts, ``--partitioning same`` checks the target on the driver
+(``check_target``): a target topic that does not exist, or that has fewer partitions than the
+source topics have in the bucket (their topic manifests; ``--where`` is not looked at, so with
+it only the existence is checked), ends the job with one line naming the counts and exit
+status 1, before any record is sent. Without the check, a producer would auto-create the
+topic with the broker's ``num.partitions`` and fail on the first record of a partition it
+lacks (librdkafka's ``Unknown partition``), after other partitions had been produced.
+
 Progress: every ``--progress-interval`` seconds the driver prints tasks done / total and the
 records acknowledged so far (an accumulator fed by finished tasks); a task that cannot deliver
 every record (after librdkafka's own retries) fails, and so does the job.
@@ -25,7 +33,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from tiered_mq.spark.jobs import add_source_arguments, session, source
+from tiered_mq.spark.jobs import add_source_arguments, session, source, source_options
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -57,6 +65,67 @@ def producer_config(args: argparse.Namespace) -> dict[str, str]:
             raise SystemExit(f"--producer-config expects KEY=VALUE, got {item!r}")
         config[key.strip()] = value.strip()
     return config
+
+
+def source_partition_count(args: argparse.Namespace) -> int:
+    """How many partitions the target needs to receive partition N as N: one more than the
+    greatest partition of the source topics, from the bucket's topic manifests (or partition
+    folders), restricted to ``assign``'s when given; 0 when the bucket has none of them."""
+    from tiered_mq.spark.bucket import open_bucket
+    from tiered_mq.spark.options import ReadOptions
+    from tiered_mq.spark.planner import list_topics, topic_partitions
+
+    opts = ReadOptions.parse(source_options(args))
+    bucket = open_bucket(opts.path, opts.s3)
+    greatest = -1
+    for topic in list_topics(bucket, opts):
+        partitions, _ = topic_partitions(bucket, topic)
+        if opts.assign is not None:
+            partitions = [p for p in partitions if p in opts.assign.get(topic, ())]
+        greatest = max([greatest, *partitions])
+    return greatest + 1
+
+
+def target_partition_count(config: dict[str, str], topic: str, timeout: float = 30.0) -> int:
+    """The target topic's partition count, or -1 when it does not exist (the metadata request
+    asks the broker not to create it)."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({**config, "allow.auto.create.topics": "false"})
+    metadata = admin.list_topics(topic=topic, timeout=timeout)
+    found = metadata.topics.get(topic)
+    if found is None or (
+        found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    ):
+        return -1
+    if found.error is not None:
+        raise KafkaException(found.error)
+    return len(found.partitions)
+
+
+def check_target(args: argparse.Namespace, config: dict[str, str]) -> None:
+    """``--partitioning same``: refuse (SystemExit with the reason) a target topic that is
+    missing or has fewer partitions than the source, before anything is produced."""
+    if args.partitioning != "same":
+        return
+    have = target_partition_count(config, args.target_topic)
+    if have < 0:
+        needed = source_partition_count(args)
+        raise SystemExit(
+            f"reproduce: target topic {args.target_topic!r} does not exist; create it with at "
+            f"least {max(needed, 1)} partition(s) (--partitioning same writes source partition N "
+            f"to partition N), or use --partitioning key"
+        )
+    if args.where:
+        return  # the filter may leave out partitions: only the producer can tell
+    needed = source_partition_count(args)
+    if have < needed:
+        raise SystemExit(
+            f"reproduce: target topic {args.target_topic!r} has {have} partition(s), the source "
+            f"{needed}; --partitioning same writes source partition N to partition N: add "
+            f"partitions to the target, or use --partitioning key"
+        )
 
 
 def produce_rows(
@@ -124,6 +193,7 @@ def report_progress(sc: Any, counter: Any, stop: threading.Event, interval: floa
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    check_target(args, producer_config(args))
     spark, created = session(args, "tiered-mq reproduce")
     stop = threading.Event()
     try:
