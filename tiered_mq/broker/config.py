@@ -28,6 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from tiered_mq.hot.log_config import DEFAULTS as TOPIC_CONFIG_DEFAULTS
+
 BROKER_DEFAULTS: Final[dict[str, str]] = {
     "broker.id": "0",
     "listeners": "",  # empty: PLAINTEXT on --host/--port (broker/listener.py)
@@ -268,7 +270,18 @@ class BrokerConfig:
         """``ValueError`` for a broker config given a value its type refuses: a number setting
         (default ``"1"``) that is not an integer, a boolean one that is not true or false, a
         fixed one other than its value, an ``UNSUPPORTED`` one set. Kafka
-        refuses to start on such a value; checked lazily, it would fail requests instead."""
+        refuses to start on such a value; checked lazily, it would fail requests instead.
+
+        A ``--config`` key that is neither a broker config nor a topic config (a Kafka broker
+        config this broker does not implement, such as ``num.network.threads``, or a misspelt
+        name) is refused too, named as such: it used to be taken for a topic default and
+        refused at start as ``unknown topic config``."""
+        for key in sorted(self.static_topic_defaults):
+            if key not in TOPIC_CONFIG_DEFAULTS:
+                raise ValueError(
+                    f"config {key}={self.static_topic_defaults[key]!r} is unknown: not a broker "
+                    f"config this broker implements, nor a topic config"
+                )
         for key in sorted(self.overridden):
             default, value = BROKER_DEFAULTS.get(key), self.props[key]
             unsupported = [u for u in UNSUPPORTED if key == u or key.endswith(f".{u}")]
