@@ -55,6 +55,7 @@ from tiered_mq.errors import (
 from tiered_mq.hot.log_config import (
     validate_no_remote_storage_for_compacted_topic,
     validate_remote_storage_only_if_system_enabled,
+    validate_tiered_topic_stays_uncompacted,
     validate_turning_off_remote_storage_with_delete,
 )
 from tiered_mq.topic_partition import TopicPartition
@@ -325,11 +326,10 @@ class TopicRegistry:
             meta = self.coordinator.get_topic(name)
             if meta is None:
                 raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-            old = self.replica_manager.log_config(meta.configs)
-            validate_turning_off_remote_storage_with_delete(
-                self.replica_manager.log_config(configs),
-                old.remote_storage_enable and tierable_topic(name, old.cleanup_policy),
-            )
+            old, new = map(self.replica_manager.log_config, (meta.configs, configs))
+            was_tiered = old.remote_storage_enable and tierable_topic(name, old.cleanup_policy)
+            validate_turning_off_remote_storage_with_delete(new, was_tiered)
+            validate_tiered_topic_stays_uncompacted(new, was_tiered)
             if validate_only:
                 return
             await self.coordinator.set_topic_configs(name, configs)

@@ -164,6 +164,16 @@ def validate_no_remote_storage_for_compacted_topic(
         raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
 
 
+def validate_tiered_topic_stays_uncompacted(new: LogConfig, was_tiered: bool) -> None:
+    """A topic tiered through the broker default of ``remote.storage.enable`` (no override of
+    its own, so :func:`validate_no_remote_storage_for_compacted_topic` does not see it) may not
+    turn to compaction either: its uploader would go on copying compacted segments, or its
+    remote data would be left behind. Kafka has no broker default for the setting; its answer to
+    a tiered topic turning compacted is this error."""
+    if was_tiered and new.remote_storage_enable and new.compact:
+        raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
+
+
 def validate_remote_storage_only_if_system_enabled(
     overrides: Mapping[str, str], system_enabled: bool
 ) -> None:

@@ -248,3 +248,28 @@ async def test_a_broker_without_a_cold_tier_refuses_remote_storage(
         ).log.config.remote_storage_enable
     finally:
         await b.close()
+
+
+async def test_a_topic_tiered_by_the_broker_default_may_not_turn_compacted(tmp_path: Path) -> None:
+    """No override of its own: the broker's ``remote.storage.enable=true`` tiers it. Turning it
+    compacted is refused as Kafka refuses a tiered compacted topic, and nothing changes."""
+    b = await start_broker(
+        tmp_path,
+        cold_url=f"memory://{uuid.uuid4().hex}/p",
+        **{"remote.storage.enable": "true", "remote.log.manager.task.interval.ms": "3600000"},
+    )
+    try:
+        await b.topic_registry.create_topic("orders", 1, {"retention.ms": "-1"})
+        for change in ({"cleanup.policy": "compact"}, {"cleanup.policy": "compact,delete"}):
+            with pytest.raises(InvalidConfigError, match="unsupported for the compacted topics"):
+                await b.topic_registry.set_configs("orders", change, validate_only=False)
+        partition = b.replica_manager.get_partition(TP)
+        assert partition.log.config.remote_storage_enable and not partition.log.config.compact
+        # turning remote storage off (deleting the remote data) with it is allowed
+        off = {"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}
+        await b.topic_registry.set_configs(
+            "orders", {**off, "cleanup.policy": "compact"}, validate_only=False
+        )
+        assert partition.log.config.compact
+    finally:
+        await b.close()
