@@ -68,7 +68,9 @@ async def _run(broker: Broker) -> None:
         click.echo(f"  metadata:  {f'ZooKeeper {zookeeper}' if zookeeper else 'cluster.json'}")
         click.echo(f"  cold tier: {broker.config.cold_url}")
         if broker.metrics_bound_port:
-            click.echo(f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/")
+            click.echo(
+                f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/metrics"
+            )
         for listener in broker.listeners:
             host, port = listener.endpoint
             kind = f" ({listener.name})" if listener.name != "PLAINTEXT" else ""

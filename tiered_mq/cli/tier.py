@@ -47,13 +47,25 @@ from tiered_mq.errors import ObjectNotFoundError, StorageError
 
 def _s3_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--s3-endpoint", envvar="TIERED_MQ_S3_ENDPOINT", help="S3 endpoint URL"),
-        click.option("--s3-region", envvar="TIERED_MQ_S3_REGION", help="S3 region"),
-        click.option("--s3-access-key", envvar="TIERED_MQ_S3_ACCESS_KEY", help="access key"),
-        click.option("--s3-secret-key", envvar="TIERED_MQ_S3_SECRET_KEY", help="secret key"),
+        click.option(
+            "--s3-endpoint",
+            envvar="TIERED_MQ_S3_ENDPOINT",
+            help="S3 endpoint URL",
+            show_envvar=True,
+        ),
+        click.option(
+            "--s3-region", envvar="TIERED_MQ_S3_REGION", help="S3 region", show_envvar=True
+        ),
+        click.option(
+            "--s3-access-key", envvar="TIERED_MQ_S3_ACCESS_KEY", help="access key", show_envvar=True
+        ),
+        click.option(
+            "--s3-secret-key", envvar="TIERED_MQ_S3_SECRET_KEY", help="secret key", show_envvar=True
+        ),
         click.option(
             "--s3-path-style/--s3-virtual-host",
             envvar="TIERED_MQ_S3_PATH_STYLE",
+            show_envvar=True,
             default=False,
             help="path-style addressing (most self-hosted servers)",
         ),
