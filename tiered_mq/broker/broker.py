@@ -82,6 +82,12 @@ class Broker:
         metrics_port: int = 0,
     ) -> None:
         config.check_values()  # ValueError: num.partitions=abc, auto.create.topics.enable=yes
+        if config.unused:
+            log.warning(
+                "these Kafka settings are accepted but not used by this broker (one node, no "
+                "replication): %s",
+                ", ".join(config.unused),
+            )
         self.config = config
         self.metrics_port = metrics_port
         self.coordinator: Coordinator = coordinator or _coordinator(config)

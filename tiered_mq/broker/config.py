@@ -6,6 +6,9 @@
 - a broker config if it is in ``BROKER_DEFAULTS`` or starts with a broker-only prefix
   (``group.``, ``offsets.``, ``transaction.``, ``socket.``, ``metrics.``, ``remote.log.``,
   ``ssl.``, ``sasl.``, ``listener.name.``);
+- an accepted Kafka setting with no effect here if it is in ``KAFKA_UNUSED`` (thread pools,
+  replica fetchers, inter-broker settings: logged at start), and refused with the reason if it
+  is in ``UNSUPPORTED`` (KRaft, ``log.dirs``, Java plugin classes);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
   (``log.segment.bytes``; see ``TOPIC_SYNONYMS``; ``log.retention.hours``, ``.minutes`` and
   ``log.roll.hours`` in ``TIME_SYNONYMS``). Topic defaults are validated by
@@ -177,7 +180,49 @@ UNSUPPORTED: Final[dict[str, str]] = {
     "restrict the TLS versions with ssl.enabled.protocols",
     "sasl.server.callback.handler.class": "it names a Java class; SASL users come from "
     "sasl.jaas.config and the SCRAM credentials",
+    "principal.builder.class": "it names a Java class; principals come from SASL and "
+    "ssl.principal.mapping.rules",
+    "create.topic.policy.class.name": "it names a Java class; no topic policy can be plugged in",
+    "alter.config.policy.class.name": "it names a Java class; no config policy can be plugged in",
+    "log.dirs": "this broker keeps its data in one directory: use --data-dir",
+    "log.dir": "this broker keeps its data in one directory: use --data-dir",
+    "process.roles": "KRaft mode is not supported: metadata is embedded (cluster.json) or in "
+    "ZooKeeper (zookeeper.connect)",
+    "node.id": "KRaft mode is not supported; the broker's id is broker.id",
+    "controller.quorum.voters": "KRaft mode is not supported; use zookeeper.connect",
+    "controller.quorum.bootstrap.servers": "KRaft mode is not supported; use zookeeper.connect",
+    "controller.listener.names": "KRaft mode is not supported; there is no controller listener",
 }
+
+#: Kafka broker settings that tune what a single broker without replication does not have
+#: (network and I/O thread pools, replica fetchers, leader balancing, inter-broker traffic,
+#: connection quotas): accepted so that a Kafka setup's settings can be given as they are,
+#: stored and shown by DescribeConfigs, and logged at start as not used (Kafka logs "supplied but
+#: are not used yet" for what it does not know)
+KAFKA_UNUSED: Final = frozenset(
+    {
+        "num.network.threads", "num.io.threads", "num.replica.fetchers",
+        "num.recovery.threads.per.data.dir", "num.replica.alter.log.dirs.threads",
+        "background.threads", "queued.max.requests", "queued.max.request.bytes",
+        "auto.leader.rebalance.enable", "leader.imbalance.per.broker.percentage",
+        "leader.imbalance.check.interval.seconds", "inter.broker.listener.name",
+        "inter.broker.protocol.version", "security.inter.broker.protocol", "broker.rack",
+        "controlled.shutdown.enable", "controlled.shutdown.max.retries",
+        "controlled.shutdown.retry.backoff.ms", "log.flush.scheduler.interval.ms",
+        "log.flush.offset.checkpoint.interval.ms",
+        "log.flush.start.offset.checkpoint.interval.ms", "log.cleaner.threads",
+        "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second",
+        "log.message.format.version", "log.message.downconversion.enable", "metric.reporters",
+        "kafka.metrics.reporters", "max.connections", "max.connections.per.ip",
+        "max.connections.per.ip.overrides", "max.connection.creation.rate",
+        "broker.id.generation.enable", "reserved.broker.max.id", "request.timeout.ms",
+        "quota.window.num", "quota.window.size.seconds", "replication.quota.window.num",
+        "replication.quota.window.size.seconds", "delegation.token.expiry.check.interval.ms",
+        "zookeeper.set.acl", "zookeeper.max.in.flight.requests",
+    }
+)  # fmt: skip
+#: with the prefix ``replica.``: the follower fetchers' settings (replica.lag.time.max.ms, ...)
+_KAFKA_UNUSED_PREFIXES: Final = ("replica.",)
 
 _BROKER_PREFIXES: Final = (
     "group.",
@@ -222,7 +267,8 @@ class BrokerConfig:
             if topic_key not in in_ms and value.strip().lstrip("-").isdigit():
                 forever_or_ms = str(max(-1, int(value) * unit))  # < 0: forever
                 self.static_topic_defaults[topic_key] = forever_or_ms
-        self.props["log.dirs"] = str(self.data_dir)
+        if "log.dirs" not in self.overridden:  # given: refused by check_values
+            self.props["log.dirs"] = str(self.data_dir)
 
     @property
     def topic_defaults(self) -> dict[str, str]:
@@ -259,7 +305,9 @@ class BrokerConfig:
             key in BROKER_DEFAULTS
             or key in TOPIC_SYNONYMS
             or key in TIME_SYNONYMS
-            or key.startswith(_BROKER_PREFIXES)
+            or key in KAFKA_UNUSED
+            or key in UNSUPPORTED
+            or key.startswith(_BROKER_PREFIXES + _KAFKA_UNUSED_PREFIXES)
         ):
             self.props[key] = value
             self.overridden.add(key)
@@ -298,6 +346,13 @@ class BrokerConfig:
                 raise ValueError(f"broker config {key}={value!r} is not true or false")
             if (default and default.lstrip("-").isdigit()) or key in TIME_SYNONYMS:
                 self.get_int(key)
+
+    @property
+    def unused(self) -> list[str]:
+        """The ``KAFKA_UNUSED`` settings given: accepted, and with no effect here."""
+        return sorted(
+            k for k in self.overridden if k in KAFKA_UNUSED or k.startswith(_KAFKA_UNUSED_PREFIXES)
+        )
 
     @property
     def node_id(self) -> int:
