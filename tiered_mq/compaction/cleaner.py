@@ -11,7 +11,9 @@ Sections of a compacted log (Kafka's names)::
 The first dirty offset is kept per log in ``cleaner-offset-checkpoint`` (partition directory,
 the one-entry format of log_files.write_checkpoint); the end offset is always a segment
 boundary. A log is cleanable when dirty bytes / (clean + dirty bytes) >=
-``min.cleanable.dirty.ratio``.
+``min.cleanable.dirty.ratio``, or, whatever that ratio, when the first batch of a dirty segment
+is older than ``max.compaction.lag.ms`` (KIP-354; LogConfig.max_segment_ms rolls the active
+segment after that lag, so no record escapes it).
 
 Pass 1 (:func:`build_offset_map`) reads the dirty section batch by batch and maps each key to
 the offset of its latest record. Control batches and the batches of aborted transactions are
@@ -71,6 +73,7 @@ class CleaningPlan:
     end_offset: int
     clean_bytes: int
     dirty_bytes: int
+    must_clean: bool = False  # a dirty segment is past max.compaction.lag.ms
 
     @property
     def dirty_ratio(self) -> float:
@@ -134,6 +137,8 @@ def plan_cleaning(
 
     ``max_offset`` is the high watermark or last stable offset: no data at or above it is
     cleaned. ``force`` plans even with no dirty bytes (to drop tombstones past their horizon).
+    The plan's ``must_clean`` says the log is due whatever its dirty ratio
+    (:func:`past_max_compaction_lag`).
     """
     segments = log.segments()[:-1]  # never the active segment
     start = log.local_log_start_offset
@@ -142,6 +147,7 @@ def plan_cleaning(
         first_dirty = start
     lag = log.config.min_compaction_lag_ms
     cleanable: list[LogSegment] = []
+    dirty: list[LogSegment] = []
     clean_bytes = dirty_bytes = 0
     end = start
     for segment in segments:
@@ -156,9 +162,29 @@ def plan_cleaning(
             clean_bytes += segment.size
         else:
             dirty_bytes += segment.size
+            dirty.append(segment)
     if not cleanable or (dirty_bytes == 0 and not force):
         return None
-    return CleaningPlan(cleanable, min(first_dirty, end), end, clean_bytes, dirty_bytes)
+    must_clean = dirty_bytes > 0 and past_max_compaction_lag(
+        dirty, log.config.max_compaction_lag_ms, now_ms
+    )
+    return CleaningPlan(cleanable, min(first_dirty, end), end, clean_bytes, dirty_bytes, must_clean)
+
+
+def past_max_compaction_lag(dirty: Sequence[LogSegment], max_lag_ms: int, now_ms: int) -> bool:
+    """Whether the first batch of a dirty segment is older than ``max.compaction.lag.ms``
+    (Kafka's ``LogCleanerManager.maxCompactionDelay`` > 0): the log is then cleaned whatever
+    its dirty ratio. A batch's age is its max timestamp's; batches without one (-1) never
+    count. Reads one batch header per dirty segment, and none while the lag cannot be past."""
+    until = now_ms - max_lag_ms
+    if until <= 0:  # the default lag (Long.MAX_VALUE)
+        return False
+    for segment in dirty:
+        for _, header in segment.iter_headers():
+            if 0 < header.max_timestamp < until:
+                return True
+            break
+    return False
 
 
 def _skipped(header: BatchHeader, aborted: AbortedTxns | None) -> bool:

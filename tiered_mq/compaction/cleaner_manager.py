@@ -3,8 +3,9 @@
 Every ``log.cleaner.backoff.ms`` the task looks at the hosted partitions whose topic config
 contains ``compact`` (``compact,delete`` too; tiered topics are skipped: Kafka forbids compaction
 with remote storage) and cleans, filthiest first, each log whose dirty ratio is at least
-``min.cleanable.dirty.ratio`` or which holds a tombstone past its delete horizon (see
-cleaner.py and segment_rewrite.py for the sections, passes and file protocol).
+``min.cleanable.dirty.ratio``, or whose oldest dirty segment is past ``max.compaction.lag.ms``,
+or which holds a tombstone past its delete horizon (see cleaner.py and segment_rewrite.py for
+the sections, passes and file protocol).
 
 Threads and locks: planning (segment map, high watermark / last stable offset, one duplicate
 file descriptor per segment) and each swap (``LocalLog.replace_segments``: a few renames and one
@@ -163,7 +164,7 @@ class LogCleaner:
             )
             if plan is None:
                 continue
-            if force or plan.dirty_ratio >= config.min_cleanable_dirty_ratio:
+            if force or plan.must_clean or plan.dirty_ratio >= config.min_cleanable_dirty_ratio:
                 candidates.append((plan.dirty_ratio, tp, partition, force))
         done = 0
         for _, tp, partition, force in sorted(candidates, key=lambda c: -c[0]):

@@ -208,10 +208,11 @@ class LocalLog:
     # ---- roll -------------------------------------------------------------------------------
 
     def maybe_roll(self, now_ms: int) -> bool:
-        """Roll when the active segment is non-empty and older than ``segment.ms``."""
+        """Roll when the active segment is non-empty and older than ``segment.ms`` (on a
+        compacted log: or ``max.compaction.lag.ms``, LogConfig.max_segment_ms)."""
         self._pending_deletes.delete_expired(now_ms)
         active = self.active_segment
-        if active.size > 0 and now_ms - active.created_ms >= self.config.segment_ms:
+        if active.size > 0 and now_ms - active.created_ms >= self.config.max_segment_ms:
             self.roll()
             return True
         return False

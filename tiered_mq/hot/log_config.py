@@ -325,6 +325,15 @@ class LogConfig:
         return DELETE in self.cleanup_policy
 
     @property
+    def max_segment_ms(self) -> int:
+        """Age at which the active segment is rolled: ``segment.ms``, or on a compacted log
+        ``max.compaction.lag.ms`` when that is shorter (Kafka's ``maxSegmentMs``, KIP-354), so
+        no record waits in the active segment, which is never cleaned, beyond that lag."""
+        if self.compact:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
+
+    @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == LOG_APPEND_TIME
 

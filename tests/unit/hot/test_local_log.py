@@ -165,6 +165,24 @@ def test_maybe_roll_by_segment_ms(tmp_path: Path) -> None:
     assert [s.base_offset for s in log.segments()] == [0, 3, 6]
 
 
+def test_max_compaction_lag_rolls_a_compacted_log(tmp_path: Path) -> None:
+    """Kafka's maxSegmentMs: on a compacted log the active segment (never cleaned) is rolled
+    after max.compaction.lag.ms when that is shorter than segment.ms; other logs ignore it."""
+    clock = Clock()
+    log = open_log(tmp_path / "c-0", clock, cleanup_policy="compact", max_compaction_lag_ms="1000")
+    plain = open_log(tmp_path / "d-0", clock, max_compaction_lag_ms="1000")
+    for each in (log, plain):
+        each.append_as_leader(make_batch(), 0)
+    assert not log.maybe_roll(clock.now + 999)
+    assert log.maybe_roll(clock.now + 1000) and not plain.maybe_roll(clock.now + 1000)
+    clock.now += 1000
+    log.append_as_leader(make_batch(), 0)
+    clock.now += 1000
+    log.append_as_leader(make_batch(), 0)  # rolled before this append
+    assert [s.base_offset for s in log.segments()] == [0, 3, 6]
+    assert [s.base_offset for s in plain.segments()] == [0]
+
+
 def test_corrupt_batch_rejected_and_log_usable(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0")
     log.append_as_leader(make_batch(), 0)
