@@ -4,7 +4,9 @@
   week, a ``min.cleanable.dirty.ratio`` its few updates never reach): the active segment is
   rolled once it is older than the lag and the cleaner compacts it whatever the ratio, so a
   reader from offset 0 soon sees only the latest value of each key (Kafka, KIP-354). The
-  topic stays idle meanwhile: the broker's maintenance roll, not an append, seals it.
+  topic stays idle meanwhile: the broker's maintenance roll, not an append, seals it;
+- a compacted topic deleted and created again under the same name is compacted from its
+  first offset: duplicates of keys that are never written again do not stay.
 """
 
 from __future__ import annotations
@@ -78,3 +80,42 @@ def test_max_compaction_lag_compacts_an_idle_topic(broker_factory: BrokerFactory
     waited = wait_until_keys_are_unique(broker.bootstrap, topic, timeout=20)
     assert waited >= 1.0  # not before the lag (3 s from the updates)
     assert read_from_start(broker.bootstrap, topic) == [(44 + i, b"k%d" % i) for i in range(4)]
+
+
+def test_a_recreated_topic_is_compacted_from_its_first_offset(
+    broker_factory: BrokerFactory,
+) -> None:
+    broker = broker_factory(extra_args=CLEANER_ARGS)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = "recreated"
+    configs = {"cleanup.policy": "compact", "segment.bytes": "4096"}
+    admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(15)
+    produce(broker.bootstrap, topic, [(b"k%d" % (i % 5), b"x" * 30) for i in range(400)])
+    deadline = time.monotonic() + 20  # cleaned up to its active segment
+    while len(read_from_start(broker.bootstrap, topic)) > 100 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert len(read_from_start(broker.bootstrap, topic)) <= 100
+    admin.delete_topics([topic])[topic].result(15)
+    deadline = time.monotonic() + 15
+    while True:  # creation fails while the deletion is still in progress
+        try:
+            admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(15)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+    # keys written only at the start of the new log, below the old log's cleaned offsets
+    pairs = [(b"once%d" % (i % 4), b"v%d" % i) for i in range(100)]
+    pairs += [(b"k%d" % (i % 5), b"y" * 30) for i in range(400)]
+    produce(broker.bootstrap, topic, pairs)
+    produce(broker.bootstrap, topic, [(b"last", b"z" * 3000)])  # rolls the last k batch away
+
+    def once_records() -> int:
+        seen = read_from_start(broker.bootstrap, topic)
+        return sum(1 for _, key in seen if key is not None and key.startswith(b"once"))
+
+    deadline = time.monotonic() + 20
+    while once_records() != 4 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert once_records() == 4

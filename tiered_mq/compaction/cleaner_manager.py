@@ -125,7 +125,7 @@ class LogCleaner:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-cleaner")
         self._task: asyncio.Task[None] | None = None
         self._horizons: dict[TopicPartition, int] = {}  # earliest pending delete horizon
-        self._checkpoints: dict[TopicPartition, int | None] = {}
+        self._checkpoints: dict[TopicPartition, tuple[LocalLog, int | None]] = {}
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,7 +154,10 @@ class LogCleaner:
         """One sweep: clean every cleanable compacted log, filthiest first; returns passes."""
         now = self.clock()
         candidates: list[tuple[float, TopicPartition, CleanablePartition, bool]] = []
-        for tp, partition in list(self._partitions().items()):
+        hosted = dict(self._partitions())
+        for gone in [tp for tp in self._checkpoints if tp not in hosted]:
+            del self._checkpoints[gone]
+        for tp, partition in hosted.items():
             config = partition.log.config
             if not config.compact or config.remote_storage_enable:
                 continue
@@ -176,9 +179,14 @@ class LogCleaner:
         return done
 
     def _checkpoint(self, tp: TopicPartition, partition: CleanablePartition) -> int | None:
-        if tp not in self._checkpoints:
-            self._checkpoints[tp] = read_cleaner_checkpoint(partition.log.dir)
-        return self._checkpoints[tp]
+        """The log's first dirty offset, cached with the log it belongs to: a topic deleted
+        and created again under the same name is a new log, whose directory holds no
+        checkpoint yet (the old one went with the old directory)."""
+        cached = self._checkpoints.get(tp)
+        if cached is None or cached[0] is not partition.log:
+            cached = (partition.log, read_cleaner_checkpoint(partition.log.dir))
+            self._checkpoints[tp] = cached
+        return cached[1]
 
     async def clean_partition(
         self, tp: TopicPartition, partition: CleanablePartition, *, force: bool = False
@@ -250,7 +258,7 @@ class LogCleaner:
                                 discard_swap(local_log.dir, cleaned.base_offset)
                 stats.segments_replaced += len(group)
             await loop.run_in_executor(self._executor, write_cleaner_checkpoint, local_log.dir, end)
-            self._checkpoints[tp] = end
+            self._checkpoints[tp] = (local_log, end)
         finally:
             # in the executor: a job still reading them (cancelled await) finishes first
             await loop.run_in_executor(self._executor, _close_sources, sources)

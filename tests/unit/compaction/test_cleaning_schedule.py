@@ -1,15 +1,19 @@
-"""When the cleaner runs a pass: max.compaction.lag.ms.
+"""When the cleaner runs a pass: max.compaction.lag.ms, and the first dirty offset of a log.
 
 - a log whose dirty ratio stays below ``min.cleanable.dirty.ratio`` is still cleaned once a
   dirty segment's first batch is older than ``max.compaction.lag.ms`` (Kafka's
-  ``maxCompactionDelay``, KIP-354), and not before.
+  ``maxCompactionDelay``, KIP-354), and not before;
+- a topic deleted and created again under the same name is a new log: the cleaner does not
+  take the old log's first dirty offset for it (duplicates below it would never be removed).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .helpers import Clock, FakePartition, append, cleaner, open_log, read_records
+from tiered_mq.compaction.cleaner import read_cleaner_checkpoint
+
+from .helpers import TP, Clock, FakePartition, append, cleaner, open_log, read_records
 
 
 def keys_below_active(partition: FakePartition) -> list[bytes | None]:
@@ -38,3 +42,34 @@ async def test_max_compaction_lag_cleans_a_log_below_its_dirty_ratio(tmp_path: P
     assert sorted(keys_below_active(partition)) == [f"k{i}".encode() for i in range(5)]
     assert await c.clean_once() == 0  # nothing dirty is left below the active segment
     log.close()
+
+
+async def test_a_recreated_log_does_not_inherit_the_old_checkpoint(tmp_path: Path) -> None:
+    clock = Clock()
+    old = open_log(tmp_path / "t-0", clock)
+    for i in range(300):
+        append(old, [(f"old{i % 5}".encode(), b"x" * 20)], clock)
+    partitions = {TP: FakePartition(old)}
+    c, _ = cleaner(old, clock)
+    c._partitions = lambda: partitions
+    assert await c.clean_once() == 1
+    checkpoint = read_cleaner_checkpoint(old.dir)
+    assert checkpoint is not None and checkpoint > 100
+    old.close()
+    # the topic is deleted and created again: a new directory, a new log, the same name
+    new = open_log(tmp_path / "t-0-recreated", clock)
+    for i in range(100):  # keys never written again: only their last record may stay
+        append(new, [(f"gone{i % 4}".encode(), f"v{i}".encode())], clock)
+    for i in range(checkpoint):
+        append(new, [(f"k{i % 5}".encode(), b"y" * 20)], clock)
+    partitions[TP] = FakePartition(new)
+    assert await c.clean_once() == 1
+    below = keys_below_active(partitions[TP])
+    assert sorted(k for k in below if k is not None and k.startswith(b"gone")) == [
+        b"gone0",
+        b"gone1",
+        b"gone2",
+        b"gone3",
+    ]
+    assert read_cleaner_checkpoint(new.dir) == new.active_segment.base_offset
+    new.close()
