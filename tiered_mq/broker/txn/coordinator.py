@@ -19,6 +19,16 @@ them pending, and this coordinator re-sends the markers of every Prepare* transa
 (settling them) or aborts the still-ongoing ones at their timeout (dropping them). Each
 transactional id is served under its own lock (TxnOffsetCommit's append included), so one id's
 requests never interleave and no offsets land after the marker that ends their transaction.
+Once Prepare* is logged the outcome is decided: a marker or the Complete* record that fails to be
+written (a full disk, a partition being deleted) does not fail the request. As Kafka's
+TransactionMarkerChannelManager, the coordinator retries the markers in the background (every
+``MARKER_RETRY_BACKOFF_MS``, doubling up to ``MARKER_RETRY_MAX_BACKOFF_MS``) until they are all
+written and Complete* is logged; meanwhile the id's EndTxn, AddPartitionsToTxn and
+InitProducerId answer CONCURRENT_TRANSACTIONS (retriable), and EndTxn (or InitProducerId, when
+it aborted an ongoing transaction) answers as soon as Prepare* is logged. A failed append to
+``__transaction_state`` itself is answered as Kafka's TransactionStateManager maps it
+(group/store_failures.py ``append_error``: a storage error is NOT_COORDINATOR, and the client
+retries); nothing changes then.
 Coordinator epoch: always 0 (a single coordinator); markers go through txn/markers.py, as the
 WriteTxnMarkers API's do. DescribeTransactions and ListTransactions
 read the cache through ``describe_txn`` and ``list_txns`` (no I/O, no lock: one event loop).
@@ -35,6 +45,7 @@ from typing import Any, Protocol
 
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as group_fmt
+from tiered_mq.broker.group.store_failures import append_error
 from tiered_mq.broker.txn import log_format as fmt
 from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.markers import write_marker
@@ -50,6 +61,8 @@ _REFUSED = (errors.InvalidProducerEpochError, errors.TransactionCoordinatorFence
 LOAD_BUFFER_BYTES = 1 << 20
 DEFAULT_MAX_TIMEOUT_MS = 900_000
 DEFAULT_CLEANUP_INTERVAL_MS = 10_000
+MARKER_RETRY_BACKOFF_MS = 200
+MARKER_RETRY_MAX_BACKOFF_MS = 5_000
 
 
 class ProducerIdSource(Protocol):
@@ -97,6 +110,7 @@ class TransactionCoordinator:
         self._topic_ready = False
         self._topic_lock = asyncio.Lock()
         self._expiry: asyncio.Task[None] | None = None
+        self._retries: dict[str, asyncio.Task[None]] = {}  # ids whose markers are retried
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -106,7 +120,7 @@ class TransactionCoordinator:
         for txn_id, meta in list(self.txns.items()):
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 async with self._lock(txn_id):
-                    await self._finish(meta)
+                    await self._complete(meta)
         self.loaded = True
         log.info("transaction coordinator loaded %d transactional ids", len(self.txns))
         self._expiry = asyncio.get_running_loop().create_task(
@@ -128,10 +142,12 @@ class TransactionCoordinator:
             self._topic_ready = True
 
     async def close(self) -> None:
-        if self._expiry is not None:
-            self._expiry.cancel()
+        tasks = [t for t in (self._expiry, *self._retries.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._expiry
+                await task
 
     def _load_partition(self, tp: TopicPartition) -> None:
         local_log = self.rm.local_log(tp)
@@ -174,13 +190,19 @@ class TransactionCoordinator:
             raise errors.CoordinatorLoadInProgressError("transaction coordinator loading")
 
     async def _store(self, meta: TxnMetadata) -> None:
-        """Log ``meta``, then make it current."""
+        """Log ``meta``, then make it current. A failed append changes nothing and raises the
+        Kafka error the request answers (``append_error``: NOT_COORDINATOR for a storage
+        error)."""
         record = (fmt.encode_key(meta.transactional_id), fmt.encode_value(meta), None, now_ms())
         tp = TopicPartition(
             fmt.TRANSACTION_STATE_TOPIC,
             fmt.partition_for(meta.transactional_id, self.num_partitions),
         )
-        await self.rm.append_internal(tp, encode_batch([record]))
+        try:
+            await self.rm.append_internal(tp, encode_batch([record]))
+        except Exception as exc:
+            code = append_error(exc)
+            raise errors.for_code(code)(f"{tp}: {exc}") from exc
         self.txns[meta.transactional_id] = meta
 
     # -- completing transactions ----------------------------------------------------------
@@ -210,10 +232,53 @@ class TransactionCoordinator:
         await self._store(done)
         return done
 
+    async def _complete(self, prepared: TxnMetadata) -> TxnMetadata:
+        """:meth:`_finish` (under the id's lock); when it fails, the outcome stays decided
+        (Prepare* is logged): the markers are retried in the background and the Prepare*
+        metadata is returned."""
+        try:
+            return await self._finish(prepared)
+        except Exception:
+            log.warning(
+                "%s: completing %s failed, retrying in the background",
+                prepared.transactional_id,
+                prepared.state.name,
+                exc_info=True,
+            )
+            txn_id = prepared.transactional_id
+            if txn_id not in self._retries:
+                task = asyncio.get_running_loop().create_task(
+                    self._retry_completion(txn_id), name=f"txn-markers-{txn_id}"
+                )
+                self._retries[txn_id] = task
+            return self.txns.get(txn_id, prepared)
+
+    async def _retry_completion(self, txn_id: str) -> None:
+        """Write the markers of ``txn_id``'s Prepare* transaction and log Complete*, again
+        until it succeeds (backing off), or the transaction is no longer Prepare*."""
+        delay_ms = MARKER_RETRY_BACKOFF_MS
+        try:
+            while True:
+                await asyncio.sleep(delay_ms / 1000.0)
+                async with self._lock(txn_id):
+                    meta = self.txns.get(txn_id)
+                    if meta is None or meta.state not in sm.PREPARING:
+                        return
+                    try:
+                        await self._finish(meta)
+                    except Exception as exc:
+                        log.debug("%s: completing %s failed again: %s", txn_id, meta.state.name, exc)
+                    else:
+                        log.info("%s: %s completed on retry", txn_id, meta.state.name)
+                        return
+                delay_ms = min(delay_ms * 2, MARKER_RETRY_MAX_BACKOFF_MS)
+        finally:
+            self._retries.pop(txn_id, None)
+
     async def _abort_fenced(self, meta: TxnMetadata) -> TxnMetadata:
         prepared = sm.fence_and_abort(meta, now_ms())
         await self._store(prepared)
-        return await self._finish(prepared)
+        return await self._complete(prepared)
 
     # -- APIs -----------------------------------------------------------------------------
 
@@ -235,6 +300,8 @@ class TransactionCoordinator:
                 meta = TxnMetadata(txn_id, pid, 0, timeout_ms, last_update_ms=now)
             elif meta.state is TxnState.ONGOING:
                 meta = await self._abort_fenced(meta)  # fences the old instance at epoch + 1
+                if meta.state in sm.PREPARING:  # its markers are retried: the client retries
+                    raise errors.ConcurrentTransactionsError(f"{txn_id}: aborting")
                 meta = meta.replace(timeout_ms=timeout_ms, state=TxnState.EMPTY)
             else:
                 meta = sm.init_existing(meta, timeout_ms, now)
@@ -302,7 +369,7 @@ class TransactionCoordinator:
             if prepared is None:
                 return  # a retry of an end that completed
             await self._store(prepared)
-            await self._finish(prepared)
+            await self._complete(prepared)  # decided: answered OK even if markers are retried
 
     def verify_produce(self, txn_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> None:
         """A transactional produce must come from the current epoch, to a partition added."""
