@@ -267,7 +267,8 @@ class TransactionCoordinator:
                     try:
                         await self._finish(meta)
                     except Exception as exc:
-                        log.debug("%s: completing %s failed again: %s", txn_id, meta.state.name, exc)
+                        state = meta.state.name
+                        log.debug("%s: completing %s failed again: %s", txn_id, state, exc)
                     else:
                         log.info("%s: %s completed on retry", txn_id, meta.state.name)
                         return
