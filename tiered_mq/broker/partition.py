@@ -247,14 +247,24 @@ class Partition:
 
     # leader append -----------------------------------------------------------------------------
     async def append_as_leader(
-        self, records: memoryview | bytearray, batches: list[tuple[int, BatchHeader]]
+        self,
+        records: memoryview | bytearray,
+        batches: list[tuple[int, BatchHeader]],
+        verify: Callable[[], None] | None = None,
     ) -> AppendResult:
         """Append records checked by :func:`validate_records`; they are rewritten in place.
 
+        ``verify`` (a transactional produce's check against its transaction) runs under the
+        lock right before the append and raises to refuse it: a COMMIT/ABORT marker, appended
+        under the same lock, then either follows the batch or makes ``verify`` fail, so no
+        batch lands after the marker of its transaction (it would open a transaction no marker
+        ends: a hanging transaction, KAFKA-14402).
         Raises NotLeaderOrFollowerError when the log closed (a topic deletion) while the append
         waited for the lock: its files may already be gone or their descriptors reused."""
         async with self.lock:
             self._check_open()
+            if verify is not None:
+                verify()
             ps = self.producer_state
             if any(h.producer_id >= 0 for _, h in batches):
                 dup = ps.check_all([h for _, h in batches])

@@ -22,7 +22,10 @@ stalls the other connections. A connection's requests are still handled one at a
 producer's batches keep their order. Transactional batches must come with the request's
 ``transactional_id`` from the transaction's current producer epoch, to a partition added with
 AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
-INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``).
+INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``), checked before
+the work and again under the partition lock, right before the append (Kafka's verification
+guard, KIP-890): a transaction that ended while the batch was re-encoded refuses it, instead of
+the batch landing after the transaction's marker and holding the last stable offset forever.
 Clients may not write the internal topics (``__consumer_offsets``, ``__transaction_state``):
 INVALID_TOPIC_EXCEPTION, as in Kafka (whose own admin client id is let through).
 With an authorizer, the principal needs WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED)
@@ -159,7 +162,11 @@ async def _append(
             ctx.api_version,
             max_size,
         )
-    result = await partition.append_as_leader(records, batches)
+    # checked again under the partition lock: the transaction may have ended meanwhile
+    headers = list(batches)
+    result = await partition.append_as_leader(
+        records, batches, lambda: _verify_transactional(ctx, tp, txn_id, headers)
+    )
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
         broker.metrics.messages_in.inc(sum(h.records_count for _, h in batches))
