@@ -7,6 +7,13 @@ with remote storage) and cleans, filthiest first, each log whose dirty ratio is 
 or which holds a tombstone past its delete horizon (see cleaner.py and segment_rewrite.py for
 the sections, passes and file protocol).
 
+A pass that meets data it cannot read (a corrupt batch, a payload above
+``message.max.decompressed.bytes``: CorruptRecordError) marks the partition uncleanable, as
+Kafka's LogCleanerManager does: it is logged once and skipped by later sweeps (re-reading the
+log up to the bad batch every backoff would only repeat the failure) until it is hosted by a
+new log (a restart, or the topic deleted and created again). Other failures (an OSError, say
+a full disk) are retried after the backoff.
+
 Threads and locks: planning (segment map, high watermark / last stable offset, one duplicate
 file descriptor per segment) and each swap (``LocalLog.replace_segments``: a few renames and one
 directory fsync) run on the event loop with the partition's asyncio lock held, so the segment
@@ -31,6 +38,7 @@ Metrics (prometheus_client, the broker's registry)::
     tiered_mq_log_cleaner_records_removed_total    records dropped (superseded, tombstones, aborted)
     tiered_mq_log_cleaner_last_clean_time_seconds  wall time of the last completed pass
     tiered_mq_log_cleaner_passes_total             completed passes
+    tiered_mq_log_cleaner_uncleanable_partitions   partitions skipped for unreadable data
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ from tiered_mq.compaction.segment_rewrite import (
     producer_last_batches,
 )
 from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
+from tiered_mq.errors import CorruptRecordError
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -103,6 +112,11 @@ class CleanerMetrics:
         self.last_clean_time = Gauge(
             "tiered_mq_log_cleaner_last_clean_time_seconds", "End of the last pass", **kw
         )
+        self.uncleanable = Gauge(
+            "tiered_mq_log_cleaner_uncleanable_partitions",
+            "Partitions the cleaner skips because their data cannot be read",
+            **kw,
+        )
 
 
 class LogCleaner:
@@ -126,6 +140,7 @@ class LogCleaner:
         self._task: asyncio.Task[None] | None = None
         self._horizons: dict[TopicPartition, int] = {}  # earliest pending delete horizon
         self._checkpoints: dict[TopicPartition, tuple[LocalLog, int | None]] = {}
+        self._uncleanable: dict[TopicPartition, LocalLog] = {}  # the log that failed
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -157,9 +172,12 @@ class LogCleaner:
         hosted = dict(self._partitions())
         for gone in [tp for tp in self._checkpoints if tp not in hosted]:
             del self._checkpoints[gone]
+        for tp, failed in list(self._uncleanable.items()):
+            if tp not in hosted or hosted[tp].log is not failed:  # a new log: try it again
+                del self._uncleanable[tp]
         for tp, partition in hosted.items():
             config = partition.log.config
-            if not config.compact or config.remote_storage_enable:
+            if not config.compact or config.remote_storage_enable or tp in self._uncleanable:
                 continue
             force = self._horizons.get(tp, now + 1) <= now
             plan = plan_cleaning(
@@ -174,8 +192,12 @@ class LogCleaner:
             try:
                 if await self.clean_partition(tp, partition, force=force) is not None:
                     done += 1
+            except CorruptRecordError as exc:
+                log.error("%s: cleaning failed, marking the partition uncleanable: %s", tp, exc)
+                self._uncleanable[tp] = partition.log
             except Exception:
                 log.exception("%s: cleaning failed", tp)
+        self.metrics.uncleanable.set(len(self._uncleanable))
         return done
 
     def _checkpoint(self, tp: TopicPartition, partition: CleanablePartition) -> int | None:

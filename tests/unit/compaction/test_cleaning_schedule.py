@@ -4,14 +4,21 @@
   dirty segment's first batch is older than ``max.compaction.lag.ms`` (Kafka's
   ``maxCompactionDelay``, KIP-354), and not before;
 - a topic deleted and created again under the same name is a new log: the cleaner does not
-  take the old log's first dirty offset for it (duplicates below it would never be removed).
+  take the old log's first dirty offset for it (duplicates below it would never be removed);
+- a log whose data cannot be read (a corrupt batch) is marked uncleanable after one failed
+  pass, as Kafka does: one error in the broker log, later sweeps skip it (they would only read
+  up to the same batch again), other partitions are cleaned, a new log at its name is cleaned.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import pytest
+
 from tiered_mq.compaction.cleaner import read_cleaner_checkpoint
+from tiered_mq.topic_partition import TopicPartition
 
 from .helpers import TP, Clock, FakePartition, append, cleaner, open_log, read_records
 
@@ -73,3 +80,40 @@ async def test_a_recreated_log_does_not_inherit_the_old_checkpoint(tmp_path: Pat
     ]
     assert read_cleaner_checkpoint(new.dir) == new.active_segment.base_offset
     new.close()
+
+
+async def test_a_corrupt_log_is_marked_uncleanable_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    bad, good = open_log(tmp_path / "bad-0", clock), open_log(tmp_path / "good-0", clock)
+    for log in (bad, good):
+        for i in range(100):
+            append(log, [(f"k{i % 5}".encode(), f"v{i}".encode())], clock)
+    first = bad.segments()[0].log_path
+    with open(first, "r+b") as f:  # a flipped payload byte: the batch's CRC no longer matches
+        f.seek(first.stat().st_size - 1)
+        last = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([last[0] ^ 0xFF]))
+    other = TopicPartition("other", 0)
+    partitions = {TP: FakePartition(bad), other: FakePartition(good)}
+    c, _ = cleaner(bad, clock)
+    c._partitions = lambda: partitions
+    with caplog.at_level(logging.INFO, logger="tiered_mq.compaction.cleaner_manager"):
+        assert await c.clean_once() == 1  # the other partition is cleaned all the same
+        for i in range(3):
+            append(bad, [(b"k0", f"late{i}".encode())], clock)
+            assert await c.clean_once() == 0
+    failures = [r for r in caplog.records if "cleaning failed" in r.getMessage()]
+    assert len(failures) == 1 and "uncleanable" in failures[0].getMessage()
+    assert c.metrics.uncleanable._value.get() == 1
+    # the topic deleted and created again: the new log is cleaned
+    bad.close()
+    partitions[TP] = FakePartition(open_log(tmp_path / "bad-0-new", clock))
+    for i in range(100):
+        append(partitions[TP].log, [(f"k{i % 5}".encode(), b"x")], clock)
+    assert await c.clean_once() == 1
+    assert c.metrics.uncleanable._value.get() == 0
+    partitions[TP].log.close()
+    good.close()
