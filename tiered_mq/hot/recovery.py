@@ -196,6 +196,17 @@ def recover_log(
     return result
 
 
+def _age_from_first_batch(segment: LogSegment, now_ms: int) -> None:
+    """Date a reopened segment from its first batch's max timestamp (Kafka's
+    ``rollingBasedTimestamp``) when that is set and not in the future, so ``segment.ms`` and
+    ``max.compaction.lag.ms`` count from the segment's first record, not from the broker's
+    restart: a broker restarted more often than them would otherwise never roll a quiet log."""
+    for _, header in segment.iter_headers():
+        if 0 <= header.max_timestamp < now_ms:
+            segment.created_ms = header.max_timestamp
+        return
+
+
 def open_log(
     dir: Path,
     index_interval_bytes: int,
@@ -219,6 +230,7 @@ def open_log(
     )
     first, active = segments.segments.first(), segments.segments.last()
     assert first is not None and active is not None
+    _age_from_first_batch(active, now_ms)
     log_start = first.base_offset if start is None else start
     if not remote_storage_enable:
         log_start = max(log_start, first.base_offset)

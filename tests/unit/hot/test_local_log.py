@@ -183,6 +183,27 @@ def test_max_compaction_lag_rolls_a_compacted_log(tmp_path: Path) -> None:
     assert [s.base_offset for s in plain.segments()] == [0]
 
 
+def test_a_reopened_segment_keeps_its_age_for_segment_ms(tmp_path: Path) -> None:
+    """Kafka's rollingBasedTimestamp: a restart does not restart segment.ms; the reopened
+    active segment is dated by its first batch (unless that lies in the future)."""
+    clock = Clock()
+    log = open_log(tmp_path / "t-0", clock, segment_ms="10000")
+    log.append_as_leader(make_batch(timestamp=clock.now), 0)  # first batch max: now + 2
+    future = open_log(tmp_path / "f-0", clock, segment_ms="10000")
+    future.append_as_leader(make_batch(timestamp=clock.now + 60_000), 0)
+    log.close()
+    future.close()
+    clock.now += 6000  # the broker restarts 6 s later
+    log = open_log(tmp_path / "t-0", clock, segment_ms="10000")
+    future = open_log(tmp_path / "f-0", clock, segment_ms="10000")
+    assert not log.maybe_roll(clock.now + 4001)
+    assert log.maybe_roll(clock.now + 4002)  # 10 s after its first record
+    assert not future.maybe_roll(clock.now + 9999)
+    assert future.maybe_roll(clock.now + 10_000)  # 10 s after it was reopened
+    log.close()
+    future.close()
+
+
 def test_corrupt_batch_rejected_and_log_usable(tmp_path: Path) -> None:
     log = open_log(tmp_path / "t-0")
     log.append_as_leader(make_batch(), 0)
