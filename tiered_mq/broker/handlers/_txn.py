@@ -13,7 +13,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import require
+from tiered_mq.broker.handlers._common import error_code, require
 
 
 def coordinator(ctx: RequestContext) -> Any:
@@ -38,3 +38,17 @@ def require_group(ctx: RequestContext, group_id: str) -> None:
     """GROUP_AUTHORIZATION_FAILED unless the principal may READ the group."""
     denied = errors.GroupAuthorizationFailedError
     require(ctx, AclOperation.READ, ResourceType.GROUP, group_id, denied)
+
+
+FENCED_MIN_VERSION = 2  # AddPartitionsToTxn, AddOffsetsToTxn, EndTxn: PRODUCER_FENCED from v2
+
+
+def txn_error_code(ctx: RequestContext, e: Exception) -> int:
+    """``error_code(e)`` as the request's version says it: a producer fenced by a newer epoch
+    (the coordinator raises INVALID_PRODUCER_EPOCH, which every version knows) is
+    PRODUCER_FENCED from v2 of AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, as Kafka's
+    KafkaApis answers it (older versions predate the code, KIP-588)."""
+    code = error_code(e)
+    if code == errors.InvalidProducerEpochError.errno and ctx.api_version >= FENCED_MIN_VERSION:
+        return errors.ProducerFencedError.errno
+    return code

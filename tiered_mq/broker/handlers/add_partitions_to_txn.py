@@ -12,8 +12,7 @@ from typing import Any
 from tiered_mq import errors
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator
+from tiered_mq.broker.handlers._txn import coordinator, txn_error_code
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
 
@@ -48,7 +47,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             )
             codes = dict.fromkeys(tps, 0)
         except Exception as e:
-            codes = dict.fromkeys(tps, error_code(e))
+            codes = dict.fromkeys(tps, txn_error_code(ctx, e))
     results = [
         {
             "name": t["name"],

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code
-from tiered_mq.broker.handlers._txn import coordinator, require_txn_id
+from tiered_mq.broker.handlers._txn import coordinator, require_txn_id, txn_error_code
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.END_TXN
@@ -27,5 +26,5 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         )
         code = 0
     except Exception as e:
-        code = error_code(e)
+        code = txn_error_code(ctx, e)
     return {"throttle_time_ms": 0, "error_code": code}

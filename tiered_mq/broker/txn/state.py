@@ -13,7 +13,9 @@ A Prepare* state is logged before any marker is written, so after a crash the co
 completes it (writes the markers again: they are idempotent for the reader) on load.
 The functions here are pure: they check a request against the metadata and return the new
 metadata or raise the Kafka error the client must see; the coordinator logs and applies it.
-Fencing answers INVALID_PRODUCER_EPOCH (the v0-2 APIs predate PRODUCER_FENCED).
+Fencing raises INVALID_PRODUCER_EPOCH, which every version knows; the handlers of
+AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer it PRODUCER_FENCED from v2, as Kafka
+(handlers/_txn.py).
 """
 
 from __future__ import annotations
