@@ -8,7 +8,6 @@ restart on the full disk), and produce must work again once space is freed.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartit
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess
+from tests.integration.tmpfs import mounted_tmpfs
 
 pytestmark = pytest.mark.integration
 
@@ -29,17 +29,8 @@ TOPIC = "fills"
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of DISK_BYTES (root only: CI runs as root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mount)], check=True
-    )
-    try:
+    with mounted_tmpfs(tmp_path / "disk", f"size={DISK_BYTES}") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _produce(bootstrap: str, values: list[bytes]) -> dict[bytes, int | KafkaError]:

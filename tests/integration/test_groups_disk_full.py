@@ -11,8 +11,6 @@ also after a restart.
 from __future__ import annotations
 
 import errno
-import os
-import subprocess
 import threading
 import time
 import urllib.request
@@ -25,6 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
 
 from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.tmpfs import mounted_tmpfs
 
 pytestmark = pytest.mark.integration
 
@@ -37,17 +36,8 @@ MAX_REBALANCES_PER_S = 0.5  # at most one per 5 s offline (store_failures.OFFLIN
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of DISK_BYTES (root only: CI runs as root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mount)], check=True
-    )
-    try:
+    with mounted_tmpfs(tmp_path / "disk", f"size={DISK_BYTES}") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _fill(path: Path) -> None:

@@ -20,8 +20,6 @@ until inodes are freed; before, KAFKA_STORAGE_ERROR made the commit fail (an abo
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +31,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.test_transactions import TIMEOUT, _read_all
+from tests.integration.tmpfs import mounted_tmpfs
 
 pytestmark = pytest.mark.integration
 
@@ -44,16 +43,8 @@ RECORDS = 10
 @pytest.fixture
 def few_inodes(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs with INODES inodes (root only: CI runs as root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    options = f"size=256m,nr_inodes={INODES}"
-    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], check=True)
-    try:
+    with mounted_tmpfs(tmp_path / "disk", f"size=256m,nr_inodes={INODES}") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _take_every_inode(directory: Path) -> list[Path]:
