@@ -72,6 +72,13 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "transaction.state.log.segment.bytes": "104857600",
     "transaction.max.timeout.ms": "900000",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000",
+    # transactional ids idle (Empty/Complete*) this long are removed (txn/coordinator.py)
+    "transactional.id.expiration.ms": "604800000",
+    "transaction.remove.expired.transaction.cleanup.interval.ms": "3600000",
+    # producer ids idle this long leave the partitions' producer state (KIP-854;
+    # producer.id.expiration.ms is dynamic, broker/dynamic_config.py)
+    "producer.id.expiration.ms": "86400000",
+    "producer.id.expiration.check.interval.ms": "600000",
     "log.flush.interval.messages": "9223372036854775807",
     "log.retention.check.interval.ms": "300000",
     # the coarse forms of log.retention.ms and log.roll.ms (TIME_SYNONYMS); Kafka's defaults are
@@ -170,6 +177,14 @@ TIME_SYNONYMS: Final[dict[str, tuple[str, int]]] = {
 FIXED_VALUES: Final[dict[str, str]] = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
+}
+
+#: configs with a lower bound (Kafka's ``atLeast``): ``check_values`` refuses a smaller value
+MIN_VALUES: Final[dict[str, int]] = {
+    "transactional.id.expiration.ms": 1,
+    "transaction.remove.expired.transaction.cleanup.interval.ms": 1,
+    "producer.id.expiration.ms": 1,
+    "producer.id.expiration.check.interval.ms": 1,
 }
 
 #: Kafka settings this broker cannot honour, which would weaken security if they were accepted
@@ -346,6 +361,8 @@ class BrokerConfig:
                 raise ValueError(f"broker config {key}={value!r} is not true or false")
             if (default and default.lstrip("-").isdigit()) or key in TIME_SYNONYMS:
                 self.get_int(key)
+            if key in MIN_VALUES and self.get_int(key) < MIN_VALUES[key]:
+                raise ValueError(f"broker config {key}={value!r} is below {MIN_VALUES[key]}")
 
     @property
     def unused(self) -> list[str]:

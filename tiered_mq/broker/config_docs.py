@@ -112,6 +112,14 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "How often transactions "
     "past their timeout are aborted.",
     "log.retention.check.interval.ms": "How often segments past retention are deleted.",
+    "transactional.id.expiration.ms": "How long a transactional id without an ongoing "
+    "transaction is kept after its last update; then it is removed (a tombstone in "
+    "__transaction_state).",
+    "transaction.remove.expired.transaction.cleanup.interval.ms": "How often expired "
+    "transactional ids are removed.",
+    "producer.id.expiration.ms": "How long a partition remembers an idle producer id without "
+    "an ongoing transaction (its sequence numbers, for idempotence).",
+    "producer.id.expiration.check.interval.ms": "How often expired producer ids are removed.",
     "log.retention.hours": "Hours to keep records, the default of retention.ms when neither "
     "log.retention.ms nor log.retention.minutes is set.",
     "log.retention.minutes": "Minutes to keep records, the default of retention.ms when "

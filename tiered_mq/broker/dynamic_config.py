@@ -14,12 +14,13 @@ most specific first (the order DescribeConfigs lists as synonyms)::
     Kafka's default                        DEFAULT_CONFIG (5)
 
 Which keys: the broker names of topic configs, Kafka's ``DynamicLogConfig`` (the first synonym
-of each: ``log.retention.ms``, not ``log.retention.hours``), listed in ``DYNAMIC_CONFIGS``.
-Every partition takes a change at once, without a restart. Any other key is refused as Kafka
-refuses a key outside its dynamic set: INVALID_REQUEST "Cannot update these configs
-dynamically: [key]". That includes settings Kafka can change at runtime (log cleaner threads and
-I/O rate, socket and quota settings, remote log manager rates): this broker reads those once at
-start, and storing a value it would ignore would mislead. A value a key cannot take is
+of each: ``log.retention.ms``, not ``log.retention.hours``), and ``producer.id.expiration.ms``
+(Kafka's ``DynamicProducerStateManagerConfig``, read at each expiration check), listed in
+``DYNAMIC_CONFIGS``. Every partition takes a change at once, without a restart. Any other key
+is refused as Kafka refuses a key outside its dynamic set: INVALID_REQUEST "Cannot update these
+configs dynamically: [key]". That includes settings Kafka can change at runtime (log cleaner
+threads and I/O rate, socket and quota settings, remote log manager rates): this broker reads
+those once at start, and storing a value it would ignore would mislead. A value a key cannot take is
 INVALID_REQUEST naming the key, as in Kafka (its ConfigAdminManager turns every validation
 failure of a broker config into INVALID_REQUEST; KAFKA-13609 left it so for compatibility); so
 is a change that would leave some topic with an invalid config (``log.retention.ms`` below a
@@ -48,7 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DYNAMIC_CONFIGS: Final = frozenset(TOPIC_SYNONYMS)
+#: dynamic broker configs that are not topic defaults: key -> its least value (Kafka's atLeast)
+BROKER_ONLY_DYNAMIC: Final[dict[str, int]] = {"producer.id.expiration.ms": 1}
+DYNAMIC_CONFIGS: Final = frozenset(TOPIC_SYNONYMS) | frozenset(BROKER_ONLY_DYNAMIC)
 Update = Callable[[dict[str, str]], dict[str, str]]  # an entity's configs -> its new ones
 
 
@@ -79,6 +82,9 @@ def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
     for key, value in configs.items():
         if value is None:
             raise InvalidRequestError(f"Null value not supported for : {key}")
+        if key in BROKER_ONLY_DYNAMIC:
+            _check_at_least(key, value, BROKER_ONLY_DYNAMIC[key])
+            continue
         try:
             LogConfig.from_properties({TOPIC_SYNONYMS[key]: value})
         except InvalidConfigError as e:
@@ -86,6 +92,20 @@ def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
             raise InvalidRequestError(
                 f"Invalid value {value} for configuration {key}: {reason}"
             ) from None
+
+
+def _check_at_least(key: str, value: str, least: int) -> None:
+    """INVALID_REQUEST unless ``value`` is an integer of at least ``least``."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidRequestError(
+            f"Invalid value {value} for configuration {key}: Not a number of type INT"
+        ) from None
+    if number < least:
+        raise InvalidRequestError(
+            f"Invalid value {value} for configuration {key}: Value must be at least {least}"
+        )
 
 
 def _detail(e: Exception) -> str:

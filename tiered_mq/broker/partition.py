@@ -331,14 +331,25 @@ class Partition:
 
     def last_records_of_active_producers(self) -> dict[int, LastRecord]:
         """Producer id -> :class:`LastRecord` of every producer this partition remembers
-        (Kafka's ``lastRecordsOfActiveProducers``; there is no producer id expiration yet, so
-        every known producer is active): the last offset of its last batch with a sequence,
-        None when it has none since its current epoch began (its last entry is a marker). The
-        log cleaner keeps that batch even when it retains no record (call under the lock)."""
+        (Kafka's ``lastRecordsOfActiveProducers``; an expired producer is forgotten, see
+        :meth:`remove_expired_producers`, and so no longer kept): the last offset of its last
+        batch with a sequence, None when it has none since its current epoch began (its last
+        entry is a marker). The log cleaner keeps that batch even when it retains no record
+        (call under the lock)."""
         return {
             pid: LastRecord(e.batches[-1].last_offset if e.batches else None, e.epoch)
             for pid, e in self.producer_state.producers.items()
         }
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget the producers idle ``producer.id.expiration.ms`` (``expiration_ms``) without an
+        ongoing transaction (Kafka's ``UnifiedLog.removeExpiredProducers``); return how many.
+        Call under the lock (or before the partition is shared). Memory only: the next
+        snapshot (a roll, the close) is written without them."""
+        expired = self.producer_state.remove_expired_producers(now_ms, expiration_ms)
+        if expired:
+            log.debug("%s: expired %d producer id(s)", self.tp, len(expired))
+        return len(expired)
 
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         return self.txns.aborted_between(start_offset, end_offset)

@@ -13,7 +13,7 @@ append, :meth:`ProducerStateManager.check` decides per batch, with Kafka's rules
 - a batch without a sequence (base sequence -1: the group coordinator's TxnOffsetCommit batches
   in ``__consumer_offsets``) gets the epoch check only, as Kafka's coordinator-origin appends
 - an unknown producer id is accepted at any sequence (its state may have been removed with old
-  segments, as in Kafka since KIP-360)
+  segments, or expired, as in Kafka since KIP-360: no UNKNOWN_PRODUCER_ID from the broker)
 
 After the append :meth:`update` records the batch with its assigned offsets; recovery replays
 batch headers through the same :meth:`update` (the log is trusted, nothing is checked).
@@ -44,6 +44,15 @@ DescribeProducers reads :meth:`ProducerStateManager.active_producers`: the coord
 the one of the producer's last marker (-1 before its first; kept across epoch bumps, as Kafka
 does); the last timestamp is the max timestamp of the producer's last data batch (Kafka also
 moves it to a marker's timestamp).
+
+Producer id expiration (Kafka's ``producer.id.expiration.ms``, KIP-854): a producer whose last
+batch or marker (``ProducerEntry.last_timestamp``, that batch's max timestamp, as Kafka's
+``lastTimestamp``) is ``producer.id.expiration.ms`` or more in the past, and that has no ongoing
+transaction, is expired: :meth:`ProducerStateManager.remove_expired_producers` drops it (the
+broker runs it every ``producer.id.expiration.check.interval.ms``, and when a partition opens, as
+Kafka's load of a snapshot skips expired entries). It is then gone from DescribeProducers, from
+the next snapshot and from the log cleaner's kept batches; its next batch is that of an unknown
+producer, accepted at any sequence (above).
 
 A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
 is truncated is ignored (and the next older one tried): the log is replayed from further back.
@@ -111,6 +120,8 @@ class ProducerEntry:
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
     current_txn_first_offset: int = -1
     coordinator_epoch: int = -1  # of the last COMMIT/ABORT marker
+    #: max timestamp of the producer's last batch, data or marker (-1: none): expiration's clock
+    last_timestamp: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -240,6 +251,7 @@ class ProducerStateManager:
         elif header.producer_epoch != entry.epoch:  # a new epoch: forget the old batches only
             entry.epoch = header.producer_epoch
             entry.batches.clear()
+        entry.last_timestamp = header.max_timestamp
         if header.is_control:
             entry.coordinator_epoch = coordinator_epoch
             completed = None
@@ -279,6 +291,24 @@ class ProducerStateManager:
                 )
             )
         return out
+
+    @staticmethod
+    def is_producer_expired(entry: ProducerEntry, now_ms: int, expiration_ms: int) -> bool:
+        """Kafka's ``isProducerExpired``: no ongoing transaction, and the last batch or marker
+        at least ``expiration_ms`` before ``now_ms``."""
+        return entry.current_txn_first_offset < 0 and now_ms - entry.last_timestamp >= expiration_ms
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Drop every expired producer (:meth:`is_producer_expired`); return their ids. A walk
+        of the map in memory, no I/O: the next snapshot is written without them."""
+        expired = [
+            pid
+            for pid, e in self.producers.items()
+            if self.is_producer_expired(e, now_ms, expiration_ms)
+        ]
+        for pid in expired:
+            del self.producers[pid]
+        return expired
 
     def first_unstable_offset(self) -> int | None:
         """The smallest first offset of the ongoing transactions (None: none ongoing)."""
@@ -329,7 +359,11 @@ class ProducerStateManager:
                 data, _HEAD.size + i * _ENTRY.size
             )
             entry = ProducerEntry(
-                pid, epoch, current_txn_first_offset=txn_first, coordinator_epoch=coord_epoch
+                pid,
+                epoch,
+                current_txn_first_offset=txn_first,
+                coordinator_epoch=coord_epoch,
+                last_timestamp=ts,
             )
             first_seq = (last_seq - delta) & _INT32_MAX
             entry.batches.append(BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts))

@@ -13,8 +13,12 @@ Seams for other parts of the broker:
 
 A background task (``_log_maintenance_routine``) rolls segments past ``segment.ms``, flushes
 logs past ``flush.ms`` and, every ``log.retention.check.interval.ms``, applies retention to
-topics without remote storage (the cold tier owns local retention of tiered topics). The log
-cleaner (compaction/cleaner_manager.py) runs beside it when ``log.cleaner.enable``.
+topics without remote storage (the cold tier owns local retention of tiered topics), and,
+every ``producer.id.expiration.check.interval.ms``, forgets the producers idle longer than
+``producer.id.expiration.ms`` without an ongoing transaction (Kafka's producer expiration task,
+KIP-854; the expiration is read at each check, so a dynamic change applies at the next one; a
+partition also drops them when it opens, as Kafka's snapshot load does). The log cleaner
+(compaction/cleaner_manager.py) runs beside it when ``log.cleaner.enable``.
 
 Topic deletion (Kafka's LogManager.asyncDelete): each partition's log is closed and its
 directory renamed ``<topic>-<partition>.<uniqueId>-delete``, durably, before the deletion is
@@ -140,22 +144,30 @@ class ReplicaManager:
             self.log_cleaner.start()
 
     async def _log_maintenance_routine(self) -> None:
-        """Every second: time-based roll and flush; every retention check interval: retention."""
+        """Every second: time-based roll and flush; every retention check interval: retention;
+        every producer id expiration check interval: producer id expiration."""
         interval_ms = self.config.get_int("log.retention.check.interval.ms")
-        last_retention = time.monotonic()
+        expiration_check_ms = self.config.get_int("producer.id.expiration.check.interval.ms")
+        last_retention = last_expiration = time.monotonic()
         while True:
             await asyncio.sleep(MAINTENANCE_INTERVAL_S)
             now = int(time.time() * 1000)
             retention_due = (time.monotonic() - last_retention) * 1000 >= interval_ms
             if retention_due:
                 last_retention = time.monotonic()
+            expiration_ms: int | None = None  # None: no producer expiration this round
+            if (time.monotonic() - last_expiration) * 1000 >= expiration_check_ms:
+                last_expiration = time.monotonic()
+                expiration_ms = self.config.get_int("producer.id.expiration.ms")
             for tp, partition in list(self.partitions.items()):
                 try:
-                    await self._maintain(partition, now, retention_due)
+                    await self._maintain(partition, now, retention_due, expiration_ms)
                 except Exception:
                     log.exception("%s: log maintenance failed", tp)
 
-    async def _maintain(self, partition: Partition, now: int, retention_due: bool) -> None:
+    async def _maintain(
+        self, partition: Partition, now: int, retention_due: bool, expiration_ms: int | None = None
+    ) -> None:
         async with partition.lock:
             if partition.tp not in self.partitions:
                 return
@@ -169,6 +181,8 @@ class ReplicaManager:
             )
             if retention_due and not remote and log_.apply_retention(now):
                 partition.producer_state.delete_snapshots_before(log_.local_log_start_offset)
+            if expiration_ms is not None:
+                partition.remove_expired_producers(now, expiration_ms)
 
     async def open_partitions(
         self, topic: str, indexes: range, overrides: dict[str, str]
@@ -191,8 +205,11 @@ class ReplicaManager:
         ]
         strays, opened = await asyncio.to_thread(self._open_locals, epochs, topic_id, config)
         self._remove_dirs(strays)
+        now = int(time.time() * 1000)
+        expiration_ms = self.config.get_int("producer.id.expiration.ms")
         for partition in opened:
             tp = partition.tp
+            partition.remove_expired_producers(now, expiration_ms)  # not shared yet: no lock
             state = states[tp]
             partition.isr = state.isr if state is not None else (self.config.node_id,)
             partition.on_append = self.purgatory.notify

@@ -175,7 +175,10 @@ async def test_duplicate_detected_after_restart(tmp_path: Path) -> None:
     broker = await start_broker(tmp_path / "d")
     c = await Client.connect(broker.port)
     await create(c, "t")
-    b0 = batch([b"a"], producer_id=5, producer_epoch=0, base_sequence=0)
+    # dated now: a producer whose last batch is older than producer.id.expiration.ms (1 day)
+    # is forgotten when the partition opens, as Kafka's snapshot load does
+    now = int(time.time() * 1000)
+    b0 = encode_batch([(b"k", b"a", [], now)], producer_id=5, producer_epoch=0, base_sequence=0)
     await c.call(PRODUCE, 8, produce_body("t", batch([b"plain"])))
     assert part(await c.call(PRODUCE, 8, produce_body("t", b0)))["base_offset"] == 1
     await c.close()

@@ -9,6 +9,19 @@ COORDINATOR_LOAD_IN_PROGRESS. A task aborts ongoing transactions older than thei
 ``transaction.timeout.ms`` (every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``),
 bumping the epoch so the late producer is fenced.
 
+Transactional id expiration (Kafka's TransactionStateManager): every
+``transaction.remove.expired.transaction.cleanup.interval.ms`` an id idle in Empty,
+CompleteCommit or CompleteAbort whose last update is ``transactional.id.expiration.ms`` or more
+in the past, and that no request is using (its lock free, no marker retry), is removed: a
+tombstone (its key, a null value) is appended to its ``__transaction_state`` partition, the
+ids of one partition together in batches of at most ``TOMBSTONE_BATCH_BYTES``, under their
+locks, and only then dropped from the cache (a failed append keeps them, and the next round
+tries again). The load applies tombstones, so the id is gone after a restart too; a producer
+that comes back with it is a new one (InitProducerId: a new producer id, epoch 0). A request
+for an id arriving during its removal waits on its lock and then finds it unknown. Locks are
+per id and dropped when no request holds or awaits them, so the cache and the locks both
+shrink with the ids.
+
 Ending a transaction: log Prepare*, write a COMMIT/ABORT control batch into every partition of
 the transaction (the ``__consumer_offsets`` partitions added by AddOffsetsToTxn included; right
 after each of those the group coordinator materializes or drops the producer's pending
@@ -40,7 +53,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tiered_mq import errors
@@ -63,6 +78,18 @@ DEFAULT_MAX_TIMEOUT_MS = 900_000
 DEFAULT_CLEANUP_INTERVAL_MS = 10_000
 MARKER_RETRY_BACKOFF_MS = 200
 MARKER_RETRY_MAX_BACKOFF_MS = 5_000
+DEFAULT_ID_EXPIRATION_MS = 604_800_000
+DEFAULT_REMOVE_EXPIRED_INTERVAL_MS = 3_600_000
+# bytes of tombstone keys per batch (well below message.max.bytes)
+TOMBSTONE_BATCH_BYTES = 256 * 1024
+
+
+@dataclass(slots=True)
+class _IdLock:
+    """One transactional id's lock and how many requests hold or await it."""
+
+    users: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class ProducerIdSource(Protocol):
@@ -104,12 +131,20 @@ class TransactionCoordinator:
             DEFAULT_CLEANUP_INTERVAL_MS,
         )
         self.segment_bytes = config.get_int("transaction.state.log.segment.bytes", 104857600)
+        self.id_expiration_ms = config.get_int(
+            "transactional.id.expiration.ms", DEFAULT_ID_EXPIRATION_MS
+        )
+        self.remove_expired_interval_ms = config.get_int(
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            DEFAULT_REMOVE_EXPIRED_INTERVAL_MS,
+        )
         self.txns: dict[str, TxnMetadata] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, _IdLock] = {}
         self.loaded = False
         self._topic_ready = False
         self._topic_lock = asyncio.Lock()
         self._expiry: asyncio.Task[None] | None = None
+        self._id_expiration: asyncio.Task[None] | None = None
         self._retries: dict[str, asyncio.Task[None]] = {}  # ids whose markers are retried
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -125,6 +160,9 @@ class TransactionCoordinator:
         log.info("transaction coordinator loaded %d transactional ids", len(self.txns))
         self._expiry = asyncio.get_running_loop().create_task(
             self._expiry_loop(), name="txn-timeout"
+        )
+        self._id_expiration = asyncio.get_running_loop().create_task(
+            self._id_expiration_loop(), name="transactionalId-expiration"
         )
 
     async def _ensure_topic(self) -> None:
@@ -142,7 +180,9 @@ class TransactionCoordinator:
             self._topic_ready = True
 
     async def close(self) -> None:
-        tasks = [t for t in (self._expiry, *self._retries.values()) if t is not None]
+        tasks = [
+            t for t in (self._expiry, self._id_expiration, *self._retries.values()) if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -179,11 +219,21 @@ class TransactionCoordinator:
         except (ValueError, UnicodeDecodeError) as exc:
             log.warning("skipping undecodable %s record: %s", fmt.TRANSACTION_STATE_TOPIC, exc)
 
-    def _lock(self, txn_id: str) -> asyncio.Lock:
-        lock = self._locks.get(txn_id)
-        if lock is None:
-            lock = self._locks[txn_id] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _lock(self, txn_id: str) -> AsyncIterator[None]:
+        """Hold ``txn_id``'s lock; the lock is dropped once nobody holds or awaits it (an id
+        present in ``_locks`` is in use)."""
+        entry = self._locks.get(txn_id)
+        if entry is None:
+            entry = self._locks[txn_id] = _IdLock()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._locks[txn_id]
 
     def _check_loaded(self) -> None:
         if not self.loaded:
@@ -416,3 +466,69 @@ class TransactionCoordinator:
                 await self.abort_expired()
             except Exception:
                 log.exception("aborting timed-out transactions failed")
+
+    # -- transactional id expiration ---------------------------------------------------------
+
+    def _expired(self, meta: TxnMetadata | None, horizon_ms: int) -> bool:
+        """Kafka's ``shouldExpire``: idle (Empty, CompleteCommit, CompleteAbort) and last
+        updated at or before ``horizon_ms`` (now - ``transactional.id.expiration.ms``)."""
+        return meta is not None and meta.state in sm.IDLE and meta.last_update_ms <= horizon_ms
+
+    async def remove_expired_transactional_ids(self) -> list[str]:
+        """Remove every expired transactional id no request is using (module docstring);
+        return the ids removed. A partition whose tombstones cannot be appended keeps its ids
+        (logged; the next round retries)."""
+        if not self.loaded:
+            return []
+        horizon = now_ms() - self.id_expiration_ms
+        by_partition: dict[int, list[str]] = defaultdict(list)
+        for txn_id, meta in self.txns.items():
+            if self._expired(meta, horizon) and txn_id not in self._locks:
+                by_partition[fmt.partition_for(txn_id, self.num_partitions)].append(txn_id)
+        removed: list[str] = []
+        for partition, ids in sorted(by_partition.items()):
+            tp = TopicPartition(fmt.TRANSACTION_STATE_TOPIC, partition)
+            chunk: list[str] = []
+            size = 0
+            for txn_id in sorted(ids):
+                chunk.append(txn_id)
+                size += len(txn_id.encode()) + 16
+                if size >= TOMBSTONE_BATCH_BYTES:
+                    removed += await self._remove_ids(tp, chunk, horizon)
+                    chunk, size = [], 0
+            if chunk:
+                removed += await self._remove_ids(tp, chunk, horizon)
+        if removed:
+            log.info("removed %d expired transactional id(s)", len(removed))
+        return removed
+
+    async def _remove_ids(self, tp: TopicPartition, ids: list[str], horizon: int) -> list[str]:
+        """Append the tombstones of those of ``ids`` still expired and unused to ``tp``, under
+        their locks, then drop them from the cache; return them ([] when the append fails)."""
+        async with contextlib.AsyncExitStack() as held:
+            doomed = []
+            for txn_id in ids:
+                if txn_id in self._locks or not self._expired(self.txns.get(txn_id), horizon):
+                    continue  # a request came in meanwhile: the id is in use again
+                await held.enter_async_context(self._lock(txn_id))
+                doomed.append(txn_id)
+            if not doomed:
+                return []
+            now = now_ms()
+            records = [(fmt.encode_key(txn_id), None, None, now) for txn_id in doomed]
+            try:
+                await self.rm.append_internal(tp, encode_batch(records))
+            except Exception as exc:
+                log.warning("%s: removing %d expired ids failed: %s", tp, len(doomed), exc)
+                return []
+            for txn_id in doomed:
+                self.txns.pop(txn_id, None)
+            return doomed
+
+    async def _id_expiration_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.remove_expired_interval_ms / 1000.0)
+            try:
+                await self.remove_expired_transactional_ids()
+            except Exception:
+                log.exception("removing expired transactional ids failed")
