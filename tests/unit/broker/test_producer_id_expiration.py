@@ -14,8 +14,12 @@ from typing import Any
 from tests.unit.broker.conftest import Client, serving
 from tests.unit.broker.test_dynamic_broker_configs import SET, alter, describe
 from tests.unit.broker.test_produce_fetch import PRODUCE, create, part, produce_body
+from tests.unit.compaction.helpers import TP, Clock, read_batches
+from tests.unit.compaction.test_empty_batches import batch, open_partition, produce
+from tests.unit.compaction.test_empty_batches import idempotent as clean_idempotent
 from tiered_mq.broker.partition import Partition, validate_records
 from tiered_mq.broker.producer_state import ProducerStateManager, list_snapshots, snapshot_path
+from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.record.records import encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
@@ -143,3 +147,27 @@ async def test_expiration_configs_are_shown_and_the_expiration_is_dynamic(
             return not await producers(client)
 
         await wait_for(expired)  # the next check applies the new expiration
+
+
+async def test_the_cleaner_drops_the_kept_batch_of_an_expired_producer(tmp_path: Path) -> None:
+    """A remembered producer's last batch stays in a compacted log (emptied) so that a replay
+    still knows it; once the producer expires it goes like any other batch."""
+    clock = Clock()
+    partition = open_partition(tmp_path / "t-0")
+    cleaner = LogCleaner(lambda: {TP: partition}, registry=None, clock=clock)
+    for seq in range(5):
+        await produce(partition, clean_idempotent(clock, seq))  # producer 9, key k
+    clock.now += 60_000
+    for i in range(30):
+        await produce(partition, batch(clock, [(b"k", f"plain-{i}".encode())]))
+    partition.log.roll()
+    assert await cleaner.clean_partition(TP, partition) is not None
+    assert [h.base_sequence for h, _ in read_batches(partition.log) if h.producer_id == 9] == [4]
+    async with partition.lock:  # idle 60 s, expiring at 60 s: expired
+        assert partition.remove_expired_producers(clock.now, 60_000) == 1
+    await produce(partition, batch(clock, [(b"k", b"last")]))
+    partition.log.roll()
+    assert await cleaner.clean_partition(TP, partition) is not None
+    await cleaner.close()
+    assert [h for h, _ in read_batches(partition.log) if h.producer_id == 9] == []
+    partition.close()
