@@ -10,7 +10,7 @@ Sections of a compacted log (Kafka's names)::
 
 The first dirty offset is kept per log in ``cleaner-offset-checkpoint`` (partition directory,
 the one-entry format of log_files.write_checkpoint); the end offset is always a segment
-boundary. A log is cleanable when dirty bytes / (clean + dirty bytes) >=
+boundary. A log is cleanable when dirty bytes / (clean + dirty bytes) >
 ``min.cleanable.dirty.ratio``, or, whatever that ratio, when the first batch of a dirty segment
 is older than ``max.compaction.lag.ms`` (KIP-354; LogConfig.max_segment_ms rolls the active
 segment after that lag, so no record escapes it).

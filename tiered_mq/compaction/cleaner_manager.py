@@ -2,7 +2,7 @@
 
 Every ``log.cleaner.backoff.ms`` the task looks at the hosted partitions whose topic config
 contains ``compact`` (``compact,delete`` too; tiered topics are skipped: Kafka forbids compaction
-with remote storage) and cleans, filthiest first, each log whose dirty ratio is at least
+with remote storage) and cleans, filthiest first, each log whose dirty ratio is above
 ``min.cleanable.dirty.ratio``, or whose oldest dirty segment is past ``max.compaction.lag.ms``,
 or which holds a tombstone past its delete horizon (see cleaner.py and segment_rewrite.py for
 the sections, passes and file protocol).
@@ -185,7 +185,7 @@ class LogCleaner:
             )
             if plan is None:
                 continue
-            if force or plan.must_clean or plan.dirty_ratio >= config.min_cleanable_dirty_ratio:
+            if force or plan.must_clean or plan.dirty_ratio > config.min_cleanable_dirty_ratio:
                 candidates.append((plan.dirty_ratio, tp, partition, force))
         done = 0
         for _, tp, partition, force in sorted(candidates, key=lambda c: -c[0]):

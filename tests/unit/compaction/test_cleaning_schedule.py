@@ -117,3 +117,17 @@ async def test_a_corrupt_log_is_marked_uncleanable_once(
     assert c.metrics.uncleanable._value.get() == 0
     partitions[TP].log.close()
     good.close()
+
+
+async def test_a_log_is_cleaned_only_above_its_dirty_ratio(tmp_path: Path) -> None:
+    """Kafka cleans a log whose dirty ratio is strictly greater than
+    ``min.cleanable.dirty.ratio`` (LogCleanerManager), so 1.0 leaves even an all-dirty log
+    alone (only ``max.compaction.lag.ms`` would clean it); just below 1.0 it is cleaned."""
+    clock = Clock()
+    for ratio, passes in (("1.0", 0), ("0.99", 1)):
+        log = open_log(tmp_path / f"t-{ratio}", clock, min_cleanable_dirty_ratio=ratio)
+        for i in range(200):
+            append(log, [(f"k{i % 5}".encode(), f"v{i}".encode())], clock)
+        c, _ = cleaner(log, clock)
+        assert await c.clean_once() == passes, ratio  # all dirty: ratio 1.0
+        log.close()
