@@ -9,7 +9,10 @@ been added with AddOffsetsToTxn (else INVALID_TXN_STATE). Metadata longer than
 still committed); offsets too large for ``__consumer_offsets`` are INVALID_COMMIT_OFFSET_SIZE
 (group/commits.py). From v3 the request names the consumer's generation and member (Java's
 ``sendOffsetsToTransaction(offsets, consumer.groupMetadata())``): a member that is not current
-gets UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as in Kafka.
+gets UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as in Kafka. A partition of
+a topic that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION and not stored, as Kafka's
+KafkaApis does (and as OffsetCommit): such an offset would otherwise outlive everything but
+expiration, and a topic created later under the name would start at it.
 Below v2 COORDINATOR_LOAD_IN_PROGRESS is answered COORDINATOR_NOT_AVAILABLE, as Kafka's
 KafkaApis does: producers from 0.11 to 2.0 could crash on the loading error (KAFKA-7296); both
 make the client find the coordinator again and retry.
@@ -42,11 +45,15 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     max_meta = gc.config.offset_metadata_max_bytes if gc is not None else 4096
     for t in topics:
         readable = ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t["name"])
+        meta = ctx.broker.coordinator.get_topic(t["name"])
         for p in t["partitions"]:
             tp = TopicPartition(t["name"], p["partition_index"])
             metadata = p.get("committed_metadata") or ""
             if not readable:
                 codes[tp] = errors.TopicAuthorizationFailedError.errno
+                continue
+            if meta is None or not 0 <= tp.partition < meta.partitions:
+                codes[tp] = errors.UnknownTopicOrPartitionError.errno
                 continue
             if len(metadata) > max_meta:
                 codes[tp] = errors.OffsetMetadataTooLargeError.errno
