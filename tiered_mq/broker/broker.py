@@ -30,6 +30,7 @@ from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.listener import Listener, listeners
+from tiered_mq.broker.metadata_changes import MetadataChanges
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
@@ -97,6 +98,7 @@ class Broker:
         self.metrics.watch_partitions(lambda: self.replica_manager.partitions)
         self.topic_registry = TopicRegistry(config, self.coordinator, self.replica_manager)
         self.replica_manager.topic_registry = self.topic_registry
+        self.metadata_changes = MetadataChanges(self.topic_registry)
         self.producer_id_manager = ProducerIdManager(
             self.coordinator, config.get_int("producer.id.block.size")
         )
@@ -199,6 +201,7 @@ class Broker:
                 meta_properties.write, self.config.data_dir, self.config.node_id, self.cluster_id
             )
         await self.topic_registry.publish_topic_manifests()
+        self.metadata_changes.start()  # changes by other tools (ZooKeeper) from now on
         self.metrics_bound_port = self.metrics.serve(self.config.host, self.metrics_port)
         self.group_coordinator = _load_group_coordinator(self.replica_manager, self.config)
         if self.group_coordinator is not None:
@@ -232,6 +235,7 @@ class Broker:
                 await self.group_coordinator.close()
             except Exception:
                 log.exception("group coordinator close failed")
+        await self.metadata_changes.close()
         try:
             await stop_remote_tier(self.remote_log_manager)  # uploaders end before logs close
         except Exception:

@@ -134,6 +134,11 @@ class TopicRegistry:
         # awaited with the name of each deleted topic (the group coordinator drops its offsets)
         self.on_topic_deleted: list[Callable[[str], Awaitable[None]]] = []
 
+    @property
+    def lock(self) -> asyncio.Lock:
+        """The admin lock every topic change holds (broker/metadata_changes.py takes it too)."""
+        return self._lock
+
     # reads --------------------------------------------------------------------------------------
     def list_topics(self) -> list[str]:
         return self.coordinator.list_topics()

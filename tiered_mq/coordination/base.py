@@ -16,7 +16,7 @@ InvalidPartitionsError.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,6 +77,18 @@ class Coordinator(Protocol):
         """Topics the metadata lists whose record cannot be read (ZooKeeper data not in Kafka's
         form): unknown to ``get_topic``, yet not gone, so their partition directories are no
         strays to delete."""
+        ...
+
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (from any thread; it must not block) after topics, their configs,
+        partition states or deletion requests may have changed, whoever changed them (another
+        tool writing ZooKeeper, too). The embedded metadata changes only through this broker:
+        it never calls it."""
+        ...
+
+    def topics_to_delete(self) -> list[str]:
+        """Topics another tool asked to delete (ZooKeeper's ``/admin/delete_topics``, Kafka's
+        way); ``delete_topic`` removes the request with the topic."""
         ...
 
     async def create_topic(

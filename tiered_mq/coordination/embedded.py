@@ -31,6 +31,7 @@ import base64
 import copy
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,12 @@ class EmbeddedCoordinator:
 
     def unreadable_topics(self) -> frozenset[str]:
         return frozenset()  # cluster.json is read whole or the start fails
+
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        """Only this broker changes the embedded metadata: nothing to tell."""
+
+    def topics_to_delete(self) -> list[str]:
+        return []
 
     def get_topic(self, name: str) -> TopicMetadata | None:
         t = self._state["topics"].get(name)

@@ -16,6 +16,11 @@ this client's session expires (ZooKeeper unreachable for longer than the session
 reconnects with a new session and the registration and election are done again. A registration
 that finds the node owned by an older session of the same id (a broker restarted after a crash)
 waits up to the session timeout for ZooKeeper to expire it.
+
+Topics written by other tools (znodes.py): the controller completes them, as Kafka's controller
+does, when it becomes the controller and whenever a topic znode's data is read (its watch): a
+topic id where there is none, a state znode where one is missing. Each write is conditional
+(version, or create), so a concurrent writer wins and the next watch event looks again.
 """
 
 from __future__ import annotations
@@ -28,14 +33,15 @@ from collections.abc import Callable
 from typing import Final, TypeVar
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, NodeExistsError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from tiered_mq.coordination import znodes
-from tiered_mq.coordination.base import BrokerInfo
+from tiered_mq.coordination.base import BrokerInfo, PartitionState
 from tiered_mq.coordination.zk_ops import compare_and_set
 from tiered_mq.coordination.zk_view import MetadataView
 from tiered_mq.errors import KafkaError, RequestTimedOutError
+from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -67,7 +73,7 @@ class ZooKeeperSession:
         self.client = KazooClient(
             hosts=connect, timeout=self.session_timeout, connection_retry=RECONNECT
         )
-        self.view = MetadataView(self.client, self._on_controller_gone)
+        self.view = MetadataView(self.client, self._on_controller_gone, self._on_topic_data)
         self.cluster_id = ""
         self.controller_epoch = 0
         self._registered: BrokerInfo | None = None
@@ -218,6 +224,54 @@ class ZooKeeperSession:
         self.controller_epoch = self._bump_controller_epoch()
         self.view.set_controller(self.node_id)
         log.info("broker %d is the controller (epoch %d)", self.node_id, self.controller_epoch)
+        for name in self.client.get_children(znodes.TOPICS):
+            self._complete_topic(name)
+
+    # topics written by other tools (the module docstring) ------------------------------------
+    def _on_topic_data(self, name: str) -> None:
+        """The view read topic ``name``'s znode (kazoo's callback thread: must not block)."""
+        controller = self.view.controller_id() == self.node_id
+        if controller and self._registered is not None and not self._closing:
+            self.client.handler.spawn(self._complete_topic_logged, name)
+
+    def _complete_topic_logged(self, name: str) -> None:
+        try:
+            self._complete_topic(name)
+        except KazooException as e:  # the session is going: the next controller completes it
+            log.info("completing topic %s failed: %s", name, e)
+
+    def _complete_topic(self, name: str) -> None:
+        """Give topic ``name`` a topic id and its missing partition states (blocking)."""
+        path = znodes.topic(name)
+        try:
+            data, stat = self.client.get(path)
+            completed = znodes.completed_topic(data)
+            if completed is not None:
+                self.client.set(path, completed, stat.version)
+                log.info("topic %s had no topic id: gave it one, as Kafka's controller", name)
+                data = completed
+            _, assignment = znodes.decode_topic(data)
+        except (NoNodeError, BadVersionError):  # deleted or changed: its watch fires again
+            return
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            log.warning("cannot complete topic %s: its znode is not Kafka's JSON: %r", name, e)
+            return
+        for p, replicas in assignment.items():
+            state_path = znodes.partition_state(name, p)
+            known = self.view.partition_state(TopicPartition(name, p)) is not None
+            if known or not replicas or self.client.exists(state_path) is not None:
+                continue
+            state = znodes.encode_partition_state(
+                PartitionState.initial(replicas), self.controller_epoch
+            )
+            # parents one by one, never makepath: a topic deleted meanwhile is not made again
+            nodes = ((znodes.partitions(name), b""), (znodes.partition(name, p), b""))
+            try:
+                for node, node_data in (*nodes, (state_path, state)):
+                    with contextlib.suppress(NodeExistsError):
+                        self.client.create(node, node_data)
+            except NoNodeError:  # the topic was deleted
+                return
 
     def _bump_controller_epoch(self) -> int:
         def bump(data: bytes | None) -> tuple[bytes, int]:

@@ -9,11 +9,13 @@ Znodes (Kafka's layout, znodes.py): ``/brokers/topics/<t>`` (topic id and replic
 Atomicity: a topic is created (assignment, partition states, config) and deleted in one
 ZooKeeper multi-op transaction, and partitions are added in one transaction that checks the
 assignment's version, so a crash or a concurrent admin never leaves half a topic. A config
-znode left by a crashed delete of an older topic of the same name is overwritten.
+znode left by a crashed delete of an older topic of the same name is overwritten. A deletion
+also removes the topic's ``/admin/delete_topics/<t>`` request (Kafka's), in the same multi-op.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
@@ -66,15 +68,23 @@ def create_topic(
 
 
 def delete_topic(session: ZooKeeperSession, name: str) -> None:
-    """Delete the topic's znodes (the view is the caller's to update)."""
+    """Delete the topic's znodes and its ``/admin/delete_topics`` request, if any (the view is
+    the caller's to update). A request for a topic that does not exist is deleted too (as
+    Kafka's controller does) before UNKNOWN_TOPIC_OR_PARTITION is raised."""
     client = session.client
+    request = client.exists(znodes.delete_request(name)) is not None
     if client.exists(znodes.topic(name)) is None:
+        if request:
+            with contextlib.suppress(NoNodeError):
+                client.delete(znodes.delete_request(name))
         raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
     txn = client.transaction()
     for child in subtree(client, znodes.topic(name)):
         txn.delete(child)
     if client.exists(znodes.topic_config(name)) is not None:
         txn.delete(znodes.topic_config(name))
+    if request:
+        txn.delete(znodes.delete_request(name))
     _commit(txn, f"topic '{name}'")
 
 

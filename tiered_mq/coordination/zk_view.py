@@ -3,7 +3,14 @@
 What it holds: live brokers (``/brokers/ids``), the controller (``/controller``), each topic's
 id and replica assignment (``/brokers/topics/<t>``), its config (``/config/topics/<t>``), each
 partition's state (``.../partitions/<p>/state``), each user's config (``/config/users/<u>``,
-where the SCRAM credentials are) and the dynamic broker configs (``/config/brokers/<entity>``).
+where the SCRAM credentials are), the dynamic broker configs (``/config/brokers/<entity>``)
+and the topic deletion requests (``/admin/delete_topics``).
+
+Change listeners (``add_listener``) are called, in the thread of the change, after any change
+of a topic (its assignment, config, partition states, readability) or of the deletion
+requests, whoever wrote it: the broker reconciles what it hosts with them. ``on_topic_data``
+(the session's) is called with each topic znode's name whenever its data is read: the
+controller completes topics written by other tools (znodes.py).
 kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves after a reconnect, so the view
 catches up after a new session too.
 
@@ -41,9 +48,17 @@ DataCallback = Callable[[bytes | None, Any], None]
 class MetadataView:
     """Cluster metadata as last read from ZooKeeper (see the module docstring)."""
 
-    def __init__(self, client: KazooClient, on_controller_gone: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        client: KazooClient,
+        on_controller_gone: Callable[[], None],
+        on_topic_data: Callable[[str], None] = lambda name: None,
+    ) -> None:
         self._client = client
         self._on_controller_gone = on_controller_gone
+        self._on_topic_data = on_topic_data
+        self._listeners: list[Callable[[], None]] = []
+        self._delete_requests: tuple[str, ...] = ()
         self._lock = threading.Lock()
         self._brokers: dict[int, BrokerInfo] = {}
         self._controller = -1
@@ -62,6 +77,15 @@ class MetadataView:
         DataWatch(self._client, znodes.CONTROLLER, self._on_controller)
         ChildrenWatch(self._client, znodes.USER_CONFIGS, self._on_users)
         ChildrenWatch(self._client, znodes.BROKER_CONFIGS, self._on_broker_configs)
+        ChildrenWatch(self._client, znodes.DELETE_TOPICS, self._on_delete_requests)
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (any thread; it must not block) after each topic change."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
 
     # reads (any thread) -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -82,6 +106,10 @@ class MetadataView:
 
     def unreadable_topics(self) -> frozenset[str]:
         return self._unreadable
+
+    def delete_requests(self) -> list[str]:
+        """The topics named under ``/admin/delete_topics``."""
+        return sorted(self._delete_requests)
 
     def partition_state(self, tp: TopicPartition) -> PartitionState | None:
         """Leader, epoch and ISR from the state znode; replicas from the topic's assignment."""
@@ -124,29 +152,34 @@ class MetadataView:
         read before stays in use)."""
         with self._lock:
             self._unreadable = self._unreadable | {name}
+        self._changed()
 
     def set_configs(self, name: str, configs: dict[str, str] | None) -> None:
         with self._lock:
             self._configs = _replaced(self._configs, name, configs)
+        self._changed()
 
     def set_state(self, tp: TopicPartition, state: PartitionState | None) -> None:
         with self._lock:
             self._states = _replaced(self._states, tp, state)
+        self._changed()
 
     def set_assignment(self, name: str, value: Assignment | None) -> None:
         """Set (None: drop) a topic's assignment; watch the state znodes of new partitions."""
         with self._lock:
             self._assignments = _replaced(self._assignments, name, value)
             self._unreadable = self._unreadable - {name}
+            new: dict[int, str] = {}
             if value is None:
                 self._states = {tp: s for tp, s in self._states.items() if tp.topic != name}
-                return
-            paths = {p: znodes.partition_state(name, p) for p in value[1]}
-            new = {p: path for p, path in paths.items() if path not in self._watched}
-            self._watched.update(new.values())
+            else:
+                paths = {p: znodes.partition_state(name, p) for p in value[1]}
+                new = {p: path for p, path in paths.items() if path not in self._watched}
+                self._watched.update(new.values())
         for p, path in new.items():
             set_state = functools.partial(self.set_state, TopicPartition(name, p))
             DataWatch(self._client, path, _watcher(path, znodes.decode_partition_state, set_state))
+        self._changed()
 
     # watch callbacks (kazoo's callback thread) ------------------------------------------------
     def _on_brokers(self, children: list[str]) -> None:
@@ -178,10 +211,23 @@ class MetadataView:
             set_configs = functools.partial(self.set_configs, name)
             unreadable = functools.partial(self.set_unreadable, name)
             on_topic = _watcher(topic, znodes.decode_topic, set_assignment, unreadable)
-            DataWatch(self._client, topic, on_topic)
+            DataWatch(self._client, topic, self._topic_watch(name, on_topic))
             DataWatch(
                 self._client, config, _watcher(config, znodes.decode_entity_config, set_configs)
             )
+
+    def _topic_watch(self, name: str, on_topic: DataCallback) -> DataCallback:
+        def watch(data: bytes | None, stat: Any) -> None:
+            on_topic(data, stat)
+            if data:
+                self._on_topic_data(name)
+
+        return watch
+
+    def _on_delete_requests(self, children: list[str]) -> None:
+        with self._lock:
+            self._delete_requests = tuple(children)
+        self._changed()
 
     def _on_users(self, children: list[str]) -> None:
         paths = {f"{znodes.USER_CONFIGS}/{c}": znodes.desanitize(c) for c in children}

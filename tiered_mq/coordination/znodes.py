@@ -22,7 +22,17 @@ path                                        data                                
 ``/config/brokers/<default>``, ``/<id>``     ``{"version":1,"config":{name: value}}``     persistent
 ``/latest_producer_id_block``               ``{"version":1,"broker":N,                   persistent
                                             "block_start":"S","block_end":"E"}``
+``/admin/delete_topics/<t>``                (empty: a request to delete topic ``t``)     persistent
 =========================================== ============================================ =========
+
+Topics written by other tools: a topic znode of Kafka before 2.8 (version 1 or 2, no
+``topic_id``) or one without its partitions' ``state`` znodes (what Kafka's ``AdminZkClient``
+writes, leaving the rest to the controller) is completed by the controller broker, as Kafka's
+controller does: it writes a new topic id (version 3, conditional on the version read) and the
+missing states (first replica leading, epoch 0, every replica in sync). Until then the topic is
+unreadable (not gone; :meth:`~tiered_mq.coordination.base.Coordinator.unreadable_topics`). A
+``/admin/delete_topics/<t>`` znode (Kafka's ``kafka-topics.sh --delete`` through ZooKeeper) is
+removed with the topic's znodes, or alone when there is no such topic.
 
 Topic ids and the cluster id are 16 random bytes in URL-safe base64 without padding (Kafka's
 ``Uuid.toString``); :class:`~tiered_mq.coordination.base.TopicMetadata` carries topic ids as 32
@@ -58,6 +68,7 @@ TOPIC_CONFIGS: Final = "/config/topics"
 USER_CONFIGS: Final = "/config/users"
 BROKER_CONFIGS: Final = "/config/brokers"
 PRODUCER_ID_BLOCK: Final = "/latest_producer_id_block"
+DELETE_TOPICS: Final = "/admin/delete_topics"
 # created at start (empty) so that watches and children lists never meet a missing parent
 PERSISTENT_PARENTS: Final = (
     BROKER_IDS,
@@ -65,6 +76,7 @@ PERSISTENT_PARENTS: Final = (
     TOPIC_CONFIGS,
     USER_CONFIGS,
     BROKER_CONFIGS,
+    DELETE_TOPICS,
     "/cluster",
 )
 
@@ -87,6 +99,10 @@ def partition(name: str, index: int) -> str:
 
 def partition_state(name: str, index: int) -> str:
     return f"{TOPICS}/{name}/partitions/{index}/state"
+
+
+def delete_request(name: str) -> str:
+    return f"{DELETE_TOPICS}/{name}"
 
 
 def topic_config(name: str) -> str:
@@ -191,6 +207,16 @@ def decode_topic(data: bytes) -> tuple[str, dict[int, list[int]]]:
     obj = json.loads(data)
     assignment = {int(p): [int(r) for r in rs] for p, rs in obj["partitions"].items()}
     return uuid_from_kafka(obj["topic_id"]), assignment
+
+
+def completed_topic(data: bytes) -> bytes | None:
+    """The topic znode ``data`` with a new topic id (version 3) if it has none (Kafka before
+    2.8 wrote versions 1 and 2 without); None when it has one."""
+    obj = json.loads(data)
+    if obj.get("topic_id"):
+        return None
+    assignment = {int(p): [int(r) for r in rs] for p, rs in obj["partitions"].items()}
+    return encode_topic(uuid.uuid4().hex, assignment)
 
 
 def encode_partition_state(state: PartitionState, controller_epoch: int) -> bytes:

@@ -27,6 +27,7 @@ Producer id blocks are claimed here with a conditional set on ``/latest_producer
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from tiered_mq.coordination import zk_configs, zk_topics, znodes
 from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata, scram_entries
@@ -73,6 +74,12 @@ class ZooKeeperCoordinator:
 
     def unreadable_topics(self) -> frozenset[str]:
         return self._view.unreadable_topics()
+
+    def add_change_listener(self, listener: Callable[[], None]) -> None:
+        self._view.add_listener(listener)
+
+    def topics_to_delete(self) -> list[str]:
+        return self._view.delete_requests()
 
     async def create_topic(
         self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]

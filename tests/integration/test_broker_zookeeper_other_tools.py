@@ -1,0 +1,124 @@
+"""A broker with ``zookeeper.connect`` follows what other tools write in ZooKeeper while it runs,
+as Kafka's controller and brokers do: a topic written the way Kafka's ZooKeeper tools write it
+(no topic id, no partition states), a topic config changed in its znode, and a topic deleted
+through ``/admin/delete_topics``. The other tool is kazoo; the clients are confluent-kafka."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from tests.integration.test_broker_zookeeper import produce, read_all, zk_broker
+from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
+    ZooKeeperServer,
+    kazoo_client,
+    zookeeper,
+)
+from tiered_mq.coordination import znodes
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def chroot(zookeeper: ZooKeeperServer) -> str:  # noqa: F811
+    return zookeeper.connect_string(zookeeper.new_chroot())
+
+
+@pytest.fixture
+def zk(chroot: str) -> Iterator[KazooClient]:
+    client = kazoo_client(chroot)
+    yield client
+    client.stop()
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 15) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return result
+
+
+def test_a_topic_written_by_kafkas_zookeeper_tools_is_completed_and_served(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    with zk_broker(tmp_path / "data", chroot) as broker:
+        # what AdminZkClient of Kafka 2.x writes: the config, then the assignment (version 2,
+        # no topic id); the controller writes the rest
+        config = {"version": 1, "config": {"retention.ms": "86400000"}}
+        zk.create(znodes.topic_config("legacy"), json.dumps(config).encode())
+        assignment = {"version": 2, "partitions": {"0": [0], "1": [0]}}
+        zk.create(znodes.topic("legacy"), json.dumps(assignment).encode())
+
+        def topic_id() -> str | None:
+            return json.loads(zk.get(znodes.topic("legacy"))[0]).get("topic_id")
+
+        written = wait_for(topic_id, "the controller to give the topic an id")
+        assert len(written) == 22  # Kafka's Uuid.toString
+        topic = json.loads(zk.get(znodes.topic("legacy"))[0])
+        assert topic["version"] == 3 and topic["partitions"] == {"0": [0], "1": [0]}
+        for p in (0, 1):
+            path = znodes.partition_state("legacy", p)
+            wait_for(lambda path=path: zk.exists(path), path)
+            state = json.loads(zk.get(path)[0])
+            assert state["leader"] == 0 and state["isr"] == [0] and state["leader_epoch"] == 0
+
+        values = [f"v{i}".encode() for i in range(100)]
+        produce(broker.bootstrap, "legacy", values)
+        assert sorted(read_all(broker.bootstrap, "legacy", 2, 100)) == sorted(values)
+
+
+def test_a_topic_config_changed_in_zookeeper_applies_to_the_log(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    with zk_broker(tmp_path / "data", chroot) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(20)
+        produce(broker.bootstrap, "orders", [b"x" * 4000])
+        config = {"version": 1, "config": {"max.message.bytes": "1000"}}
+        zk.set(znodes.topic_config("orders"), json.dumps(config).encode())
+
+        def refused() -> bool:
+            producer = Producer({"bootstrap.servers": broker.bootstrap, "retries": 0})
+            errors: list[KafkaError | None] = []
+            producer.produce("orders", b"y" * 4000, on_delivery=lambda e, m: errors.append(e))
+            producer.flush(10)
+            return (
+                len(errors) == 1
+                and errors[0] is not None
+                and (errors[0].code() == KafkaError.MSG_SIZE_TOO_LARGE)
+            )
+
+        wait_for(refused, "a 4000-byte record to be refused past max.message.bytes=1000")
+
+
+def test_a_topic_deleted_through_admin_delete_topics(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    with zk_broker(tmp_path / "data", chroot) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("doomed", 2, 1)])["doomed"].result(20)
+        produce(broker.bootstrap, "doomed", [b"a", b"b", b"c"])
+        assert (tmp_path / "data" / "doomed-0").is_dir()
+
+        zk.create("/admin/delete_topics/doomed", makepath=True)  # kafka-topics.sh --delete
+        wait_for(lambda: zk.exists("/admin/delete_topics/doomed") is None, "the request to go")
+        assert zk.exists(znodes.topic("doomed")) is None
+        assert zk.exists(znodes.topic_config("doomed")) is None
+        wait_for(lambda: not (tmp_path / "data" / "doomed-0").exists(), "the log to go")
+        assert "doomed" not in admin.list_topics(timeout=10).topics
+        # a request naming no topic is removed too, as Kafka's controller removes it
+        zk.create("/admin/delete_topics/never-was")
+        wait_for(lambda: zk.exists("/admin/delete_topics/never-was") is None, "its removal")
+        # the name is free again: a new topic of that name starts empty
+        admin.create_topics([NewTopic("doomed", 1, 1)])["doomed"].result(20)
+        produce(broker.bootstrap, "doomed", [b"new"])
+        assert read_all(broker.bootstrap, "doomed", 1, 1) == [b"new"]

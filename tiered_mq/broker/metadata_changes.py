@@ -1,0 +1,114 @@
+"""Topic changes made in the cluster metadata by other tools, applied to what this broker hosts.
+
+With ``zookeeper.connect``, other tools may write Kafka's znodes while the broker runs (Kafka's
+ZooKeeper tools, kazoo; coordination/znodes.py). Kafka's brokers follow such changes through
+the controller's watches; here the coordinator calls :meth:`MetadataChanges.notify` after any
+topic change (coordination/base.py ``add_change_listener``) and a task then reconciles, under
+the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or AlterConfigs):
+
+- a partition assigned to this broker, with its partition state, that it does not host yet is
+  opened (created empty), as a Kafka broker does on LeaderAndIsr;
+- a hosted topic whose config overrides changed: its logs take the new ones, as after
+  AlterConfigs (Kafka's topic config change handler);
+- a topic named under ``/admin/delete_topics`` is deleted as DeleteTopics deletes it (cold tier,
+  committed offsets, local directories); the request goes with it (Kafka's TopicDeletionManager),
+  or alone when there is no such topic. A request for a topic not completed yet waits for it.
+
+Changes made through this broker are seen too and find nothing left to do. Several
+notifications while a reconciliation runs make one more. A failure is logged; the next change
+(or the broker's next start) tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from tiered_mq.broker.topic_registry import TopicRegistry
+from tiered_mq.errors import UnknownTopicOrPartitionError
+from tiered_mq.topic_partition import TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+class MetadataChanges:
+    """Reconciles the hosted partitions with the metadata (the module docstring)."""
+
+    def __init__(self, registry: TopicRegistry) -> None:
+        self.registry = registry
+        self._pending = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Listen to the coordinator and reconcile once now (call on the event loop)."""
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run(), name="metadata-changes")
+        self.registry.coordinator.add_change_listener(self.notify)
+        self._pending.set()
+
+    def notify(self) -> None:
+        """The metadata changed (any thread)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._pending.set)
+
+    async def close(self) -> None:
+        self._loop = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._pending.wait()
+            self._pending.clear()
+            try:
+                await self.reconcile()
+            except Exception:
+                log.exception("applying metadata changes failed; retried at the next change")
+
+    async def reconcile(self) -> None:
+        registry = self.registry
+        coordinator, rm = registry.coordinator, registry.replica_manager
+        node_id = registry.config.node_id
+        for name in coordinator.topics_to_delete():
+            if name in coordinator.unreadable_topics():  # once completed (coordination/znodes.py)
+                continue
+            log.info("deleting topic %s, as /admin/delete_topics asks", name)
+            with contextlib.suppress(UnknownTopicOrPartitionError):  # its request went too
+                if coordinator.get_topic(name) is None:  # no such topic: only the request goes
+                    await coordinator.delete_topic(name)
+                else:
+                    await registry.delete_topic(name)
+        async with registry.lock:
+            for name in coordinator.list_topics():
+                meta = coordinator.get_topic(name)
+                if meta is None:
+                    continue
+                hosted = [tp for tp in rm.partitions if tp.topic == name]
+                if hosted and rm.partitions[hosted[0]].log.config != rm.log_config(meta.configs):
+                    log.info("topic %s: config overrides now %s", name, meta.configs)
+                    rm.reconfigure_topic(name, meta.configs)
+                missing = []
+                for p in range(meta.partitions):
+                    tp = TopicPartition(name, p)
+                    state = coordinator.partition_state(tp)
+                    if tp not in rm.partitions and state is not None and node_id in state.replicas:
+                        missing.append(p)
+                if missing:
+                    log.info("topic %s: hosting partitions %s", name, missing)
+                    for start, stop in _runs(missing):
+                        await rm.open_partitions(name, range(start, stop), meta.configs)
+
+
+def _runs(indexes: list[int]) -> list[tuple[int, int]]:
+    """Sorted ``indexes`` as ``[start, stop)`` runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for i in indexes:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
