@@ -230,7 +230,8 @@ class ZooKeeperSession:
     # topics written by other tools (the module docstring) ------------------------------------
     def _on_topic_data(self, name: str) -> None:
         """The view read topic ``name``'s znode (kazoo's callback thread: must not block)."""
-        controller = self.view.controller_id() == self.node_id
+        # controller_epoch: this session won the election (not an older session of this id)
+        controller = self.view.controller_id() == self.node_id and self.controller_epoch > 0
         if controller and self._registered is not None and not self._closing:
             self.client.handler.spawn(self._complete_topic_logged, name)
 
