@@ -220,8 +220,12 @@ class Broker:
             name = server.listener.name
             tls = ssl_context(self.config, name) if server.listener.tls else None
             await server.start(tls, self._sasl.get(name))
-        host, port = self.server.listener.endpoint  # registered: the first listener's address
-        await self.coordinator.register_broker(BrokerInfo(self.config.node_id, host, port))
+        host, port = self.server.listener.endpoint  # the address of the first listener
+        endpoints = tuple(
+            (s.listener.name, s.listener.protocol, *s.listener.endpoint) for s in self.servers
+        )
+        info = BrokerInfo(self.config.node_id, host, port, endpoints=endpoints)
+        await self.coordinator.register_broker(info)
         names = ", ".join(map(str, self.listeners))
         log.info("broker %d listening on %s", self.config.node_id, names)
 

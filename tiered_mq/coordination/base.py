@@ -35,10 +35,15 @@ class TopicMetadata:
 
 @dataclass(frozen=True, slots=True)
 class BrokerInfo:
+    """A registered broker: ``host``/``port`` are the address its clients are told of;
+    ``endpoints`` every advertised listener as ``(listener name, security protocol, host,
+    port)``, as Kafka registers them (empty: one PLAINTEXT listener at ``host``/``port``)."""
+
     node_id: int
     host: str
     port: int
     rack: str | None = None
+    endpoints: tuple[tuple[str, str, str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,13 +169,23 @@ def decode_controller(data: bytes | None) -> int:
     return int(json.loads(data)["brokerid"]) if data else -1
 
 
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def encode_broker(info: BrokerInfo) -> bytes:
+    """Kafka's version 5: ``endpoints`` lists every advertised listener
+    (``NAME://host:port``) and ``listener_security_protocol_map`` their protocols; ``host`` and
+    ``port`` are the first PLAINTEXT listener's (null and -1 without one: Kafka keeps them for
+    old clients that know only PLAINTEXT)."""
+    endpoints = info.endpoints or (("PLAINTEXT", "PLAINTEXT", info.host, info.port),)
+    plaintext = next(((h, p) for _, proto, h, p in endpoints if proto == "PLAINTEXT"), None)
     obj: dict[str, Any] = {
         "version": 5,
-        "host": info.host,
-        "port": info.port,
-        "endpoints": [f"PLAINTEXT://{info.host}:{info.port}"],
-        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+        "host": plaintext[0] if plaintext else None,
+        "port": plaintext[1] if plaintext else -1,
+        "endpoints": [f"{name}://{_host_port(h, p)}" for name, _, h, p in endpoints],
+        "listener_security_protocol_map": {name: proto for name, proto, _, _ in endpoints},
         "jmx_port": -1,
         "features": {},
         "timestamp": _now_ms(),
@@ -186,8 +196,14 @@ def encode_broker(info: BrokerInfo) -> bytes:
 
 
 def decode_broker(node_id: int, data: bytes) -> BrokerInfo:
+    """``host``/``port``, else (no PLAINTEXT listener) the first endpoint's address."""
     obj = json.loads(data)
-    return BrokerInfo(node_id, str(obj["host"]), int(obj["port"]), obj.get("rack"))
+    host, port = obj.get("host"), int(obj.get("port", -1))
+    if host is None or port < 0:
+        address = str(obj["endpoints"][0]).partition("://")[2]
+        host, _, text = address.rpartition(":")
+        host, port = host.strip("[]"), int(text)
+    return BrokerInfo(node_id, str(host), port, obj.get("rack"))
 
 
 def encode_topic(topic_id_hex: str, assignment: dict[int, list[int]]) -> bytes:

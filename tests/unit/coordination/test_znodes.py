@@ -44,3 +44,24 @@ def test_broker_registration_carries_its_endpoint() -> None:
     assert znodes.decode_broker(2, data) == BrokerInfo(2, "b2", 9093, "r1")
     assert znodes.decode_controller(znodes.encode_controller(2)) == 2
     assert znodes.decode_controller(None) == -1
+
+
+def test_broker_registration_lists_every_listener_as_kafka_does() -> None:
+    """Kafka's BrokerIdZNode: every advertised listener in ``endpoints``, their protocols in
+    ``listener_security_protocol_map``, host/port of the first PLAINTEXT one (null, -1 if
+    none)."""
+    sasl = ("EXTERNAL", "SASL_SSL", "kafka.example.com", 9092)
+    inside = ("INTERNAL", "PLAINTEXT", "broker-1", 29093)
+    obj = json.loads(znodes.encode_broker(BrokerInfo(1, "x", 1, endpoints=(sasl, inside))))
+    assert obj["endpoints"] == ["EXTERNAL://kafka.example.com:9092", "INTERNAL://broker-1:29093"]
+    assert obj["listener_security_protocol_map"] == {
+        "EXTERNAL": "SASL_SSL",
+        "INTERNAL": "PLAINTEXT",
+    }
+    assert (obj["host"], obj["port"]) == ("broker-1", 29093)
+    only_tls = znodes.encode_broker(
+        BrokerInfo(1, "::1", 9094, endpoints=(("S", "SSL", "::1", 9094),))
+    )
+    assert (json.loads(only_tls)["host"], json.loads(only_tls)["port"]) == (None, -1)
+    assert json.loads(only_tls)["endpoints"] == ["S://[::1]:9094"]
+    assert znodes.decode_broker(1, only_tls) == BrokerInfo(1, "::1", 9094)
