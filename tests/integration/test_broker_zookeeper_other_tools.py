@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kazoo.client import KazooClient
 
 from tests.integration.test_broker_zookeeper import produce, read_all, zk_broker
@@ -45,6 +45,19 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 15) -> Any:
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
     return result
+
+
+def refused(bootstrap: str) -> bool:
+    """Whether a 4000-byte record to ``orders`` is refused with MESSAGE_TOO_LARGE."""
+    producer = Producer({"bootstrap.servers": bootstrap, "retries": 0})
+    errors: list[KafkaError | None] = []
+    producer.produce("orders", b"y" * 4000, on_delivery=lambda e, m: errors.append(e))
+    producer.flush(10)
+    return (
+        len(errors) == 1
+        and errors[0] is not None
+        and (errors[0].code() == KafkaError.MSG_SIZE_TOO_LARGE)
+    )
 
 
 def test_a_topic_written_by_kafkas_zookeeper_tools_is_completed_and_served(
@@ -86,18 +99,24 @@ def test_a_topic_config_changed_in_zookeeper_applies_to_the_log(
         config = {"version": 1, "config": {"max.message.bytes": "1000"}}
         zk.set(znodes.topic_config("orders"), json.dumps(config).encode())
 
-        def refused() -> bool:
-            producer = Producer({"bootstrap.servers": broker.bootstrap, "retries": 0})
-            errors: list[KafkaError | None] = []
-            producer.produce("orders", b"y" * 4000, on_delivery=lambda e, m: errors.append(e))
-            producer.flush(10)
-            return (
-                len(errors) == 1
-                and errors[0] is not None
-                and (errors[0].code() == KafkaError.MSG_SIZE_TOO_LARGE)
-            )
+        wait_for(lambda: refused(broker.bootstrap), "a 4000-byte record to be refused")
 
-        wait_for(refused, "a 4000-byte record to be refused past max.message.bytes=1000")
+
+def test_a_dynamic_broker_config_changed_in_zookeeper_applies_to_the_logs(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    """What ``kafka-configs.sh --zookeeper --entity-type brokers --entity-default`` writes."""
+    with zk_broker(tmp_path / "data", chroot) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(20)
+        produce(broker.bootstrap, "orders", [b"x" * 4000])
+        config = {"version": 1, "config": {"message.max.bytes": "1000"}}
+        zk.create(znodes.broker_config("<default>"), json.dumps(config).encode())
+        wait_for(lambda: refused(broker.bootstrap), "a 4000-byte record to be refused")
+        res = ConfigResource(ConfigResource.Type.BROKER, "0")
+        described = admin.describe_configs([res])[res].result(20)["message.max.bytes"]
+        assert described.value == "1000"
+        assert described.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
 
 
 def test_a_topic_deleted_through_admin_delete_topics(

@@ -10,6 +10,10 @@ the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or
   opened (created empty), as a Kafka broker does on LeaderAndIsr;
 - a hosted topic whose config overrides changed: its logs take the new ones, as after
   AlterConfigs (Kafka's topic config change handler);
+- dynamic broker configs changed (``/config/brokers/<default>``, ``/<id>``; Kafka's
+  ``kafka-configs.sh --zookeeper --entity-type brokers``): they are loaded again as at start
+  (DynamicBrokerConfigs.load: a bad value is logged and left out) and every log whose config
+  they change takes it, as Kafka's DynamicConfigManager applies them;
 - a topic named under ``/admin/delete_topics`` is deleted as DeleteTopics deletes it (cold tier,
   committed offsets, local directories); the request goes with it (Kafka's TopicDeletionManager),
   or alone when there is no such topic. A request for a topic not completed yet waits for it.
@@ -25,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 
+from tiered_mq.broker.config import DEFAULT_BROKER_ENTITY
 from tiered_mq.broker.topic_registry import TopicRegistry
 from tiered_mq.errors import UnknownTopicOrPartitionError
 from tiered_mq.topic_partition import TopicPartition
@@ -40,6 +45,11 @@ class MetadataChanges:
         self._pending = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
+        self._broker_configs: dict[str, dict[str, str]] = {}  # as last loaded ({}: load again)
+
+    def _stored_broker_configs(self) -> dict[str, dict[str, str]]:
+        entities = (DEFAULT_BROKER_ENTITY, str(self.registry.config.node_id))
+        return {e: self.registry.coordinator.broker_configs(e) for e in entities}
 
     def start(self) -> None:
         """Listen to the coordinator and reconcile once now (call on the event loop)."""
@@ -83,6 +93,11 @@ class MetadataChanges:
                 else:
                     await registry.delete_topic(name)
         async with registry.lock:
+            stored = self._stored_broker_configs()
+            if stored != self._broker_configs:
+                log.info("dynamic broker configs now %s", stored)
+                self._broker_configs = stored
+                registry.dynamic_configs.load()  # the logs follow below
             for name in coordinator.list_topics():
                 meta = coordinator.get_topic(name)
                 if meta is None:

@@ -86,9 +86,9 @@ class Coordinator(Protocol):
 
     def add_change_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` (from any thread; it must not block) after topics, their configs,
-        partition states or deletion requests may have changed, whoever changed them (another
-        tool writing ZooKeeper, too). The embedded metadata changes only through this broker:
-        it never calls it."""
+        partition states, dynamic broker configs or deletion requests may have changed,
+        whoever changed them (another tool writing ZooKeeper, too). The embedded metadata
+        changes only through this broker: it never calls it."""
         ...
 
     def topics_to_delete(self) -> list[str]:

@@ -7,10 +7,10 @@ where the SCRAM credentials are), the dynamic broker configs (``/config/brokers/
 and the topic deletion requests (``/admin/delete_topics``).
 
 Change listeners (``add_listener``) are called, in the thread of the change, after any change
-of a topic (its assignment, config, partition states, readability) or of the deletion
-requests, whoever wrote it: the broker reconciles what it hosts with them. ``on_topic_data``
-(the session's) is called with each topic znode's name whenever its data is read: the
-controller completes topics written by other tools (znodes.py).
+of a topic (its assignment, config, partition states, readability), of the dynamic broker
+configs or of the deletion requests, whoever wrote it: the broker reconciles what it hosts
+with them. ``on_topic_data`` (the session's) is called with each topic znode's name whenever
+its data is read: the controller completes topics written by other tools (znodes.py).
 kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves after a reconnect, so the view
 catches up after a new session too.
 
@@ -133,6 +133,7 @@ class MetadataView:
         """Set (None or empty: drop) the dynamic configs of ``entity``."""
         with self._lock:
             self._broker_configs = _replaced(self._broker_configs, entity, config or None)
+        self._changed()
 
     def set_user_config(self, user: str, config: dict[str, str] | None) -> None:
         """Set (None or empty: drop) a user's config."""
