@@ -98,19 +98,22 @@ class MetadataChanges:
                 log.info("dynamic broker configs now %s", stored)
                 self._broker_configs = stored
                 registry.dynamic_configs.load()  # the logs follow below
+            hosted = {tp.topic: partition for tp, partition in rm.partitions.items()}  # one each
             for name in coordinator.list_topics():
                 meta = coordinator.get_topic(name)
                 if meta is None:
                     continue
-                hosted = [tp for tp in rm.partitions if tp.topic == name]
-                if hosted and rm.partitions[hosted[0]].log.config != rm.log_config(meta.configs):
+                some = hosted.get(name)
+                if some is not None and some.log.config != rm.log_config(meta.configs):
                     log.info("topic %s: config overrides now %s", name, meta.configs)
                     rm.reconfigure_topic(name, meta.configs)
                 missing = []
                 for p in range(meta.partitions):
                     tp = TopicPartition(name, p)
+                    if tp in rm.partitions:
+                        continue
                     state = coordinator.partition_state(tp)
-                    if tp not in rm.partitions and state is not None and node_id in state.replicas:
+                    if state is not None and node_id in state.replicas:
                         missing.append(p)
                 if missing:
                     log.info("topic %s: hosting partitions %s", name, missing)
