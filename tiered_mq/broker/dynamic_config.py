@@ -39,7 +39,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
-from tiered_mq.broker.config import DEFAULT_BROKER_ENTITY, TOPIC_SYNONYMS, BrokerConfig
+from tiered_mq.broker.config import (
+    DEFAULT_BROKER_ENTITY,
+    MIN_VALUES,
+    TOPIC_SYNONYMS,
+    BrokerConfig,
+)
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError
 from tiered_mq.hot.log_config import LogConfig, validate_no_remote_storage_for_compacted_topic
@@ -49,9 +54,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: dynamic broker configs that are not topic defaults: key -> its least value (Kafka's atLeast)
-BROKER_ONLY_DYNAMIC: Final[dict[str, int]] = {"producer.id.expiration.ms": 1}
-DYNAMIC_CONFIGS: Final = frozenset(TOPIC_SYNONYMS) | frozenset(BROKER_ONLY_DYNAMIC)
+#: dynamic broker configs that are not topic defaults (their lower bound: config.MIN_VALUES)
+BROKER_ONLY_DYNAMIC: Final = frozenset({"producer.id.expiration.ms"})
+DYNAMIC_CONFIGS: Final = frozenset(TOPIC_SYNONYMS) | BROKER_ONLY_DYNAMIC
 Update = Callable[[dict[str, str]], dict[str, str]]  # an entity's configs -> its new ones
 
 
@@ -83,7 +88,7 @@ def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
         if value is None:
             raise InvalidRequestError(f"Null value not supported for : {key}")
         if key in BROKER_ONLY_DYNAMIC:
-            _check_at_least(key, value, BROKER_ONLY_DYNAMIC[key])
+            _check_at_least(key, value, MIN_VALUES[key])
             continue
         try:
             LogConfig.from_properties({TOPIC_SYNONYMS[key]: value})

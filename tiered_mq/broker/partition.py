@@ -250,7 +250,7 @@ class Partition:
         self,
         records: memoryview | bytearray,
         batches: list[tuple[int, BatchHeader]],
-        verify: Callable[[], None] | None = None,
+        verify: Callable[[], object] | None = None,
     ) -> AppendResult:
         """Append records checked by :func:`validate_records`; they are rewritten in place.
 

@@ -87,16 +87,19 @@ def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
 
 def _verify_transactional(
     ctx: RequestContext, tp: TopicPartition, txn_id: str | None, batches: list[Any]
-) -> None:
+) -> bool:
+    """Raise unless the transactional batches of ``batches`` may be appended now; False when
+    there is none (nothing to check, now or under the partition lock)."""
     txn = [h for _, h in batches if h.is_transactional]
     if not txn:
-        return
+        return False
     if txn_id is None:
         raise InvalidTxnStateError("transactional batches without a transactional id")
     tc = ctx.broker.txn_coordinator
     if tc is None:
         raise InvalidTxnStateError("no transaction coordinator")
     tc.verify_produce(txn_id, txn[0].producer_id, txn[0].producer_epoch, tp)
+    return True
 
 
 def _decoded_checks(
@@ -146,7 +149,7 @@ async def _append(
         raise UnsupportedCompressionTypeError(
             f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
         )
-    _verify_transactional(ctx, tp, txn_id, batches)
+    transactional = _verify_transactional(ctx, tp, txn_id, batches)
     config = partition.log.config
     codec = target_codec(config.compression_type)
     recompress_to = codec if needs_recompression(batches, codec) else None
@@ -163,10 +166,8 @@ async def _append(
             max_size,
         )
     # checked again under the partition lock: the transaction may have ended meanwhile
-    headers = list(batches)
-    result = await partition.append_as_leader(
-        records, batches, lambda: _verify_transactional(ctx, tp, txn_id, headers)
-    )
+    verify = (lambda: _verify_transactional(ctx, tp, txn_id, batches)) if transactional else None
+    result = await partition.append_as_leader(records, batches, verify)
     if not result.duplicate:
         broker.metrics.bytes_in.inc(len(records))
         broker.metrics.messages_in.inc(sum(h.records_count for _, h in batches))

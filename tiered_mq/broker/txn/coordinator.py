@@ -78,8 +78,6 @@ DEFAULT_MAX_TIMEOUT_MS = 900_000
 DEFAULT_CLEANUP_INTERVAL_MS = 10_000
 MARKER_RETRY_BACKOFF_MS = 200
 MARKER_RETRY_MAX_BACKOFF_MS = 5_000
-DEFAULT_ID_EXPIRATION_MS = 604_800_000
-DEFAULT_REMOVE_EXPIRED_INTERVAL_MS = 3_600_000
 # bytes of tombstone keys per batch (well below message.max.bytes)
 TOMBSTONE_BATCH_BYTES = 256 * 1024
 
@@ -131,12 +129,9 @@ class TransactionCoordinator:
             DEFAULT_CLEANUP_INTERVAL_MS,
         )
         self.segment_bytes = config.get_int("transaction.state.log.segment.bytes", 104857600)
-        self.id_expiration_ms = config.get_int(
-            "transactional.id.expiration.ms", DEFAULT_ID_EXPIRATION_MS
-        )
+        self.id_expiration_ms = config.get_int("transactional.id.expiration.ms")
         self.remove_expired_interval_ms = config.get_int(
-            "transaction.remove.expired.transaction.cleanup.interval.ms",
-            DEFAULT_REMOVE_EXPIRED_INTERVAL_MS,
+            "transaction.remove.expired.transaction.cleanup.interval.ms"
         )
         self.txns: dict[str, TxnMetadata] = {}
         self._locks: dict[str, _IdLock] = {}
