@@ -32,6 +32,9 @@ class TopicMetadata:
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)
 
+    def has_partition(self, partition: int) -> bool:
+        return 0 <= partition < self.partitions
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerInfo:

@@ -189,7 +189,7 @@ def hosted_partition(ctx: RequestContext, tp: TopicPartition) -> Partition:
     partition = rm.partitions.get(tp)
     if partition is None:
         topic = rm.coordinator.get_topic(tp.topic)
-        if topic is not None and 0 <= tp.partition < topic.partitions:
+        if topic is not None and topic.has_partition(tp.partition):
             raise NotLeaderOrFollowerError(f"{tp} has no replica on this broker")
         raise UnknownTopicOrPartitionError(f"unknown partition {tp}")
     return partition

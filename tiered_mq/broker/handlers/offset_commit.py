@@ -40,7 +40,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                     else errors.GroupAuthorizationFailedError.errno
                 )
                 continue
-            if meta is None or not 0 <= tp.partition < meta.partitions:
+            if meta is None or not meta.has_partition(tp.partition):
                 unknown[tp] = errors.UnknownTopicOrPartitionError.errno
                 continue
             offsets[tp] = (

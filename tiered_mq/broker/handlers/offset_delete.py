@@ -61,7 +61,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             requested.append(tp)
             if not topic_ok:
                 refused[tp] = errors.TopicAuthorizationFailedError.errno
-            elif meta is None or not 0 <= tp.partition < meta.partitions:
+            elif meta is None or not meta.has_partition(tp.partition):
                 refused[tp] = errors.UnknownTopicOrPartitionError.errno
             else:
                 partitions.append(tp)

@@ -52,7 +52,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if not readable:
                 codes[tp] = errors.TopicAuthorizationFailedError.errno
                 continue
-            if meta is None or not 0 <= tp.partition < meta.partitions:
+            if meta is None or not meta.has_partition(tp.partition):
                 codes[tp] = errors.UnknownTopicOrPartitionError.errno
                 continue
             if len(metadata) > max_meta:
