@@ -8,6 +8,9 @@ the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or
 
 - a partition assigned to this broker, with its partition state, that it does not host yet is
   opened (created empty), as a Kafka broker does on LeaderAndIsr;
+- a hosted partition whose state's leader epoch rose (another tool's leader election) takes the
+  new epoch, as Kafka's ``Partition.makeLeader``: later batches carry it, Metadata answers it,
+  and requests with the older one are fenced (broker/leader_epochs.py); a lower one is ignored;
 - a hosted topic whose config overrides changed: its logs take the new ones, as after
   AlterConfigs (Kafka's topic config change handler);
 - dynamic broker configs changed (``/config/brokers/<default>``, ``/<id>``; Kafka's
@@ -28,11 +31,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from tiered_mq.broker.config import DEFAULT_BROKER_ENTITY
 from tiered_mq.broker.topic_registry import TopicRegistry
 from tiered_mq.errors import UnknownTopicOrPartitionError
 from tiered_mq.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from tiered_mq.broker.partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +117,27 @@ class MetadataChanges:
                 missing = []
                 for p in range(meta.partitions):
                     tp = TopicPartition(name, p)
-                    if tp in rm.partitions:
-                        continue
                     state = coordinator.partition_state(tp)
+                    partition = rm.partitions.get(tp)
+                    if partition is not None:
+                        if state is not None and state.leader_epoch > partition.leader_epoch:
+                            await _new_leader_epoch(partition, state.leader_epoch)
+                        continue
                     if state is not None and node_id in state.replicas:
                         missing.append(p)
                 if missing:
                     log.info("topic %s: hosting partitions %s", name, missing)
                     for start, stop in _runs(missing):
                         await rm.open_partitions(name, range(start, stop), meta.configs)
+
+
+async def _new_leader_epoch(partition: Partition, epoch: int) -> None:
+    """A hosted partition's state now has a higher leader epoch: it takes it (under the
+    partition lock, so no append straddles the change). Batches appended from now on carry
+    it; clients still sending the old one are answered FENCED_LEADER_EPOCH (leader_epochs.py)."""
+    async with partition.lock:
+        log.info("%s: leader epoch %d -> %d", partition.tp, partition.leader_epoch, epoch)
+        partition.leader_epoch = epoch
 
 
 def _runs(indexes: list[int]) -> list[tuple[int, int]]:

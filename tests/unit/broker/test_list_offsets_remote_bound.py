@@ -57,8 +57,11 @@ def partition(cold: bool) -> SimpleNamespace:
         high_watermark=1000,
         last_stable_offset=1000,
         log_start_offset=0,
+        leader_epoch=0,
         log=SimpleNamespace(
             local_log_start_offset=100 if cold else 0,
+            log_end_offset=1000,
+            iter_batch_headers=lambda offset: iter(()),  # no batch header: the current epoch
             offset_for_timestamp=lambda ts: hot if ts <= HOT_TS else None,
             offset_of_max_timestamp=lambda: hot,
         ),

@@ -47,6 +47,9 @@ sends a full fetch). A partition named more than once is read once and answered 
 place it was first named, with the fetch position of its last mention: Kafka's request holds
 the partitions in a LinkedHashMap.
 OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
+A partition's ``current_leader_epoch`` (v9+, -1: none) is checked before anything is read
+(broker/leader_epochs.py, Kafka's ``Partition.fetchRecords``): an older one answers
+FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, with no records and offsets -1.
 An offset below the local log start offset but above the log start offset is read from the
 cold tier when one is wired (``remote_log_manager.read_regions``), within the same byte limits:
 only the first partition with data may pass them, by its first batch (Kafka's minOneMessage);
@@ -72,6 +75,7 @@ from typing import Any
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
+from tiered_mq.broker.leader_epochs import check_current_epoch
 from tiered_mq.errors import (
     FetchSessionIdNotFoundError,
     KafkaStorageError,
@@ -172,6 +176,8 @@ async def _read_partition(
     try:
         require_topic(ctx, AclOperation.READ, tp.topic)
         partition = rm.get_partition(tp)
+        if req.get("current_leader_epoch", -1) >= 0:  # v9+ (one test on the hot path)
+            check_current_epoch(partition, req["current_leader_epoch"])
         hwm = partition.high_watermark
         lso = partition.last_stable_offset
         entry["high_watermark"] = hwm

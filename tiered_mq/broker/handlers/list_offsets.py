@@ -6,10 +6,16 @@
   >= t, through the time index (``LocalLog.offset_for_timestamp``; records DeleteRecords left
   below the log start are skipped); none -> offset -1, timestamp -1 and leader epoch -1, as
   Kafka's ``buildErrorResponse(Errors.NONE, ...)`` (every lookup that finds no offset answers
-  leader epoch -1; a found one answers 0 until replication assigns epochs).
+  leader epoch -1; a found one answers the epoch of the batch holding it,
+  broker/leader_epochs.py ``epoch_of_offset``).
 - ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
   timestamp; an empty partition answers -1 / -1.
-Offsets at or above the high watermark (LSO) are never returned.
+Offsets at or above the high watermark (LSO) are never returned. The leader epoch answered is
+Kafka's: the partition's current one for ``-1``, the epoch of the batch holding the offset
+otherwise (the current one for an offset only the bucket holds). The client's
+``current_leader_epoch`` (v4+) is checked first, after the topic's authorization (Kafka's
+``Partition.fetchOffsetForTimestamp``): an older one is FENCED_LEADER_EPOCH, a newer one
+UNKNOWN_LEADER_EPOCH (leader_epochs.check_current_epoch).
 A partition named more than once in the request (in one topic entry or in two) is answered
 INVALID_REQUEST (offset and timestamp -1) at each place it is named, and not looked up: Kafka's
 ``duplicatePartitions`` check, made after the topic's DESCRIBE authorization.
@@ -36,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code, require_topic
+from tiered_mq.broker.leader_epochs import check_current_epoch, epoch_of_offset
 from tiered_mq.errors import InvalidRequestError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.topic_partition import TopicPartition
@@ -52,19 +59,29 @@ LATEST_TIERED = -5  # KIP-1005 (v9 in Kafka): highest offset in the bucket, -1 w
 
 
 async def _lookup(
-    ctx: RequestContext, tp: TopicPartition, timestamp: int, read_committed: bool, timeout_ms: int
-) -> tuple[int, int]:
+    ctx: RequestContext,
+    tp: TopicPartition,
+    timestamp: int,
+    current_epoch: int,
+    read_committed: bool,
+    timeout_ms: int,
+) -> tuple[int, int, int]:
+    """(timestamp, offset, leader epoch) answered for ``tp`` (see the module docstring)."""
     partition = ctx.broker.replica_manager.get_partition(tp)
+    check_current_epoch(partition, current_epoch)
     upper = partition.last_stable_offset if read_committed else partition.high_watermark
     if timestamp == LATEST:
-        return -1, upper
+        return -1, upper, partition.leader_epoch
     if timestamp == EARLIEST:
-        return -1, partition.log_start_offset
+        start = partition.log_start_offset
+        return -1, start, epoch_of_offset(partition, start)
     rlm = ctx.broker.remote_log_manager
     if timestamp == EARLIEST_LOCAL:
-        return -1, partition.log.local_log_start_offset
+        local_start = partition.log.local_log_start_offset
+        return -1, local_start, epoch_of_offset(partition, local_start)
     if timestamp == LATEST_TIERED:
-        return -1, rlm.highest_uploaded_offset(tp) if rlm is not None else -1
+        tiered_end = rlm.highest_uploaded_offset(tp) if rlm is not None else -1
+        return -1, tiered_end, epoch_of_offset(partition, tiered_end) if tiered_end >= 0 else -1
     start = partition.log_start_offset
     tiered = rlm is not None and start < partition.log.local_log_start_offset
     if timestamp == MAX_TIMESTAMP:
@@ -90,11 +107,11 @@ async def _lookup(
         if found is None:
             found = partition.log.offset_for_timestamp(timestamp)
     if found is None:
-        return -1, -1
+        return -1, -1, -1
     offset, ts = int(found[0]), int(found[1])
     if offset >= upper:
-        return -1, -1
-    return ts, offset
+        return -1, -1, -1
+    return ts, offset, epoch_of_offset(partition, offset)
 
 
 async def _remote_max_timestamp(
@@ -123,8 +140,10 @@ async def _answer(
         tp = TopicPartition(name, p["partition_index"])
         if duplicate:
             raise InvalidRequestError(f"{tp} is listed more than once")
-        ts, offset = await _lookup(ctx, tp, p["timestamp"], read_committed, timeout_ms)
-        epoch = 0 if offset >= 0 else -1  # no offset found: no epoch either (Kafka)
+        current = p.get("current_leader_epoch", -1)
+        ts, offset, epoch = await _lookup(
+            ctx, tp, p["timestamp"], current, read_committed, timeout_ms
+        )
         entry.update(timestamp=ts, offset=offset, leader_epoch=epoch)
     except Exception as e:
         entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
