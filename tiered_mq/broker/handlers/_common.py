@@ -20,6 +20,9 @@ from tiered_mq.errors import (
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
+from tiered_mq.errors import (
+    GroupAuthorizationFailedError as GroupAuthError,
+)
 from tiered_mq.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -32,6 +35,9 @@ _T = TypeVar("_T")
 NONE = 0
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
+BROKER_LOGGER_RESOURCE = 8
+CLIENT_METRICS_RESOURCE = 16
+GROUP_RESOURCE = 32
 
 
 class _LogThrottle:
@@ -128,13 +134,23 @@ def check_config_shape(configs: list[dict[str, Any]], incremental: bool) -> None
 
 
 async def alter_resource_configs(
-    request: dict[str, Any], alter_topic: Alter, alter_broker: Alter, *, incremental: bool
+    request: dict[str, Any],
+    alter_topic: Alter,
+    alter_broker: Alter,
+    *,
+    incremental: bool,
+    alter_logger: Alter | None = None,
+    not_served: Callable[[int, str], None] | None = None,
 ) -> dict[str, Any]:
     """The (Incremental)AlterConfigs response: ``alter_topic(topic, configs)`` per topic
     resource, ``alter_broker(name, configs)`` per broker resource (name empty: the cluster-wide
-    default); other resource types are INVALID_REQUEST. A resource named twice in the request
-    is answered INVALID_REQUEST each time and left as it is, and so is one failing
-    :func:`check_config_shape` (Kafka's order: these checks first, then the resource type)."""
+    default), ``alter_logger(name, configs)`` per BROKER_LOGGER resource when given, and
+    ``not_served(type, name)`` (which raises) per CLIENT_METRICS or GROUP resource; any other
+    resource type is INVALID_REQUEST "Unknown resource type N" (Kafka's ConfigAdminManager
+    preprocess; legacy AlterConfigs passes no ``alter_logger``, so type 8 is one of those). A
+    resource named twice in the request is answered INVALID_REQUEST each time and left as it
+    is, and so is one failing :func:`check_config_shape` (Kafka's order: these checks first,
+    then the resource type)."""
     named = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
     responses = []
     for r in request["resources"]:
@@ -152,6 +168,13 @@ async def alter_resource_configs(
                 await alter_topic(r["resource_name"], r["configs"])
             elif r["resource_type"] == BROKER_RESOURCE:
                 await alter_broker(r["resource_name"], r["configs"])
+            elif r["resource_type"] == BROKER_LOGGER_RESOURCE and alter_logger is not None:
+                await alter_logger(r["resource_name"], r["configs"])
+            elif (
+                r["resource_type"] in (CLIENT_METRICS_RESOURCE, GROUP_RESOURCE)
+                and not_served is not None
+            ):
+                not_served(r["resource_type"], r["resource_name"])
             else:
                 raise InvalidRequestError(f"Unknown resource type {r['resource_type']}")
         except Exception as e:
@@ -180,6 +203,17 @@ def require_topic(ctx: RequestContext, operation: AclOperation, topic: str) -> N
 
 def require_cluster(ctx: RequestContext, operation: AclOperation) -> None:
     require(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME, ClusterAuthorizationFailedError)
+
+
+def alter_not_served(ctx: RequestContext, resource_type: int, name: str) -> None:
+    """A CLIENT_METRICS or GROUP resource of (Incremental)AlterConfigs: Kafka's authorization
+    (ALTER_CONFIGS on the cluster; on the group), then INVALID_REQUEST, as this broker keeps no
+    such configs."""
+    if resource_type == GROUP_RESOURCE:
+        require(ctx, AclOperation.ALTER_CONFIGS, ResourceType.GROUP, name, GroupAuthError)
+        raise InvalidRequestError("Config type groups is not supported by this broker")
+    require_cluster(ctx, AclOperation.ALTER_CONFIGS)
+    raise InvalidRequestError("Config type client-metrics is not supported by this broker")
 
 
 def hosted_partition(ctx: RequestContext, tp: TopicPartition) -> Partition:

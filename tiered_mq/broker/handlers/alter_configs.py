@@ -5,7 +5,9 @@ A topic's overrides are validated through ``LogConfig.from_properties`` (INVALID
 the key). A broker resource (empty name: the cluster-wide default; else this broker's id)
 replaces that level's dynamic broker configs (broker/dynamic_config.py), with ALTER_CONFIGS on
 the cluster. A key listed twice, a null value or a resource named twice is INVALID_REQUEST and
-nothing of that resource changes (Kafka's preprocess, ``_common.check_config_shape``)."""
+nothing of that resource changes (Kafka's preprocess, ``_common.check_config_shape``).
+BROKER_LOGGER resources (8) are INVALID_REQUEST "Unknown resource type 8": log levels change
+through IncrementalAlterConfigs only (KIP-412), as Kafka's ConfigAdminManager answers."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.dynamic_config import entity_of
 from tiered_mq.broker.handlers._common import (
+    alter_not_served,
     alter_resource_configs,
     require_cluster,
     require_topic,
@@ -39,4 +42,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         configs = {c["name"]: c["value"] for c in entries}
         await registry.set_broker_configs(entity, lambda _current: configs, validate_only)
 
-    return await alter_resource_configs(request, alter_topic, alter_broker, incremental=False)
+    return await alter_resource_configs(
+        request,
+        alter_topic,
+        alter_broker,
+        incremental=False,
+        not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
+    )

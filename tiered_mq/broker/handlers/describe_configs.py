@@ -1,4 +1,4 @@
-"""DescribeConfigs (32), v1-3: topic (resource type 2) and broker (4) configs by Kafka name.
+"""DescribeConfigs (32), v1-3: topic (resource type 2), broker (4) and broker logger (8) configs.
 
 Topic configs resolve as Kafka's do: the topic's own override (source DYNAMIC_TOPIC_CONFIG 1),
 else this broker's dynamic value of the broker default (DYNAMIC_BROKER_CONFIG 2), else the
@@ -18,6 +18,12 @@ cluster-wide default, ``--entity-default``) lists only the configs set at that l
 does, with the levels below it as synonyms. A sensitive config (a password, ``sasl.jaas.config``)
 has a null value, in its synonyms too, and type PASSWORD. ``documentation`` (v3) is filled when
 ``include_documentation`` asks for it (broker/config_docs.py), else null.
+BROKER_LOGGER resources (8, named by this broker's id) list every logger with its level
+(broker/broker_loggers.py), with DESCRIBE_CONFIGS on the cluster, as Kafka's ConfigHelper.
+CLIENT_METRICS (16) and GROUP (32) are authorized as Kafka does (the cluster; the group), then
+answered INVALID_REQUEST: this broker keeps no such configs. A resource type Kafka does not
+know (ConfigResource.Type UNKNOWN, e.g. 99) fails the whole request, as Kafka's KafkaApis throws
+while authorizing: every resource is answered INVALID_REQUEST with no configs.
 ``configuration_keys`` filters the answer; a null or empty list asks for every config (Kafka's
 ``ConfigHelper.describeConfigs`` reads both as "all": kafka-python sends ``[]`` for
 ``ConfigResource(..., configs={})``).
@@ -27,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker import broker_loggers
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.config import TIME_SYNONYMS
 from tiered_mq.broker.config_entries import (
     CONFIG_TYPES,
@@ -41,11 +48,13 @@ from tiered_mq.broker.dynamic_config import DYNAMIC_CONFIGS, entity_of
 from tiered_mq.broker.handlers._common import (
     error_code,
     error_message,
+    require,
     require_cluster,
     require_topic,
 )
 from tiered_mq.broker.listener import is_sensitive
 from tiered_mq.broker.topic_names import validate_topic_name
+from tiered_mq.errors import GroupAuthorizationFailedError as GroupAuthError
 from tiered_mq.errors import InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -53,6 +62,16 @@ API_KEY = ApiKey.DESCRIBE_CONFIGS
 
 TOPIC = 2
 BROKER = 4
+BROKER_LOGGER = 8
+CLIENT_METRICS = 16
+GROUP = 32
+KNOWN_TYPES = frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})  # ConfigResource
+DYNAMIC_BROKER_LOGGER_CONFIG = 6  # a logger's config source
+# Errors.INVALID_REQUEST.message(): what Kafka's whole-request error response carries
+INVALID_REQUEST_MESSAGE = (
+    "This most likely occurs because of a request being malformed by the client library or "
+    "the message was sent to an incompatible broker. See the broker logs for more details."
+)
 
 
 def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
@@ -87,6 +106,64 @@ def broker_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[
     return out
 
 
+def logger_configs(ctx: RequestContext, name: str) -> list[dict[str, Any]]:
+    """Every logger with its level (broker/broker_loggers.py), as Kafka's ConfigHelper lists
+    Log4jController.loggers: source DYNAMIC_BROKER_LOGGER_CONFIG, no synonyms, not read-only.
+    The name must be this broker's id (INVALID_REQUEST otherwise)."""
+    node_id = ctx.broker.config.node_id
+    if name == "":
+        raise InvalidRequestError("Broker id must not be empty")
+    try:
+        broker_id = int(name)
+    except ValueError:
+        raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}") from None
+    if broker_id != node_id:
+        raise InvalidRequestError(f"Unexpected broker id, expected {node_id} but received {name}")
+    return [
+        {
+            "name": logger,
+            "value": level,
+            "read_only": False,
+            "config_source": DYNAMIC_BROKER_LOGGER_CONFIG,
+            "is_default": False,
+            "is_sensitive": False,
+            "synonyms": [],
+            "config_type": 0,
+            "documentation": None,
+        }
+        for logger, level in broker_loggers.loggers().items()
+    ]
+
+
+def _not_served(ctx: RequestContext, rtype: int, name: str) -> list[dict[str, Any]]:
+    """CLIENT_METRICS and GROUP resources: Kafka's authorization (DESCRIBE_CONFIGS on the
+    cluster, on the group), then INVALID_REQUEST: this broker keeps no such configs."""
+    if rtype == GROUP:
+        require(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.GROUP, name, GroupAuthError)
+        raise InvalidRequestError("Config type groups is not supported by this broker")
+    require_cluster(ctx, AclOperation.DESCRIBE_CONFIGS)
+    raise InvalidRequestError("Config type client-metrics is not supported by this broker")
+
+
+def _whole_request_refused(request: dict[str, Any]) -> dict[str, Any]:
+    """Kafka's answer when a resource type is none it knows: KafkaApis throws before
+    describing anything, and DescribeConfigsRequest.getErrorResponse answers every resource
+    INVALID_REQUEST with the error's default message and no configs."""
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "error_code": InvalidRequestError.errno,
+                "error_message": INVALID_REQUEST_MESSAGE,
+                "resource_type": r["resource_type"],
+                "resource_name": r["resource_name"],
+                "configs": [],
+            }
+            for r in request["resources"]
+        ],
+    }
+
+
 def _hide_if_sensitive(entry: dict[str, Any]) -> dict[str, Any]:
     """Kafka shows a password as null, in its synonyms too, typed PASSWORD."""
     if is_sensitive(entry["name"]):
@@ -99,6 +176,8 @@ def _hide_if_sensitive(entry: dict[str, Any]) -> dict[str, Any]:
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     synonyms = bool(request.get("include_synonyms", False))
     docs = bool(request.get("include_documentation", False))
+    if any(r["resource_type"] not in KNOWN_TYPES for r in request["resources"]):
+        return _whole_request_refused(request)
     results = []
     for r in request["resources"]:
         rtype, rname = r["resource_type"], r["resource_name"]
@@ -116,8 +195,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             elif rtype == BROKER:
                 require_cluster(ctx, AclOperation.DESCRIBE_CONFIGS)
                 configs = broker_configs(ctx, rname, synonyms)
+            elif rtype == BROKER_LOGGER:
+                require_cluster(ctx, AclOperation.DESCRIBE_CONFIGS)
+                configs = logger_configs(ctx, rname)
             else:
-                raise InvalidRequestError(f"unsupported resource type {rtype}")
+                configs = _not_served(ctx, rtype, rname)
             keys = r.get("configuration_keys")
             if keys:  # null or empty: every config
                 wanted = set(keys)

@@ -7,16 +7,23 @@ validated as a whole before it is stored; DELETE of a broker config brings back 
 
 Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
 in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
-named twice in the request is INVALID_REQUEST, and nothing of that resource is applied."""
+named twice in the request is INVALID_REQUEST, and nothing of that resource is applied.
+
+A BROKER_LOGGER resource (8, named by this broker's id) sets log levels (broker/broker_loggers.py,
+Kafka's RuntimeLoggerManager): ALTER_CONFIGS on the cluster, then every operation checked, then
+applied unless ``validate_only``. CLIENT_METRICS and GROUP resources are authorized as Kafka
+does, then INVALID_REQUEST (``_common.alter_not_served``); any other type is INVALID_REQUEST."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tiered_mq.broker import broker_loggers
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.dynamic_config import entity_of
 from tiered_mq.broker.handlers._common import (
+    alter_not_served,
     alter_resource_configs,
     require_cluster,
     require_topic,
@@ -86,4 +93,18 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
 
         await registry.set_broker_configs(entity, update, validate_only)
 
-    return await alter_resource_configs(request, alter_topic, alter_broker, incremental=True)
+    async def alter_logger(name: str, entries: list[dict[str, Any]]) -> None:
+        require_cluster(ctx, AclOperation.ALTER_CONFIGS)
+        broker_loggers.check_node(name, config.node_id)
+        broker_loggers.check(entries)
+        if not validate_only:
+            broker_loggers.apply(entries)
+
+    return await alter_resource_configs(
+        request,
+        alter_topic,
+        alter_broker,
+        incremental=True,
+        alter_logger=alter_logger,
+        not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
+    )
