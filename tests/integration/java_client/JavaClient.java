@@ -564,9 +564,13 @@ public final class JavaClient {
   }
 
   static ConfigResource configResource(String spec) {
-    // "topic:NAME" or "broker:ID"
+    // "topic:NAME", "broker:ID" or "broker-logger:ID"
     String[] parts = spec.split(":", 2);
-    ConfigResource.Type type = parts[0].equals("broker") ? ConfigResource.Type.BROKER : ConfigResource.Type.TOPIC;
+    ConfigResource.Type type = switch (parts[0]) {
+      case "broker" -> ConfigResource.Type.BROKER;
+      case "broker-logger" -> ConfigResource.Type.BROKER_LOGGER;
+      default -> ConfigResource.Type.TOPIC;
+    };
     return new ConfigResource(type, parts[1]);
   }
 
