@@ -275,11 +275,56 @@ def test_assign_reads_the_named_partitions(spark: Any, bucket: dict[str, Any]) -
         assign("m")
     with pytest.raises(Exception, match="give exactly one of"):
         reader(spark, bucket).option("assign", '{"m": [0]}').load()
-    # offsets may name only assigned partitions, as in Spark
-    with pytest.raises(Exception, match=r"startingOffsets names partition\(s\) 1 of topic 'm'"):
+    # offsets name exactly the assigned partitions, as in Spark
+    with pytest.raises(Exception, match=r"Assigned: \{m-0\} \(missing: \{m-0\}; not read: "
+                       r"\{m-1\}\)"):  # fmt: skip
         reader(spark, bucket, topic="").option("assign", '{"m": [0]}').option(
             "startingOffsets", '{"m": {"1": 2}}'
         ).load().count()
+
+
+def test_offsets_json_must_name_every_partition(spark: Any, bucket: dict[str, Any]) -> None:
+    """Spark's KafkaOffsetReaderAdmin: an offsets JSON (or a per-partition timestamp JSON) in
+    effect names every partition read, else the batch fails: the old reader read the partitions
+    left out from earliest (to latest), as if the JSON had named them -2 (-1)."""
+    store = bucket["store"]
+    write_topic_manifest(store, "", "two", 2)
+    for p in range(2):
+        w = PartitionWriter(store, "", "two", p)
+        w.append([(b"k", b"v", (), T0 + i) for i in range(6)])
+        w.roll()
+    partial = [
+        ("startingOffsets", '{"two": {"0": 2}}', r"missing: \{two-1\}"),
+        ("endingOffsets", '{"two": {"1": 3}}', r"missing: \{two-0\}"),
+        ("startingOffsetsByTimestamp", json.dumps({"two": {"0": T0 + 2}}), r"missing: \{two-1\}"),
+        ("endingOffsetsByTimestamp", json.dumps({"two": {"1": T0 + 3}}), r"missing: \{two-0\}"),
+    ]
+    for option, value, missing in partial:
+        df = reader(spark, bucket, topic="two").option(option, value).load()
+        with pytest.raises(Exception, match=(
+            f"If {option} contains specific offsets, you must specify all TopicPartitions"
+            r".*Assigned: \{two-0, two-1\} \(" + missing
+        )):  # fmt: skip
+            df.count()
+    # Every partition named (-2 earliest, -1 latest): read as given.
+    df = (
+        reader(spark, bucket, topic="two")
+        .option("startingOffsets", '{"two": {"0": 2, "1": -2}}')
+        .option("endingOffsets", '{"two": {"0": -1, "1": 3}}')
+        .load()
+    )
+    rows = sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
+    assert rows == [(0, o) for o in range(2, 6)] + [(1, o) for o in range(3)]
+    # A JSON that a timestamp option overrides is not looked at, as in Spark.
+    df = (
+        reader(spark, bucket, topic="two")
+        .option("startingOffsets", '{"two": {"0": 2}}')
+        .option("startingTimestamp", str(T0 + 4))
+        .load()
+    )
+    assert sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect()) == [
+        (p, o) for p in range(2) for o in (4, 5)
+    ]
 
 
 def test_min_partitions_splits_the_read(spark: Any, bucket: dict[str, Any]) -> None:

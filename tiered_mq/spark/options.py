@@ -45,11 +45,15 @@ s3.accessKey, s3.secretKey,    (``region`` is accepted for ``s3.region``)
 s3.sessionToken, s3.pathStyle
 =============================  ================================================================
 
-Partitions absent from an offsets JSON take the default (earliest / latest). A topic in the
-JSON that is not being read, or a partition the topic does not have, raises ValueError, as
-Spark's Kafka source does. So does an option that is not in the table above (a misspelt
-``startingOffset`` would otherwise read the whole topic), an offset or timestamp in a JSON
-that is not an integer, and a start offset above the end offset given for the same partition.
+A per-partition JSON in effect (startingOffsets, endingOffsets, and the ``ByTimestamp`` ones;
+one that a timestamp option overrides is not looked at) names every partition read and only
+those, as Spark's Kafka source demands (KafkaOffsetReaderAdmin): give -2 (earliest) or -1
+(latest) for partitions whose bound does not matter. Otherwise the read fails when it is
+planned, naming the partitions missing and those not read.
+
+An option that is not in the table above raises ValueError (a misspelt ``startingOffset``
+would otherwise read the whole topic), and so do an offset or timestamp in a JSON that is not
+an integer and a start offset above the end offset given for the same partition.
 A start that resolves past the end (a timestamp; planner.py) fails the read, as in Spark.
 """
 
@@ -57,7 +61,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -206,27 +210,40 @@ class ReadOptions:
         if self.starting_timestamp is None and self.ending_timestamp is None:
             _check_pairs(self.starting_by_timestamp, self.ending_by_timestamp, "timestamp")
 
-    def check_topics(self, topics: list[str]) -> None:
-        """Spark's rule: offsets JSON may name only topics that are read."""
-        for spec in (self.starting, self.ending, self.starting_by_timestamp,
-                     self.ending_by_timestamp):  # fmt: skip
-            if isinstance(spec, dict):
-                unknown = sorted(set(spec) - set(topics))
-                if unknown:
-                    raise ValueError(f"offsets given for topics not read: {', '.join(unknown)}")
+    def specific_limits(self) -> list[tuple[str, PartitionMap]]:
+        """The per-partition JSON options in effect, by name: startingOffsets only without a
+        start timestamp option, startingOffsetsByTimestamp only without startingTimestamp (the
+        same for the end), as Spark picks its KafkaOffsetRangeLimit."""
+        out: list[tuple[str, PartitionMap]] = []
+        if self.starting_timestamp is None:
+            if self.starting_by_timestamp:
+                out.append(("startingOffsetsByTimestamp", self.starting_by_timestamp))
+            elif isinstance(self.starting, dict):
+                out.append(("startingOffsets", self.starting))
+        if self.ending_timestamp is None:
+            if self.ending_by_timestamp:
+                out.append(("endingOffsetsByTimestamp", self.ending_by_timestamp))
+            elif isinstance(self.ending, dict):
+                out.append(("endingOffsets", self.ending))
+        return out
 
-    def check_partitions(self, topic: str, partitions: list[int]) -> None:
-        """Spark's rule: offsets JSON may name only partitions the topic has."""
-        for name, spec in (("startingOffsets", self.starting), ("endingOffsets", self.ending),
-                           ("startingOffsetsByTimestamp", self.starting_by_timestamp),
-                           ("endingOffsetsByTimestamp", self.ending_by_timestamp)):  # fmt: skip
-            if isinstance(spec, dict):
-                unknown = sorted(set(spec.get(topic, {})) - set(partitions))
-                if unknown:
-                    raise ValueError(
-                        f"{name} names partition(s) {', '.join(map(str, unknown))} of topic "
-                        f"{topic!r}, which has {_describe(partitions)} in the bucket"
-                    )
+    def check_assigned(self, assigned: Mapping[str, Sequence[int]]) -> None:
+        """Spark's rule (KafkaOffsetReaderAdmin.fetchPartitionOffsets): a per-partition JSON in
+        effect names exactly the partitions read, ``assigned`` (every partition of the topics
+        read, or option ``assign``'s), before any filter. Raises ValueError naming the option,
+        the partitions it misses and those it names that are not read."""
+        wanted = {(t, p) for t, parts in assigned.items() for p in parts}
+        for name, spec in self.specific_limits():
+            given = {(t, p) for t, parts in spec.items() for p in parts}
+            if given == wanted:
+                continue
+            what = "-2 for earliest" if name.startswith("starting") else "-1 for latest"
+            hint = f" Use {what}." if not name.endswith("Timestamp") else ""
+            raise ValueError(
+                f"If {name} contains specific offsets, you must specify all "
+                f"TopicPartitions.{hint} Specified: {_tps(given)} Assigned: {_tps(wanted)}"
+                f" (missing: {_tps(wanted - given)}; not read: {_tps(given - wanted)})"
+            )
 
     def bounds(self, topic: str, partition: int) -> PartitionBounds:
         """Spark's precedence: startingTimestamp, then startingOffsetsByTimestamp, then
@@ -246,12 +263,9 @@ class ReadOptions:
         return PartitionBounds(start, end, start_ts, end_ts)
 
 
-def _describe(partitions: list[int]) -> str:
-    if not partitions:
-        return "no partitions"
-    if partitions == list(range(len(partitions))):
-        return f"partitions 0-{len(partitions) - 1}"
-    return f"partitions {', '.join(map(str, partitions))}"
+def _tps(tps: set[tuple[str, int]]) -> str:
+    """TopicPartitions as Kafka prints them: ``{t-0, t-1}``."""
+    return "{" + ", ".join(f"{t}-{p}" for t, p in sorted(tps)) + "}"
 
 
 def _pick(spec: int | PartitionMap, topic: str, partition: int, default: int) -> int:

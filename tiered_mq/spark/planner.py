@@ -182,16 +182,22 @@ def _bytes(split: SegmentSplit) -> int:
 
 
 def _plan(bucket: Bucket, opts: ReadOptions, pushed: Pushed) -> list[SegmentSplit]:
-    topics = list_topics(bucket, opts)
-    opts.check_topics(topics)
-    splits: list[SegmentSplit] = []
-    for topic in topics:
-        if pushed.topics is not None and topic not in pushed.topics:
+    """Every topic's partitions are listed when a per-partition JSON is in effect, filtered
+    out or not: the JSON must name them all (Spark applies it before any filter)."""
+    every_topic = bool(opts.specific_limits())
+    read: dict[str, tuple[list[int], str | None]] = {}
+    for topic in list_topics(bucket, opts):
+        if not every_topic and pushed.topics is not None and topic not in pushed.topics:
             continue
         partitions, topic_id = topic_partitions(bucket, topic)
         if opts.assign is not None:
             partitions = assigned(opts.assign[topic], topic, partitions)
-        opts.check_partitions(topic, partitions)
+        read[topic] = partitions, topic_id
+    opts.check_assigned({topic: partitions for topic, (partitions, _) in read.items()})
+    splits: list[SegmentSplit] = []
+    for topic, (partitions, topic_id) in read.items():
+        if pushed.topics is not None and topic not in pushed.topics:
+            continue
         for partition in partitions:
             if pushed.partitions is not None and partition not in pushed.partitions:
                 continue

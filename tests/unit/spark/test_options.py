@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -24,10 +26,50 @@ def test_offsets_json_and_defaults() -> None:
     assert opts.bounds("orders", 0) == PartitionBounds(23, LATEST)
     assert opts.bounds("orders", 1) == PartitionBounds(EARLIEST, LATEST)
     assert opts.bounds("refunds", 3) == PartitionBounds(EARLIEST, LATEST)
-    with pytest.raises(ValueError, match="not read"):
+    with pytest.raises(ValueError, match=r"not read: \{b-0\}"):
         ReadOptions.parse(
-            {"path": "s3://b", "topic": "a", "endingOffsets": '{"b": {"0": 1}}'}
-        ).check_topics(["a"])
+            {"path": "s3://b", "topic": "a", "endingOffsets": '{"a": {"0": 1}, "b": {"0": 1}}'}
+        ).check_assigned({"a": [0]})
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("startingOffsets", '{"t": {"0": 5}}'),
+        ("endingOffsets", '{"t": {"0": 5}, "u": {"0": 5}}'),
+        ("startingOffsetsByTimestamp", '{"t": {"0": 1000}}'),
+        ("endingOffsetsByTimestamp", '{"t": {"0": 1000}, "u": {"0": 1000}}'),
+    ],
+)
+def test_offsets_json_must_name_every_partition_read(option: str, value: str) -> None:
+    """Spark's KafkaOffsetReaderAdmin: a JSON in effect names exactly the partitions read."""
+    opts = ReadOptions.parse({"path": "s3://b", "topics": "t,u", option: value})
+    with pytest.raises(ValueError, match=(
+        f"If {option} contains specific offsets, you must specify all TopicPartitions.*"
+        r"Assigned: \{t-0, t-1, u-0\}.*missing: \{.*t-1.*\}"
+    )):  # fmt: skip
+        opts.check_assigned({"t": [0, 1], "u": [0]})
+    every = json.dumps({"t": {"0": 5, "1": 5}, "u": {"0": 5}})
+    ReadOptions.parse({"path": "s3://b", "topics": "t,u", option: every}).check_assigned(
+        {"t": [0, 1], "u": [0]}
+    )
+
+
+def test_offsets_json_overridden_by_a_timestamp_is_not_checked() -> None:
+    """As in Spark, only the bound in effect is looked at."""
+    opts = ReadOptions.parse(
+        {
+            "path": "s3://b",
+            "topic": "t",
+            "startingOffsets": '{"t": {"0": 5}}',
+            "startingOffsetsByTimestamp": '{"t": {"0": 1000}}',
+            "endingOffsets": '{"t": {"0": 9}}',
+            "endingTimestamp": "2000",
+        }
+    )
+    with pytest.raises(ValueError, match="If startingOffsetsByTimestamp contains"):
+        opts.check_assigned({"t": [0, 1]})
+    replace(opts, starting_timestamp=1000).check_assigned({"t": [0, 1]})
 
 
 def test_timestamp_takes_precedence_over_offsets() -> None:

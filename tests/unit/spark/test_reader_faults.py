@@ -77,7 +77,7 @@ def three_segments(root: Path, log_start: int = 0) -> None:
 
 def test_starting_offset_below_the_log_start_is_data_loss(tmp_path: Path) -> None:
     three_segments(tmp_path, log_start=10)
-    below = '{"t": {"0": 3}}'
+    below = '{"t": {"0": 3, "1": -2}}'
     with pytest.raises(DataLossError, match="t-0 is 3, but the bucket's log start offset is 10"):
         offsets(tmp_path, startingOffsets=below)
     with pytest.raises(DataLossError, match="failOnDataLoss=false"):
@@ -85,8 +85,10 @@ def test_starting_offset_below_the_log_start_is_data_loss(tmp_path: Path) -> Non
     # as Spark's Kafka source: false reads from the log start; earliest is never data loss
     lenient = offsets(tmp_path, startingOffsets=below, failOnDataLoss="false")
     assert sorted(lenient) == sorted(list(range(10, 30)) * 2)
-    assert sorted(offsets(tmp_path, startingOffsets='{"t": {"0": -2}}')) == sorted(lenient)
-    assert sorted(offsets(tmp_path, startingOffsets='{"t": {"0": 10}}')) == sorted(lenient)
+    earliest = '{"t": {"0": -2, "1": -2}}'
+    assert sorted(offsets(tmp_path, startingOffsets=earliest)) == sorted(lenient)
+    at_start = '{"t": {"0": 10, "1": 10}}'
+    assert sorted(offsets(tmp_path, startingOffsets=at_start)) == sorted(lenient)
 
 
 def test_segment_deleted_after_planning(tmp_path: Path) -> None:
@@ -117,12 +119,16 @@ def test_segment_deleted_after_planning(tmp_path: Path) -> None:
     "option",
     ["startingOffsets", "endingOffsets", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp"],
 )
-def test_offsets_of_a_partition_the_topic_does_not_have(tmp_path: Path, option: str) -> None:
+def test_offsets_json_names_exactly_the_partitions_read(tmp_path: Path, option: str) -> None:
+    """As Spark's KafkaOffsetReaderAdmin: a partition the topic does not have, or one of its
+    partitions left out (which the old reader gave the default), fails the read."""
     three_segments(tmp_path)
-    with pytest.raises(ValueError, match=f"{option} names partition.s. 2 of topic 't', which "
-                       "has partitions 0-1"):  # fmt: skip
-        offsets(tmp_path, **{option: '{"t": {"0": 5, "2": 5}}'})
-    offsets(tmp_path, **{option: '{"t": {"1": 5}}'})  # partitions it has are fine
+    with pytest.raises(ValueError, match=f"If {option} contains specific offsets, you must "
+                       r"specify all TopicPartitions.*not read: \{t-2\}"):  # fmt: skip
+        offsets(tmp_path, **{option: '{"t": {"0": 5, "1": 5, "2": 5}}'})
+    with pytest.raises(ValueError, match=r"Assigned: \{t-0, t-1\} \(missing: \{t-0\}"):
+        offsets(tmp_path, **{option: '{"t": {"1": 5}}'})
+    offsets(tmp_path, **{option: '{"t": {"0": 5, "1": 5}}'})  # every partition: fine
 
 
 @pytest.mark.parametrize("manifest", ["topic", "partition"])
