@@ -224,7 +224,8 @@ class Broker:
         endpoints = tuple(
             (s.listener.name, s.listener.protocol, *s.listener.endpoint) for s in self.servers
         )
-        info = BrokerInfo(self.config.node_id, host, port, endpoints=endpoints)
+        rack = self.config.get("broker.rack") or None  # registered as Kafka's "rack"
+        info = BrokerInfo(self.config.node_id, host, port, rack, endpoints)
         await self.coordinator.register_broker(info)
         names = ", ".join(map(str, self.listeners))
         log.info("broker %d listening on %s", self.config.node_id, names)

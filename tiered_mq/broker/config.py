@@ -39,6 +39,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "advertised.listeners": "",  # empty: each listener's own address
     "listener.security.protocol.map": "",  # NAME:PROTOCOL,... (protocol names map to themselves)
     "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
+    "broker.rack": "",  # empty: none (Kafka's null); registered, and answered by Metadata
     "auto.create.topics.enable": "true",
     "num.partitions": "1",
     "default.replication.factor": "1",
@@ -221,7 +222,7 @@ KAFKA_UNUSED: Final = frozenset(
         "background.threads", "queued.max.requests", "queued.max.request.bytes",
         "auto.leader.rebalance.enable", "leader.imbalance.per.broker.percentage",
         "leader.imbalance.check.interval.seconds", "inter.broker.listener.name",
-        "inter.broker.protocol.version", "security.inter.broker.protocol", "broker.rack",
+        "inter.broker.protocol.version", "security.inter.broker.protocol",
         "controlled.shutdown.enable", "controlled.shutdown.max.retries",
         "controlled.shutdown.retry.backoff.ms", "log.flush.scheduler.interval.ms",
         "log.flush.offset.checkpoint.interval.ms",

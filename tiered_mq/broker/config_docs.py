@@ -75,6 +75,8 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "own).",
     "listener.security.protocol.map": "NAME:PROTOCOL pairs for listeners whose name is not a "
     "protocol.",
+    "broker.rack": "This broker's rack (empty: none), registered with the broker and answered "
+    "by Metadata and DescribeCluster.",
     "advertised.host.name": "Host advertised for the default listener (empty: the bind address).",
     "auto.create.topics.enable": "Create a topic on Metadata for an unknown topic.",
     "num.partitions": "Partitions of a topic created without a count (auto-created, or "

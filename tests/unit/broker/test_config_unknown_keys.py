@@ -35,7 +35,7 @@ def test_kafka_settings_without_effect_here_are_accepted_and_logged(
         "num.network.threads": "3",
         "inter.broker.listener.name": "INTERNAL",
         "replica.lag.time.max.ms": "30000",
-        "broker.rack": "eu-west-1a",
+        "background.threads": "10",
     }
     config = BrokerConfig(tmp_path, overrides=given)
     with caplog.at_level(logging.WARNING):
