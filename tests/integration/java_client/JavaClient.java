@@ -270,6 +270,7 @@ public final class JavaClient {
     m.put("headers", headers);
     m.put("timestamp_ms", r.timestamp());
     m.put("timestamp_type", r.timestampType().name);
+    m.put("leader_epoch", r.leaderEpoch().orElse(-1));
     return m;
   }
 
