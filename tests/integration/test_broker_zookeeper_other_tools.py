@@ -1,7 +1,8 @@
 """A broker with ``zookeeper.connect`` follows what other tools write in ZooKeeper while it runs,
 as Kafka's controller and brokers do: a topic written the way Kafka's ZooKeeper tools write it
-(no topic id, no partition states), a topic config changed in its znode, and a topic deleted
-through ``/admin/delete_topics``. The other tool is kazoo; the clients are confluent-kafka."""
+(no topic id, no partition states), a topic config changed in its znode, a topic deleted
+through ``/admin/delete_topics``, and a topic whose ``/brokers/topics/<t>`` is removed
+directly. The other tool is kazoo; the clients are confluent-kafka."""
 
 from __future__ import annotations
 
@@ -141,3 +142,30 @@ def test_a_topic_deleted_through_admin_delete_topics(
         admin.create_topics([NewTopic("doomed", 1, 1)])["doomed"].result(20)
         produce(broker.bootstrap, "doomed", [b"new"])
         assert read_all(broker.bootstrap, "doomed", 1, 1) == [b"new"]
+
+
+def test_a_topic_whose_znode_is_removed_stops_being_served(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    """``/brokers/topics/gone`` removed by another tool, without /admin/delete_topics: the
+    broker stops serving the topic and deletes its local logs, as its next start would (stray
+    directories). Before, the partitions went on serving until a restart, though Metadata no
+    longer listed the topic, and a topic created again under the name got the old records."""
+    data = tmp_path / "data"
+    with zk_broker(data, chroot) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("gone", 2, 1)])["gone"].result(20)
+        admin.create_topics([NewTopic("kept", 1, 1)])["kept"].result(20)
+        produce(broker.bootstrap, "gone", [b"a", b"b", b"c"])
+        produce(broker.bootstrap, "kept", [b"k"])
+        assert (data / "gone-0").is_dir() and (data / "gone-1").is_dir()
+
+        zk.delete(znodes.topic("gone"), recursive=True)  # the other tool
+        wait_for(lambda: not list(data.glob("gone-*")), "the logs to go")
+        assert "gone" not in admin.list_topics(timeout=10).topics
+        assert (data / "kept-0").is_dir()
+        assert read_all(broker.bootstrap, "kept", 1, 1) == [b"k"]
+        # the name is free: a topic created again under it starts empty
+        admin.create_topics([NewTopic("gone", 1, 1)])["gone"].result(20)
+        produce(broker.bootstrap, "gone", [b"new"])
+        assert read_all(broker.bootstrap, "gone", 1, 1) == [b"new"]

@@ -19,7 +19,15 @@ the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or
   they change takes it, as Kafka's DynamicConfigManager applies them;
 - a topic named under ``/admin/delete_topics`` is deleted as DeleteTopics deletes it (cold tier,
   committed offsets, local directories); the request goes with it (Kafka's TopicDeletionManager),
-  or alone when there is no such topic. A request for a topic not completed yet waits for it.
+  or alone when there is no such topic. A request for a topic not completed yet waits for it;
+- a hosted topic gone from the metadata without such a request (its ``/brokers/topics/<t>``
+  removed by another tool; an unreadable znode is not gone) stops being served and its local
+  directories are renamed ``-delete`` and removed in the background, as the broker's next start
+  would remove them as strays (stray_partitions.py). Its cold-tier objects and committed offsets
+  are left, as at that start. Kafka's controller only forgets such a topic
+  (``processTopicChange``: ``controllerContext.removeTopic``, no StopReplica): its brokers go on
+  serving the partitions their Metadata no longer lists until they restart, and then keep the
+  logs on disk for good; here Metadata, Produce and Fetch agree at once.
 
 Changes made through this broker are seen too and find nothing left to do. Several
 notifications while a reconciliation runs make one more. A failure is logged; the next change
@@ -100,6 +108,15 @@ class MetadataChanges:
                 else:
                     await registry.delete_topic(name)
         async with registry.lock:
+            unreadable = coordinator.unreadable_topics()
+            for name in sorted({tp.topic for tp in rm.partitions}):
+                if coordinator.get_topic(name) is None and name not in unreadable:
+                    log.warning(
+                        "topic %s is no longer in the metadata (removed by another tool): its "
+                        "local partitions stop and their directories are deleted",
+                        name,
+                    )
+                    await rm.delete_partitions(name)
             stored = self._stored_broker_configs()
             if stored != self._broker_configs:
                 log.info("dynamic broker configs now %s", stored)
