@@ -1,13 +1,18 @@
 """``tiered-mq produce TOPIC``: one record per input line, from stdin or ``--file``.
 
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
-``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP); a line
-without SEP is an error that stops the run after flushing what was already sent. A line whose
+``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
+empty); a line without SEP is an error that stops the run after flushing what was already sent.
+A line whose
 record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000 unless
 ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit, and the
 run goes on with the next line (as ``kafka-console-producer`` reports a RecordTooLargeException
-for that record alone); such lines make the exit status 1. Reading a file shows a progress bar
-(tqdm, on stderr, by bytes). Ctrl-C stops reading: the records already read are still delivered
+for that record alone); such lines make the exit status 1. A line that finds the producer's
+queue full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s) for room, then the
+run ends with ``_TIMED_OUT`` and exit status 1: a broker that is down or unreachable stops a
+large input in that time, not after librdkafka's ``message.timeout.ms`` (5 minutes) per
+queueful. Reading a file shows a progress bar (tqdm, by bytes) when stderr is a terminal, none
+in a log file or a pipe. Ctrl-C stops reading: the records already read are still delivered
 (as ``kafka-console-producer`` does; a second Ctrl-C abandons them). At the end, a summary line
 (records, bytes, seconds, records/s) goes to stderr; records the broker did not acknowledge make
 the exit status 1.
@@ -102,7 +107,17 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     help="Header added to every record (repeatable; a key may repeat, as in Kafka).",
 )
 @click.option("--linger-ms", type=float, default=5.0, show_default=True)
-@click.option("--no-progress", is_flag=True, help="No progress bar when reading a file.")
+@click.option(
+    "--max-block-ms",
+    type=click.IntRange(min=0),
+    default=60_000,
+    show_default=True,
+    help="How long a line waits for room in the producer's full queue before the run fails"
+    " (Kafka's max.block.ms).",
+)
+@click.option(
+    "--no-progress", is_flag=True, help="No progress bar when reading a file (on a terminal)."
+)
 @property_option
 @reports_errors
 def command(
@@ -115,10 +130,13 @@ def command(
     partition: int | None,
     headers: tuple[str, ...],
     linger_ms: float,
+    max_block_ms: int,
     no_progress: bool,
     properties: tuple[str, ...],
 ) -> None:
     """Produce the lines of stdin (or --file) to TOPIC, one record per line."""
+    if key_separator == "":
+        raise click.BadParameter("the key separator cannot be empty", param_hint="--key-separator")
     extra: dict[str, Any] = {"acks": acks}
     extra.update(parse_kv(properties, "--property"))
     config = ProducerConfig(
@@ -127,6 +145,7 @@ def command(
         client_id="tiered-mq-cli-producer",
         compression=compression,  # type: ignore[arg-type]  # checked by click.Choice
         linger_ms=linger_ms,
+        max_block_ms=max_block_ms,
         extra=extra,
     )
     record_headers = [(k, v.encode()) for k, v in parse_pairs(headers, "--header")]
@@ -137,7 +156,13 @@ def command(
     if path is not None:
         stream = path.open("rb")
         if not no_progress:
-            bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, file=sys.stderr)
+            bar = tqdm(
+                total=path.stat().st_size,
+                unit="B",
+                unit_scale=True,
+                file=sys.stderr,
+                disable=None,  # drawn on a terminal only: no \r frames in a log or a pipe
+            )
     else:
         stream = click.get_binary_stream("stdin")
     limit = config.to_librdkafka().get("message.max.bytes", LIBRDKAFKA_MESSAGE_MAX_BYTES)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -48,22 +50,36 @@ def default_bootstrap() -> str:
     return os.environ.get(BOOTSTRAP_ENV) or DEFAULT_BOOTSTRAP
 
 
+_TIMING = re.compile(r" \(after \d+ms in state \w+(?:, \d+ identical error\(s\) suppressed)?\)")
+"""The part of a librdkafka connection log line that changes on every attempt."""
+
+
 class _OncePerMessage(logging.Filter):
-    """Lets each distinct librdkafka log line through once.
+    """Lets each distinct librdkafka log line through once per ``window_s`` seconds.
 
     librdkafka repeats a connection failure every reconnect backoff (tens of lines a second
-    while a broker is down); the first says all a user needs.
+    while a broker is down); the first says all a user needs. Lines are compared without
+    their timing (``(after 3ms in state CONNECT)``), which differs on each attempt, and a line
+    shows again once ``window_s`` has passed since it last showed, so an outage an hour after
+    the first is logged too. At most ``max_kept`` lines are remembered (the oldest go first).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, window_s: float = 60.0, max_kept: int = 1000) -> None:
         super().__init__()
-        self._seen: set[str] = set()
+        self._window_s = window_s
+        self._max_kept = max_kept
+        self._shown: dict[str, float] = {}  # line without its timing -> when it last showed
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message in self._seen:
+        message = _TIMING.sub("", record.getMessage())
+        now = time.monotonic()
+        shown = self._shown.get(message)
+        if shown is not None and now - shown < self._window_s:
             return False
-        self._seen.add(message)
+        self._shown.pop(message, None)
+        self._shown[message] = now  # newest last: the dict is in showing order
+        while len(self._shown) > self._max_kept:
+            del self._shown[next(iter(self._shown))]
         return True
 
 
@@ -102,7 +118,12 @@ class AdminConfig:
 
 @dataclass(frozen=True)
 class ProducerConfig:
-    """Producer settings; ``semantics`` picks acks, retries, idempotence and transactions."""
+    """Producer settings; ``semantics`` picks acks, retries, idempotence and transactions.
+
+    ``max_block_ms`` is Kafka's ``max.block.ms`` (librdkafka has no such property): how long
+    ``Producer.send`` waits for room in librdkafka's full queue (``queue.buffering.max.*``)
+    before it raises ``_TIMED_OUT``, as the Java producer's ``send`` throws a TimeoutException.
+    """
 
     bootstrap_servers: str = field(default_factory=default_bootstrap)
     semantics: DeliverySemantics = DeliverySemantics.AT_LEAST_ONCE
@@ -113,9 +134,12 @@ class ProducerConfig:
     idempotent: bool = False
     transactional_id: str | None = None
     transaction_timeout_s: float = 60.0
+    max_block_ms: int = 60_000
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.max_block_ms < 0:
+            raise ValueError(f"max_block_ms must be >= 0, not {self.max_block_ms}")
         semantics = DeliverySemantics(self.semantics)
         object.__setattr__(self, "semantics", semantics)
         if self.compression not in COMPRESSIONS:

@@ -1,10 +1,10 @@
 """``Producer``: confluent-kafka's producer with a delivery-semantics preset.
 
 Sends are asynchronous: ``send`` queues a record (waiting for queue space when librdkafka's
-buffer is full, never dropping) and ``flush`` blocks until every queued record is
-acknowledged or failed. Failed deliveries are collected and raised from ``flush`` as one
-``DeliveryError`` (at-most-once and at-least-once), so a caller that flushes before
-committing its input never loses a failure silently.
+buffer is full, at most ``max_block_ms`` as Kafka's ``max.block.ms``; it never drops one) and
+``flush`` blocks until every queued record is acknowledged or failed. Failed deliveries are
+collected and raised from ``flush`` as one ``DeliveryError`` (at-most-once and at-least-once),
+so a caller that flushes before committing its input never loses a failure silently.
 
 Exactly-once: the producer is transactional. ``transaction()`` is a context manager that
 begins, commits on a normal exit and aborts on an exception; ``send_offsets`` adds a
@@ -75,7 +75,9 @@ class Producer:
         timestamp_ms: int | None = None,
         on_delivery: DeliveryCallback | None = None,
     ) -> None:
-        """Queues one record; waits (serving callbacks) while the local queue is full.
+        """Queues one record; waits (serving callbacks) while the local queue is full, at
+        most ``config.max_block_ms``, then raises ``ClientError`` ``_TIMED_OUT`` (the record
+        is not queued; those queued before stay queued).
 
         Delivery callbacks are served every ``POLL_EVERY`` sends (and by ``poll``/``flush``),
         not after each one: a librdkafka poll per record would cost more than the send.
@@ -88,18 +90,36 @@ class Producer:
             kwargs["headers"] = list(headers)
         if timestamp_ms is not None:
             kwargs["timestamp"] = timestamp_ms
+        deadline: float | None = None  # set at the first full queue
         while True:
             try:
                 self._producer.produce(topic, **kwargs)
                 break
             except BufferError:
-                self._producer.poll(0.05)
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.config.max_block_ms / 1000
+                elif now >= deadline:
+                    raise self._queue_full(topic) from None
+                self._producer.poll(min(0.05, max(0.0, deadline - now)))
             except confluent_kafka.KafkaException as exc:
                 raise ClientError.wrap(exc, f"produce to {topic}") from exc
         self._unpolled += 1
         if self._unpolled >= POLL_EVERY:
             self._unpolled = 0
             self._producer.poll(0)
+
+    def _queue_full(self, topic: str) -> ClientError:
+        """The error of a send that found librdkafka's queue full for ``max_block_ms``: the
+        broker is not taking records (down, unreachable, or much slower than the sender)."""
+        return ClientError(
+            "_TIMED_OUT",
+            f"produce to {topic}: the producer's queue stayed full for"
+            f" {self.config.max_block_ms} ms (max.block.ms) with {len(self._producer)} record(s)"
+            " waiting for the broker",
+            confluent_kafka.KafkaError._TIMED_OUT,
+            retriable=True,
+        )
 
     def _count(self, err: Any, msg: Any) -> ClientError | None:
         """Counts one delivery report; the failure, if it is one, is kept for ``flush``.

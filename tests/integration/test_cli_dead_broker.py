@@ -1,0 +1,71 @@
+"""The SDK's producer and ``tiered-mq produce`` when no broker answers (a port nobody listens
+on, real librdkafka): a send that finds the queue full gives up after ``max.block.ms`` instead
+of waiting for librdkafka's ``message.timeout.ms`` per queueful, and librdkafka's reconnect
+lines, which differ only in their timing, are logged once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.integration.broker_process import free_port
+from tiered_mq.client import ClientError, Producer, ProducerConfig
+
+pytestmark = pytest.mark.integration
+
+QUEUE = {"queue.buffering.max.messages": 50, "message.timeout.ms": 120_000}
+"""A small librdkafka queue, and records that would wait two minutes for the broker."""
+
+CLI = [sys.executable, "-c", "import sys; from tiered_mq.cli import main; sys.exit(main())"]
+
+
+def test_a_send_into_a_full_queue_gives_up_after_max_block_ms() -> None:
+    """The 51st send finds the queue full of records no broker takes: it raises a retriable
+    ``_TIMED_OUT`` naming max.block.ms after about 1 s (it waited for the two-minute record
+    time-out before), and the records already queued stay queued."""
+    config = ProducerConfig(
+        bootstrap_servers=f"127.0.0.1:{free_port()}", max_block_ms=1000, extra=QUEUE
+    )
+    producer = Producer(config)
+    for i in range(50):
+        producer.send("t", b"v%d" % i)
+    started = time.monotonic()
+    with pytest.raises(ClientError) as raised:
+        producer.send("t", b"one too many")
+    waited = time.monotonic() - started
+    assert 0.9 <= waited < 5, waited
+    assert raised.value.name == "_TIMED_OUT" and raised.value.retriable
+    assert "queue stayed full for 1000 ms (max.block.ms) with 50 record(s)" in str(raised.value)
+
+
+def test_max_block_ms_is_kafkas_and_checked() -> None:
+    assert ProducerConfig().max_block_ms == 60_000  # the Java producer's default
+    with pytest.raises(ValueError, match="max_block_ms"):
+        ProducerConfig(max_block_ms=-1)
+    assert "max.block.ms" not in ProducerConfig().to_librdkafka()  # librdkafka has no such key
+
+
+def test_produce_to_a_dead_broker_ends_after_max_block_ms() -> None:
+    """2,000 lines into a 50-record queue: exit status 1 within seconds, one error naming the
+    queue and max.block.ms with the unreachable-broker hint, and one librdkafka line for an
+    unresolvable host (it repeated on every reconnect, each with its own timing)."""
+    lines = b"".join(b"%d\n" % i for i in range(2000))
+    args = ["produce", "t", "--max-block-ms", "1500", "-b", "no-such-host.invalid:9092"]
+    args += [f"-X{key}={value}" for key, value in QUEUE.items()]
+    env = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
+    started = time.monotonic()
+    done = subprocess.run(CLI + args, input=lines, capture_output=True, timeout=60, env=env)
+    elapsed = time.monotonic() - started
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert elapsed < 20, elapsed
+    assert "Error: _TIMED_OUT: produce to t: the producer's queue stayed full for 1500 ms" in (
+        stderr
+    )
+    assert "hint: no answer from the broker at no-such-host.invalid:9092" in stderr
+    resolve_failures = [line for line in stderr.splitlines() if "Failed to resolve" in line]
+    assert len(resolve_failures) == 1, stderr
