@@ -45,7 +45,11 @@ property_option = click.option(
 )
 
 timeout_option = click.option(
-    "--timeout", default=15.0, show_default=True, help="Seconds to wait for the broker."
+    "--timeout",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the broker.",
 )
 
 

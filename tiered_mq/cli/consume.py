@@ -171,7 +171,7 @@ def start_offsets(
 @click.option("-n", "--max-messages", type=click.IntRange(min=1), default=None)
 @click.option(
     "--idle-timeout",
-    type=float,
+    type=click.FloatRange(min=0),
     default=None,
     help="Stop after this many seconds without a record (default: wait forever).",
 )

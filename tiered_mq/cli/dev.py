@@ -84,7 +84,13 @@ async def _run(broker: Broker) -> None:
 
 
 @click.command("dev")
-@click.option("--port", default=9092, show_default=True, help="Kafka listener port (0 = any).")
+@click.option(
+    "--port",
+    default=9092,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Kafka listener port (0 = any).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option(
     "--data-dir",
@@ -105,7 +111,13 @@ async def _run(broker: Broker) -> None:
     default=None,
     help="Path-style S3 addressing [default: on with --s3-endpoint].",
 )
-@click.option("--metrics-port", default=DEFAULT_METRICS_PORT, show_default=True, type=int)
+@click.option(
+    "--metrics-port",
+    default=DEFAULT_METRICS_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Prometheus endpoint port (0 = off).",
+)
 @click.option(
     "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Broker/topic config."
 )

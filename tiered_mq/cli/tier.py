@@ -17,9 +17,10 @@ it out and ``scrub --delete`` removes it with the objects only it names.
 
 ``status`` reads the manifests from the bucket and lists every partition of each topic.json
 (one with nothing uploaded yet shows ``-``) and, given ``--data-dir`` (a broker's log
-directory, one ``{topic}-{partition}`` folder per partition), counts the rolled local segments
-whose data is above the highest uploaded offset: the copy lag (a live broker also exports it
-as the ``tiered_mq_remote_copy_lag_*`` metrics).
+directory, one ``{topic}-{partition}`` folder per partition; one that does not exist is a usage
+error, not a lag of 0), counts the rolled local segments whose data is above the highest
+uploaded offset: the copy lag (a live broker also exports it as the
+``tiered_mq_remote_copy_lag_*`` metrics).
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ def _local_lag(data_dir: Path, topic: str, partition: int, uploaded_end: int) ->
 @click.argument("url", envvar="TIERED_MQ_TIER_URL")
 @click.option(
     "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="a broker's log directory: adds the copy lag of its partitions",
 )
 @_s3_options
