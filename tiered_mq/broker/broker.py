@@ -96,6 +96,10 @@ class Broker:
         self.replica_manager = ReplicaManager(config, self.coordinator)
         self.replica_manager.metrics_registry = self.metrics.registry
         self.metrics.watch_partitions(lambda: self.replica_manager.partitions)
+        self.metrics.watch_topics(
+            lambda: self.replica_manager.partitions, self.coordinator, config.node_id
+        )
+        self.replica_manager.on_topic_deleted = self.metrics.forget_topic
         self.topic_registry = TopicRegistry(config, self.coordinator, self.replica_manager)
         self.replica_manager.topic_registry = self.topic_registry
         self.metadata_changes = MetadataChanges(self.topic_registry)

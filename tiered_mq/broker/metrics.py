@@ -1,15 +1,27 @@
-"""Broker metrics (Prometheus): requests by API, bytes in/out, produce and fetch latency.
+"""Broker metrics (Prometheus): requests by API, error codes, bytes in/out, latency, state.
 
 Each Broker owns a ``CollectorRegistry`` (several brokers may share one test process), served
-over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
+over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names (Kafka's JMX
+equivalent after ``#``)::
 
-    tiered_mq_requests_total{api}                 requests handled, by API name
-    tiered_mq_request_errors_total{api}           requests that raised (connection closed)
+    tiered_mq_requests_total{api}                 requests handled, by API   # RequestsPerSec
+    tiered_mq_request_errors_total{api}           requests whose handling raised (the
+                                                  connection is closed, no response)
+    tiered_mq_response_errors_total{api,error}    error codes in responses   # ErrorsPerSec
     tiered_mq_bytes_in_total                      record bytes appended by Produce
-    tiered_mq_bytes_out_total                     record bytes returned by Fetch
+    tiered_mq_bytes_out_total                     record bytes sent by Fetch responses
     tiered_mq_messages_in_total                   records appended (from batch headers)
-    tiered_mq_request_latency_seconds{api}        handling time, histogram
+    tiered_mq_topic_bytes_in_total{topic}         }  the same per topic (BrokerTopicMetrics
+    tiered_mq_topic_messages_in_total{topic}      }  BytesInPerSec, MessagesInPerSec,
+    tiered_mq_topic_bytes_out_total{topic}        }  BytesOutPerSec,topic=...)
+    tiered_mq_request_latency_seconds{api}        handling time, histogram   # TotalTimeMs
     tiered_mq_connections                         open client connections
+    tiered_mq_partitions                          partitions hosted          # PartitionCount
+    tiered_mq_leader_partitions                   of which this broker leads # LeaderCount
+    tiered_mq_under_replicated_partitions         ISR smaller than replicas  # UnderReplicated...
+    tiered_mq_under_min_isr_partitions            ISR below min.insync.replicas
+    tiered_mq_offline_partitions                  in the metadata, not hosted # OfflinePartitions...
+    tiered_mq_topics / tiered_mq_topic_partitions topics and their partitions in the metadata
     tiered_mq_partition_log_end_offset{topic,partition}      }  read at scrape time from the
     tiered_mq_partition_high_watermark{topic,partition}      }  partitions (no hot-path cost)
     tiered_mq_partition_log_start_offset{topic,partition}    }
@@ -18,6 +30,20 @@ over HTTP by ``start_http_server`` when ``--metrics-port`` is not 0. Names::
     tiered_mq_consumer_group_lag{group,topic,partition}      }  group coordinator: lag is the
     tiered_mq_consumer_group_members{group}                  }  high watermark minus the
                                                                 committed offset, at least 0
+
+``tiered_mq_response_errors_total`` counts what Kafka's ``AbstractResponse.errorCounts()``
+counts (protocol/error_counts.py): every error code of every response sent, one per partition
+(or topic, group, resource) and the top-level one, NONE included; and the codes of an acks=0
+Produce that failed (its connection closed, as Kafka's ``closeConnection`` counts them). A
+request whose handling raised has no response: it counts in ``tiered_mq_request_errors_total``
+only. ``error`` is Kafka's error name (``UNKNOWN_TOPIC_OR_PARTITION``); a code this broker
+does not know counts as ``UNKNOWN_SERVER_ERROR``, as Kafka's ``Errors.forCode``.
+
+Hot path: a response's codes go to a plain dict per API, per-topic bytes to a small object per
+topic (both exported at scrape time); nothing is formatted or locked per request. The per-topic
+series of a topic go when it is deleted (``forget_topic``; a scrape also drops any topic the
+broker no longer hosts), as Kafka removes its BrokerTopicMetrics; the partition and group
+series are read from the live partitions and groups, so they go with them.
 """
 
 from __future__ import annotations
@@ -27,8 +53,10 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from tiered_mq.errors import for_code
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +146,170 @@ class ConsumerGroupCollector(Collector):
         yield from (offset, lag, members)
 
 
+def error_name(code: int) -> str:
+    """Kafka's name of an error code: NONE for 0, UNKNOWN_SERVER_ERROR for an unknown one."""
+    return "NONE" if code == 0 else for_code(code).message
+
+
+def _copy(table: dict[Any, Any]) -> dict[Any, Any]:
+    """A copy of a dict the event loop mutates, taken from the HTTP thread (retried if the
+    dict changes size under the copy)."""
+    for _ in range(10):
+        try:
+            return dict(table)
+        except RuntimeError:
+            continue
+    return {}
+
+
+class ResponseErrorCollector(Collector):
+    """``tiered_mq_response_errors_total{api,error}`` from the per-API code counts."""
+
+    def __init__(self, codes: dict[str, dict[int, int]]) -> None:
+        self._codes = codes
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "tiered_mq_response_errors",
+            "Error codes in responses, one per partition or resource (NONE included)",
+            labels=["api", "error"],
+        )
+        for api, counts in sorted(_copy(self._codes).items()):
+            by_name: dict[str, int] = {}
+            for code, n in _copy(counts).items():
+                name = error_name(code)
+                by_name[name] = by_name.get(name, 0) + n
+            for name, n in sorted(by_name.items()):
+                family.add_metric([api, name], n)
+        yield family
+
+
+class TopicStats:
+    """Per-topic traffic counters, bumped by Produce and Fetch on the event loop."""
+
+    __slots__ = ("bytes_in", "bytes_out", "messages_in")
+
+    def __init__(self) -> None:
+        self.bytes_in = 0
+        self.messages_in = 0
+        self.bytes_out = 0
+
+
+class TopicCollector(Collector):
+    """``tiered_mq_topic_{bytes_in,messages_in,bytes_out}_total{topic}`` of the topics this
+    broker hosts; the stats of a topic no longer hosted are dropped (deleted meanwhile)."""
+
+    def __init__(
+        self, stats: dict[str, TopicStats], partitions: Callable[[], dict[Any, Any]]
+    ) -> None:
+        self._stats = stats
+        self._partitions = partitions
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        labels = ["topic"]
+        bytes_in = CounterMetricFamily(
+            "tiered_mq_topic_bytes_in", "Record bytes appended by Produce", labels=labels
+        )
+        messages_in = CounterMetricFamily(
+            "tiered_mq_topic_messages_in", "Records appended by Produce", labels=labels
+        )
+        bytes_out = CounterMetricFamily(
+            "tiered_mq_topic_bytes_out", "Record bytes in Fetch responses", labels=labels
+        )
+        hosted = {tp.topic for tp in list(_copy(self._partitions()))}
+        for topic, stats in sorted(_copy(self._stats).items()):
+            if topic not in hosted:
+                self._stats.pop(topic, None)
+                continue
+            bytes_in.add_metric([topic], stats.bytes_in)
+            messages_in.add_metric([topic], stats.messages_in)
+            bytes_out.add_metric([topic], stats.bytes_out)
+        yield from (bytes_in, messages_in, bytes_out)
+
+
+class Metadata(Protocol):
+    """What the metadata store offers the metrics endpoint (in-memory reads)."""
+
+    def list_topics(self) -> list[str]: ...
+
+    def get_topic(self, name: str) -> Any: ...
+
+    def partition_state(self, tp: Any) -> Any: ...
+
+
+class ClusterCollector(Collector):
+    """Partition counts read at scrape time, as Kafka's ReplicaManager and controller gauges.
+
+    Of the partitions hosted (``partitions()``): how many (PartitionCount), led here
+    (LeaderCount), with an ISR smaller than their replica set (UnderReplicatedPartitions),
+    with fewer in-sync replicas than their ``min.insync.replicas`` (UnderMinIsrPartitionCount:
+    acks=all produce is answered NOT_ENOUGH_REPLICAS). Of the metadata: topics and partitions
+    (GlobalTopicCount, GlobalPartitionCount) and partitions this broker should serve but does
+    not host (OfflinePartitionsCount: a log that failed to open; a topic being created shows
+    for the moment its logs take to open). A scrape racing a metadata change skips the
+    metadata gauges rather than report half a change."""
+
+    def __init__(
+        self, metadata: Metadata, partitions: Callable[[], dict[Any, Any]], node_id: int
+    ) -> None:
+        self._metadata = metadata
+        self._partitions = partitions
+        self._node_id = node_id
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        hosted = _copy(self._partitions())
+        leaders = under_replicated = under_min_isr = 0
+        for tp, partition in hosted.items():
+            try:
+                state = self._metadata.partition_state(tp)
+                isr = partition.isr
+                if state is None or state.leader == self._node_id:
+                    leaders += 1
+                if state is not None and len(state.isr) < len(state.replicas):
+                    under_replicated += 1
+                if len(isr) < partition.log.config.min_insync_replicas:
+                    under_min_isr += 1
+            except Exception:  # a partition closing under the scrape: skip it
+                continue
+        yield GaugeMetricFamily("tiered_mq_partitions", "Partitions hosted", value=len(hosted))
+        yield GaugeMetricFamily(
+            "tiered_mq_leader_partitions", "Partitions this broker leads", value=leaders
+        )
+        yield GaugeMetricFamily(
+            "tiered_mq_under_replicated_partitions",
+            "Hosted partitions whose ISR is smaller than their replica set",
+            value=under_replicated,
+        )
+        yield GaugeMetricFamily(
+            "tiered_mq_under_min_isr_partitions",
+            "Hosted partitions with fewer in-sync replicas than min.insync.replicas",
+            value=under_min_isr,
+        )
+        try:
+            topics = {name: self._metadata.get_topic(name) for name in self._metadata.list_topics()}
+        except RuntimeError:  # the metadata changed under the scrape
+            return
+        total = offline = 0
+        for name, meta in topics.items():
+            if meta is None:
+                continue
+            total += meta.partitions
+            for i in range(meta.partitions):
+                if (name, i) not in hosted:
+                    state = self._metadata.partition_state((name, i))
+                    if state is None or state.leader in (self._node_id, -1):
+                        offline += 1
+        yield GaugeMetricFamily("tiered_mq_topics", "Topics in the metadata", value=len(topics))
+        yield GaugeMetricFamily(
+            "tiered_mq_topic_partitions", "Partitions of the topics in the metadata", value=total
+        )
+        yield GaugeMetricFamily(
+            "tiered_mq_offline_partitions",
+            "Partitions in the metadata this broker does not serve",
+            value=offline,
+        )
+
+
 class BrokerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -137,12 +329,34 @@ class BrokerMetrics:
             registry=r,
         )
         self.connections = Gauge("tiered_mq_connections", "Open connections", registry=r)
-        self._per_api: dict[str, tuple[Any, Any, Any]] = {}
+        self._per_api: dict[str, tuple[Any, Any, Any, dict[int, int]]] = {}
+        self._error_codes: dict[str, dict[int, int]] = {}  # api -> error code -> responses
+        r.register(ResponseErrorCollector(self._error_codes))
+        self.topics: dict[str, TopicStats] = {}
         self._server: object | None = None
 
     def watch_partitions(self, partitions: Callable[[], dict[Any, Any]]) -> None:
         """Export per-partition gauges of ``partitions()`` (TopicPartition -> Partition)."""
         self.registry.register(PartitionCollector(partitions))
+
+    def watch_topics(
+        self, partitions: Callable[[], dict[Any, Any]], metadata: Metadata, node_id: int
+    ) -> None:
+        """Export the per-topic counters of the topics hosted in ``partitions()`` and the
+        partition counts of :class:`ClusterCollector`."""
+        self.registry.register(TopicCollector(self.topics, partitions))
+        self.registry.register(ClusterCollector(metadata, partitions, node_id))
+
+    def topic(self, name: str) -> TopicStats:
+        """The traffic counters of topic ``name`` (created at its first use)."""
+        stats = self.topics.get(name)
+        if stats is None:
+            stats = self.topics[name] = TopicStats()
+        return stats
+
+    def forget_topic(self, name: str) -> None:
+        """Drop a deleted topic's counters (a topic created later under the name starts at 0)."""
+        self.topics.pop(name, None)
 
     def watch_consumer_groups(
         self, groups: ConsumerGroups, partitions: Callable[[], dict[Any, Any]]
@@ -150,14 +364,18 @@ class BrokerMetrics:
         """Export consumer group offsets, lag and members (see :class:`ConsumerGroupCollector`)."""
         self.registry.register(ConsumerGroupCollector(groups, partitions))
 
-    def for_api(self, api: str) -> tuple[Any, Any, Any]:
-        """(requests counter, errors counter, latency histogram) of one API, cached."""
+    def for_api(self, api: str) -> tuple[Any, Any, Any, dict[int, int]]:
+        """(requests counter, errors counter, latency histogram, error code counts) of one
+        API, cached. The counts map an error code to the times a response carried it: add to
+        them with ``protocol.error_counts.error_counter``."""
         children = self._per_api.get(api)
         if children is None:
+            codes = self._error_codes.setdefault(api, {})
             children = (
                 self.requests.labels(api),
                 self.request_errors.labels(api),
                 self.latency.labels(api),
+                codes,
             )
             self._per_api[api] = children
         return children

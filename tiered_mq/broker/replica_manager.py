@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,7 @@ class ReplicaManager:
         self._maintenance: asyncio.Task[None] | None = None
         self._dir_removals: set[asyncio.Task[list[Path]]] = set()
         self.metrics_registry: Any = None  # the broker's prometheus registry (Broker sets it)
+        self.on_topic_deleted: Callable[[str], None] | None = None  # (Broker: its metrics)
         self.log_cleaner: LogCleaner | None = None
         # parsed once: a bad value fails the broker start, not each produce
         self.max_decompressed_bytes = config.get_int("message.max.decompressed.bytes")
@@ -283,6 +285,8 @@ class ReplicaManager:
         doomed = [tp for tp in self.partitions if tp.topic == topic]
         renamed: list[Path] = []
         failure: OSError | None = None
+        if self.on_topic_deleted is not None:
+            self.on_topic_deleted(topic)
         for tp in doomed:
             partition = self.partitions.pop(tp)
             if self.remote_log_manager is not None:

@@ -37,7 +37,12 @@ JOIN_MAX: Final = 64 * 1024  # responses up to this size are joined into one wri
 
 
 class CloseConnection(Exception):
-    """Close this connection (after logging why)."""
+    """Close this connection (after logging why). ``response``: the answer the request would
+    have had, when there is one to count in the metrics (a failed acks=0 Produce)."""
+
+    def __init__(self, reason: str, *, response: dict[str, Any] | None = None) -> None:
+        super().__init__(reason)
+        self.response = response
 
 
 class ByteCounter(Protocol):

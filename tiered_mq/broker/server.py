@@ -50,7 +50,7 @@ from tiered_mq.broker.principal_mapping import PrincipalMapper
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.broker.sasl import SaslConfig, SaslSession
 from tiered_mq.broker.tls import tls_principal
-from tiered_mq.errors import KafkaError
+from tiered_mq.errors import KafkaError, UnsupportedVersionError
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.protocol.codec import (
     Support,
@@ -59,6 +59,7 @@ from tiered_mq.protocol.codec import (
     decode_request,
     encode_response,
 )
+from tiered_mq.protocol.error_counts import error_counter
 from tiered_mq.protocol.header import RequestHeader, decode_request_header
 
 if TYPE_CHECKING:
@@ -309,6 +310,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         support = classify(header)
         if support is not Support.SUPPORTED:
             if header.api_key == ApiKey.API_VERSIONS:
+                requests, _errors, _latency, codes = self.broker.metrics.for_api("api_versions")
+                requests.inc()  # answered, as Kafka answers it, and counted as it counts it
+                unsupported = UnsupportedVersionError.errno
+                codes[unsupported] = codes.get(unsupported, 0) + 1
                 return [api_versions_fallback(header.correlation_id)]
             raise CloseConnection(
                 f"unsupported request: api key {header.api_key} v{header.api_version} "
@@ -340,15 +345,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
     async def _dispatch(
         self, handler: Handler, header: RequestHeader, request: dict[str, Any]
     ) -> list[Any] | None:
-        requests, errors, latency = self.broker.metrics.for_api(handler.name)
+        requests, errors, latency, codes = self.broker.metrics.for_api(handler.name)
         ctx = RequestContext(
             header, self.broker, self.peer, self._sasl, self.server.listener, self._tls_principal
         )
         started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)
-        except (asyncio.CancelledError, CloseConnection):
-            raise  # CloseConnection: the handler's answer is the disconnect (acks=0 Produce)
+        except asyncio.CancelledError:
+            raise
+        except CloseConnection as e:  # the handler's answer is the disconnect (acks=0 Produce)
+            if e.response is not None:  # its error codes count, as Kafka's closeConnection
+                error_counter(header.api_key, header.api_version)(e.response, codes)
+            raise
         except Exception as e:
             errors.inc()
             log.exception("%s v%d from %s failed", handler.name, header.api_version, self.peer)
@@ -358,6 +367,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             latency.observe(time.perf_counter() - started)
         if response is None:
             return None
+        error_counter(header.api_key, header.api_version)(response, codes)
         return encode_response(header, response)
 
     # writing (response_writer.py) -------------------------------------------------------------

@@ -77,3 +77,20 @@ async def test_consumer_group_offset_and_lag_are_exported(broker: Broker, client
 
 def test_port_zero_means_off() -> None:
     assert BrokerMetrics().serve("127.0.0.1", 0) is None
+
+
+async def test_a_failed_acks_0_produce_counts_its_error_codes(
+    broker: Broker, client: Client
+) -> None:
+    """No response carries them, but Kafka counts them as it closes the connection."""
+    await create(client, "quiet")
+    await client.send(0, 8, produce_body("quiet", batch([b"a"]), acks=0))  # no answer
+    await client.send(0, 8, produce_body("missing", batch([b"b"]), acks=0))
+    assert await client.reader.read() == b""  # the failure closed the connection
+    body = await _scrape(broker.metrics)
+    assert (
+        'tiered_mq_response_errors_total{api="produce",error="UNKNOWN_TOPIC_OR_PARTITION"} 1.0'
+        in body
+    )
+    assert 'api="produce",error="NONE"' not in body  # an acks=0 success has no response
+    assert 'tiered_mq_topic_messages_in_total{topic="quiet"} 1.0' in body

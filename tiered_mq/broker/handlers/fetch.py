@@ -254,16 +254,24 @@ def _fill(ctx: RequestContext, request: dict[str, Any], now: float) -> int:
 
 
 async def _read_all(
-    ctx: RequestContext, request: dict[str, Any], fill: int = 0
+    ctx: RequestContext,
+    request: dict[str, Any],
+    fill: int = 0,
+    sizes: list[tuple[str, int]] | None = None,
 ) -> tuple[list[dict[str, Any]], int, bool]:
+    """(responses by topic, bytes read, whether a partition errored); ``sizes`` (emptied
+    first) gets (topic, bytes read) of each topic."""
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
     read_committed = request["isolation_level"] == READ_COMMITTED
     total = 0
     errored = False
     responses = []
+    if sizes is not None:
+        sizes.clear()
     for topic in request["topics"]:
         name = topic["topic"]
         parts = []
+        before = total
         for req in topic["partitions"]:
             entry, size = await _read_partition(
                 ctx,
@@ -279,6 +287,8 @@ async def _read_all(
             budget -= size
             errored = errored or entry["error_code"] != 0
         responses.append({"topic": name, "partitions": parts})
+        if sizes is not None:
+            sizes.append((name, total - before))
     return responses, total, errored
 
 
@@ -322,8 +332,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in t["partitions"]
     ]
     purgatory = ctx.broker.replica_manager.purgatory
+    sizes: list[tuple[str, int]] = []
     while True:
-        responses, total, errored = await _read_all(ctx, request, fill)
+        responses, total, errored = await _read_all(ctx, request, fill, sizes)
         if total >= min_bytes or errored or not tps:
             break
         remaining = deadline - time.monotonic()
@@ -334,6 +345,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         # records may have been deleted meanwhile (DeleteRecords, retention)
         await purgatory.wait(tps, remaining)
     _for_version(ctx, responses)
+    if total:  # BytesOutPerSec by topic, counted as the response is built (as Kafka)
+        metrics = ctx.broker.metrics
+        for name, size in sizes:
+            if size:
+                metrics.topic(name).bytes_out += size
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 

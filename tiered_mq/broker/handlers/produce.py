@@ -169,8 +169,13 @@ async def _append(
     verify = (lambda: _verify_transactional(ctx, tp, txn_id, batches)) if transactional else None
     result = await partition.append_as_leader(records, batches, verify)
     if not result.duplicate:
-        broker.metrics.bytes_in.inc(len(records))
-        broker.metrics.messages_in.inc(sum(h.records_count for _, h in batches))
+        metrics = broker.metrics
+        appended = sum(h.records_count for _, h in batches)
+        metrics.bytes_in.inc(len(records))
+        metrics.messages_in.inc(appended)
+        stats = metrics.topic(tp.topic)
+        stats.bytes_in += len(records)
+        stats.messages_in += appended
     return {
         "index": tp.partition,
         "error_code": 0,
@@ -217,6 +222,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if p["error_code"] != 0
         ]
         if failed:  # no answer to carry the error: Kafka closes the connection
-            raise CloseConnection(f"acks=0 produce failed ({', '.join(failed)})")
+            raise CloseConnection(
+                f"acks=0 produce failed ({', '.join(failed)})", response={"responses": responses}
+            )
         return None
     return {"responses": responses, "throttle_time_ms": 0}
