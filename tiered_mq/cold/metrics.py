@@ -7,12 +7,21 @@ the bucket (Kafka's RemoteCopyLagBytes / RemoteCopyLagSegments; grows visibly wh
 is unreachable; 0 while copying is off, ``remote.log.copy.disable=true``, as Kafka resets them);
 ``tiered_mq_remote_log_bytes`` / ``_log_segments``: what the manifest holds.
 Totals: ``tiered_mq_remote_upload_bytes_total``, ``_upload_segments_total``,
-``_upload_errors_total``, ``_fetch_bytes_total`` (bytes served to readers), ``_fetch_errors_total``,
+``_upload_errors_total``, ``_fetch_requests_total`` (remote reads of records),
+``_fetch_bytes_total`` (bytes served to readers), ``_fetch_errors_total``,
 ``_fetch_expired_total`` (fetches answered empty: the bucket outlasted remote.fetch.max.wait.ms),
 ``_list_offsets_expired_total`` (ListOffsets partitions answered REQUEST_TIMED_OUT: the bucket
 outlasted remote.list.offsets.request.timeout.ms or the request's timeout_ms),
 ``_get_bytes_total`` (bytes fetched from the bucket), ``_delete_segments_total``,
 ``_delete_errors_total``, ``_cache_hits_total``, ``_cache_misses_total``, ``_cache_bytes``.
+
+Kafka's KIP-405 names: RemoteCopyBytesPerSec, RemoteCopyRequestsPerSec, RemoteCopyErrorsPerSec
+are ``_upload_bytes_total``, ``_upload_segments_total``, ``_upload_errors_total``;
+RemoteFetchBytesPerSec, RemoteFetchRequestsPerSec, RemoteFetchErrorsPerSec are
+``_fetch_bytes_total``, ``_fetch_requests_total``, ``_fetch_errors_total``; RemoteLogSizeBytes
+and RemoteLogMetadataCount are ``_log_bytes`` and ``_log_segments`` (per partition: sum by
+topic); RemoteDeleteRequestsPerSec, RemoteDeleteErrorsPerSec are ``_delete_segments_total``,
+``_delete_errors_total``.
 """
 
 from __future__ import annotations
@@ -37,6 +46,9 @@ class RemoteMetrics:
         self.upload_segments = Counter(p + "upload_segments", "Segments uploaded", registry=r)
         self.upload_errors = Counter(p + "upload_errors", "Failed upload attempts", registry=r)
         self.fetch_bytes = Counter(p + "fetch_bytes", "Bytes served from the bucket", registry=r)
+        self.fetch_requests = Counter(
+            p + "fetch_requests", "Remote reads of records for Fetch", registry=r
+        )
         self.fetch_errors = Counter(p + "fetch_errors", "Failed remote reads", registry=r)
         self.fetch_expired = Counter(
             p + "fetch_expired",

@@ -218,6 +218,7 @@ class RemoteReader:
         total = 0
         next_offset: int | None = None
         requested = offset
+        self._metrics.fetch_requests.inc()
         try:
             segment = await self._segment_for(tp, offset)
             while True:
