@@ -171,6 +171,7 @@ class Partition:
         local_log = LocalLog.open(dir, config, on_roll=on_roll, sync_dir=sync_dir, new=new)
         partition = cls(tp, local_log, leader_epoch)
         holder.append(partition)
+        local_log.on_segments_deleted = partition._prune_snapshots
         if not new:  # (new: the producer state is empty, no snapshot, no aborted transaction)
             partition._recover_producer_state()
         return partition
@@ -238,12 +239,25 @@ class Partition:
             self._latest_snapshot = new_base_offset
             start = self.log.local_log_start_offset
             if start != self._snapshots_pruned_below:
-                self.producer_state.delete_snapshots_before(start)
-                self._snapshots_pruned_below = start
+                self._prune_snapshots(start)
         except OSError:
             log.exception("%s: producer state snapshot at %d failed", self.tp, new_base_offset)
         if self.on_roll is not None:
             self.on_roll(self.tp)
+
+    def _prune_snapshots(self, local_log_start: int) -> None:
+        """Delete the producer snapshots below the local log start offset: called when
+        segments were deleted (LocalLog.on_segments_deleted), as Kafka's deleteSegments
+        deletes the deleted segments' snapshots, and again at a roll if the start moved
+        meanwhile (a deletion that failed is retried there). A crash before this leaves them
+        to the next deletion; recovery meanwhile treats one below the start as stale
+        (``_recover_producer_state``)."""
+        try:
+            self.producer_state.delete_snapshots_before(local_log_start)
+        except OSError:
+            log.exception("%s: deleting the snapshots below %d failed", self.tp, local_log_start)
+            return
+        self._snapshots_pruned_below = local_log_start
 
     # leader append -----------------------------------------------------------------------------
     async def append_as_leader(

@@ -421,10 +421,12 @@ class ProducerStateManager:
         return len(settled)
 
     def delete_snapshots_before(self, offset: int) -> None:
-        """Remove snapshot files below ``offset`` but the newest of them (kept as a replay base)."""
-        old = [o for o in list_snapshots(self.dir) if o < offset]
-        for o in old[:-1]:
-            self.delete_snapshot(o)
+        """Remove every snapshot file below ``offset`` (Kafka's ``deleteSnapshotsBefore``):
+        called with the local log start offset once segments were deleted, a snapshot there
+        describes records no longer in the log, and recovery starts from one at or above it."""
+        for o in list_snapshots(self.dir):
+            if o < offset:
+                self.delete_snapshot(o)
 
     def delete_snapshot(self, offset: int) -> None:
         """Remove the snapshot file at ``offset`` (none there: nothing to do)."""

@@ -77,6 +77,10 @@ class LocalLog:
         self.config = config
         self._segments = segments
         self.on_roll = on_roll
+        # called with the new local log start offset after segments were deleted (retention,
+        # DeleteRecords, the cold tier's local retention): the partition drops its producer
+        # snapshots below it, as Kafka's deleteSegments deletes those of the deleted segments
+        self.on_segments_deleted: Callable[[int], None] | None = None
         self.clock = clock
         self._log_end_offset = segments.active().next_offset()
         self.log_start_offset = log_start_offset
@@ -381,7 +385,8 @@ class LocalLog:
     ) -> list[LogSegment]:
         """Delete the oldest consecutive segments in ``which`` (a list, or a predicate), never
         the active segment. Files are renamed ``.deleted`` now and removed after
-        ``file.delete.delay.ms`` (reads in flight keep working meanwhile)."""
+        ``file.delete.delay.ms`` (reads in flight keep working meanwhile); then
+        ``on_segments_deleted`` is called with the new local log start offset."""
         deleted = _removal.oldest_prefix(self._segments.all(), which)
         for segment in deleted:
             self._remove(segment, delay=True)
@@ -390,6 +395,8 @@ class LocalLog:
             if not self.config.remote_copy_enabled:  # Kafka's incrementStartOffset
                 self.log_start_offset = self.local_log_start_offset
             self.checkpoint()
+            if self.on_segments_deleted is not None:
+                self.on_segments_deleted(self.local_log_start_offset)
         self._pending_deletes.delete_expired(self.clock())
         return deleted
 

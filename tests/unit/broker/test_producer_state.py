@@ -131,12 +131,16 @@ def test_snapshots_beyond_log_end_are_deleted(tmp_path: Path) -> None:
     assert list_snapshots(tmp_path) == [5]
 
 
-def test_delete_snapshots_before_keeps_a_replay_base(tmp_path: Path) -> None:
+def test_delete_snapshots_before_deletes_every_one_below(tmp_path: Path) -> None:
+    """Kafka's deleteSnapshotsBefore: none below the offset is kept (one was, as a replay
+    base, though the records after it were gone)."""
     ps = ProducerStateManager(tmp_path)
     for off in (10, 20, 30, 40):
         ps.take_snapshot(off)
     ps.delete_snapshots_before(35)
-    assert list_snapshots(tmp_path) == [30, 40]
+    assert list_snapshots(tmp_path) == [40]
+    ps.delete_snapshots_before(40)
+    assert list_snapshots(tmp_path) == [40]
 
 
 def test_check_all_follows_sequences_within_one_append(tmp_path: Path) -> None:

@@ -86,6 +86,7 @@ async def test_a_snapshot_below_the_local_log_start_forgets_settled_producers(
     seq = await _fill_to_a_roll_that_dies(p, seq, monkeypatch)
     for snapshot in list_snapshots(tmp_path)[1:]:  # only the first roll's snapshot is left
         (tmp_path / f"{snapshot:020d}.snapshot").unlink()
+    p.log.on_segments_deleted = None  # a crash before the snapshots below the start went
     p.log.delete_segments(p.log.segments()[:-1])
 
     with caplog.at_level(logging.WARNING):
@@ -95,3 +96,29 @@ async def test_a_snapshot_below_the_local_log_start_forgets_settled_producers(
     assert 8 in p.producer_state.producers and p.last_stable_offset == 0
     end = p.log_end_offset
     assert await produce(p, pid=PID, seq=seq, n=N) == end  # accepted, not OUT_OF_ORDER
+
+
+async def test_segment_deletion_deletes_the_snapshots_below_the_local_log_start(
+    tmp_path: Path,
+) -> None:
+    """Kafka's deleteSegments deletes the producer snapshots of the segments it deletes: none
+    below the new local log start is left, at once, not at the next roll (which never comes
+    to a quiet partition). The newest one below used to stay, and with the cold tier's local
+    retention every one did."""
+    p = Partition.open(TP, tmp_path, CONFIG)
+    seq = 0
+    while len(p.log.segments()) < 5:
+        await produce(p, pid=PID, seq=seq, n=N)
+        seq += N
+    bases = [s.base_offset for s in p.log.segments()]
+    assert list_snapshots(tmp_path) == bases[1:]  # one per roll, at the new segment's base
+    p.log.delete_segments(p.log.segments()[:2])  # local retention
+    assert p.log.local_log_start_offset == bases[2]
+    assert list_snapshots(tmp_path) == bases[2:]
+    p.log.set_log_start_offset(bases[4])  # DeleteRecords up to the active segment
+    p.log.delete_segments(lambda s: s.next_offset() <= bases[4])
+    assert list_snapshots(tmp_path) == bases[4:]
+    # what is left is what recovery needs: the state comes back whole after a restart
+    p = Partition.open(TP, tmp_path, CONFIG)
+    assert p.producer_state.producers[PID].last_seq == seq - 1
+    assert await produce(p, pid=PID, seq=seq, n=N) == p.log_end_offset - N
