@@ -94,14 +94,17 @@ def _open(url: str, opts: dict[str, Any]) -> tuple[SyncObjectStore, str]:
         parsed = parse_store_url(url)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="URL") from e
-    store = open_sync_store(
-        url,
-        endpoint_url=opts.get("s3_endpoint"),
-        region=opts.get("s3_region"),
-        access_key=opts.get("s3_access_key"),
-        secret_key=opts.get("s3_secret_key"),
-        path_style=bool(opts.get("s3_path_style")),
-    )
+    try:
+        store = open_sync_store(
+            url,
+            endpoint_url=opts.get("s3_endpoint"),
+            region=opts.get("s3_region"),
+            access_key=opts.get("s3_access_key"),
+            secret_key=opts.get("s3_secret_key"),
+            path_style=bool(opts.get("s3_path_style")),
+        )
+    except ValueError as e:  # botocore's "Invalid endpoint: ...", "Invalid IPv6 URL", ...
+        raise click.UsageError(f"S3 settings: {e}") from e
     return store, parsed.prefix
 
 

@@ -118,3 +118,23 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(
     assert len(FakeProducer.last.sent) == 1000
     assert "\r" not in r.stderr and "%|" not in r.stderr, r.stderr
     assert r.stderr.startswith("Produced 1000 records"), r.stderr
+
+
+@pytest.mark.parametrize("command", ["inspect", "scrub", "status"])
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--s3-endpoint", "not-a-url", "Invalid endpoint: not-a-url"),
+        ("--s3-endpoint", "http://[::1", "Invalid IPv6 URL"),
+        ("--s3-region", "bad region!", "Provided region_name 'bad region!'"),
+    ],
+)
+def test_tier_refuses_bad_s3_settings_without_a_traceback(
+    command: str, option: str, value: str, said: str
+) -> None:
+    """botocore's ValueError for a malformed endpoint or region came out as a traceback."""
+    args = ["tier", command, "s3://bucket/prefix", option, value]
+    r = CliRunner().invoke(main, args, env={"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"})
+    assert r.exit_code == 2, r.output
+    assert isinstance(r.exception, SystemExit)
+    assert f"Error: S3 settings: {said}" in r.output
