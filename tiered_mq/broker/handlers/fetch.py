@@ -35,10 +35,12 @@ files (every batch CRC- and offset-checked by streaming them in bounded pieces f
 with sendfile like hot data, so memory stays flat whatever the fill; such a read goes on
 across remote segment ends, and from the last one into the local log.
 
-Long poll: while fewer than ``min_bytes`` are available and no partition errored, the fetch
-parks in the purgatory (no blocking) until an append to one of its partitions or
-``max_wait_ms``; the answer always comes from a read made after the wait (records deleted
-while it waited are never sent: the client gets OFFSET_OUT_OF_RANGE with the new log start).
+Long poll: while fewer than ``min_bytes`` are available, no partition errored and none was
+read from the cold tier (Kafka answers a fetch with a remote read once that read is done,
+DelayedRemoteFetch, whatever ``min_bytes``), the fetch parks in the purgatory (no blocking)
+until an append to one of its partitions or ``max_wait_ms``; the answer always comes from a
+read made after the wait (records deleted while it waited are never sent: the client gets
+OFFSET_OUT_OF_RANGE with the new log start).
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
@@ -153,6 +155,19 @@ def _go_on_locally(
     return size + int(hot.size), max_offset
 
 
+class _Reads:
+    """What one read of the request's partitions did, besides its answer: bytes read per
+    topic (for the per-topic BytesOut metric) and whether a partition was read from the cold
+    tier (the fetch is then answered at once, as Kafka's DelayedRemoteFetch, never parked for
+    ``min_bytes``: the bucket read would be made and counted again)."""
+
+    __slots__ = ("by_topic", "remote")
+
+    def __init__(self) -> None:
+        self.by_topic: list[tuple[str, int]] = []
+        self.remote = False
+
+
 async def _read_partition(
     ctx: RequestContext,
     tp: TopicPartition,
@@ -161,6 +176,7 @@ async def _read_partition(
     min_one: bool,
     read_committed: bool,
     fill: int = 0,
+    reads: _Reads | None = None,
 ) -> tuple[dict[str, Any], int]:
     rm = ctx.broker.replica_manager
     entry: dict[str, Any] = {
@@ -194,6 +210,8 @@ async def _read_partition(
             rlm is not None
             and partition.log_start_offset <= offset < partition.log.local_log_start_offset
         ):
+            if reads is not None:
+                reads.remote = True
             if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
                 limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
             want = max(limit, 1)
@@ -257,17 +275,18 @@ async def _read_all(
     ctx: RequestContext,
     request: dict[str, Any],
     fill: int = 0,
-    sizes: list[tuple[str, int]] | None = None,
+    reads: _Reads | None = None,
 ) -> tuple[list[dict[str, Any]], int, bool]:
-    """(responses by topic, bytes read, whether a partition errored); ``sizes`` (emptied
-    first) gets (topic, bytes read) of each topic."""
+    """(responses by topic, bytes read, whether a partition errored); ``reads`` (reset
+    first) gets the rest of what the read did."""
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
     read_committed = request["isolation_level"] == READ_COMMITTED
     total = 0
     errored = False
     responses = []
-    if sizes is not None:
-        sizes.clear()
+    if reads is not None:
+        reads.by_topic.clear()
+        reads.remote = False
     for topic in request["topics"]:
         name = topic["topic"]
         parts = []
@@ -281,14 +300,15 @@ async def _read_all(
                 total == 0,
                 read_committed,
                 fill,
+                reads,
             )
             parts.append(entry)
             total += size
             budget -= size
             errored = errored or entry["error_code"] != 0
         responses.append({"topic": name, "partitions": parts})
-        if sizes is not None:
-            sizes.append((name, total - before))
+        if reads is not None:
+            reads.by_topic.append((name, total - before))
     return responses, total, errored
 
 
@@ -332,10 +352,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in t["partitions"]
     ]
     purgatory = ctx.broker.replica_manager.purgatory
-    sizes: list[tuple[str, int]] = []
+    reads = _Reads()
     while True:
-        responses, total, errored = await _read_all(ctx, request, fill, sizes)
-        if total >= min_bytes or errored or not tps:
+        responses, total, errored = await _read_all(ctx, request, fill, reads)
+        if total >= min_bytes or errored or not tps or reads.remote:
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -347,7 +367,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     _for_version(ctx, responses)
     if total:  # BytesOutPerSec by topic, counted as the response is built (as Kafka)
         metrics = ctx.broker.metrics
-        for name, size in sizes:
+        for name, size in reads.by_topic:
             if size:
                 metrics.topic(name).bytes_out += size
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
