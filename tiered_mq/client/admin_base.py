@@ -121,15 +121,20 @@ class AdminBase:
         self, partitions: Sequence[TopicPartition], spec: str | int = "latest"
     ) -> dict[TopicPartition, int]:
         """``spec`` is ``earliest`` (log start offset), ``latest`` (log end offset) or a
-        timestamp in ms: the first offset whose record has a timestamp >= it (-1 if none)."""
-        if not partitions:
-            return {}
+        timestamp in ms: the first offset whose record has a timestamp >= it (-1 if none);
+        any other ``spec`` is a ``ValueError``."""
         if isinstance(spec, int):
             offset_spec = ck_admin.OffsetSpec.for_timestamp(spec)
         elif spec == "earliest":
             offset_spec = ck_admin.OffsetSpec.earliest()
-        else:
+        elif spec == "latest":
             offset_spec = ck_admin.OffsetSpec.latest()
+        else:
+            raise ValueError(
+                f"offset spec {spec!r}: give 'earliest', 'latest' or a timestamp in ms"
+            )
+        if not partitions:
+            return {}
         query = {confluent_kafka.TopicPartition(t, p): offset_spec for t, p in partitions}
         futures = self._admin.list_offsets(query, request_timeout=self._timeout)
         return {

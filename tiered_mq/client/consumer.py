@@ -30,6 +30,7 @@ from tiered_mq.topic_partition import TopicPartition
 OFFSET_BEGINNING = confluent_kafka.OFFSET_BEGINNING
 OFFSET_END = confluent_kafka.OFFSET_END
 OFFSET_STORED = confluent_kafka.OFFSET_STORED
+_LOGICAL_OFFSETS = frozenset({OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED})
 
 Handler = Callable[[ConsumedRecord], object]
 
@@ -65,13 +66,27 @@ class Consumer:
         """Joins the group for ``topics`` (needs a ``group_id``)."""
         if not self.config.commits:
             raise ClientError("_INVALID_ARG", "subscribe needs a group_id; use assign()")
-        self._consumer.subscribe(list(topics))
+        try:
+            self._consumer.subscribe(list(topics))
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, f"subscribe to {', '.join(topics)}") from exc
 
     def assign(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Reads exactly these partitions from these offsets (or OFFSET_BEGINNING/END/STORED)."""
-        self._consumer.assign(
-            [confluent_kafka.TopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()]
-        )
+        """Reads exactly these partitions from these offsets (or OFFSET_BEGINNING/END/STORED);
+        a negative offset other than those is ``ClientError`` ``_INVALID_ARG``."""
+        bad = {tp: o for tp, o in offsets.items() if o < 0 and o not in _LOGICAL_OFFSETS}
+        if bad:
+            tp, offset = next(iter(bad.items()))
+            raise ClientError("_INVALID_ARG", f"assign {tp}: invalid start offset {offset}")
+        try:
+            self._consumer.assign(
+                [
+                    confluent_kafka.TopicPartition(tp.topic, tp.partition, o)
+                    for tp, o in offsets.items()
+                ]
+            )
+        except confluent_kafka.KafkaException as exc:
+            raise ClientError.wrap(exc, "assign") from exc
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions this consumer reads now (empty while a group join is pending)."""
