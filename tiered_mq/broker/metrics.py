@@ -57,6 +57,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tiered_mq.errors import for_code
+from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -295,8 +296,9 @@ class ClusterCollector(Collector):
                 continue
             total += meta.partitions
             for i in range(meta.partitions):
-                if (name, i) not in hosted:
-                    state = self._metadata.partition_state((name, i))
+                tp = TopicPartition(name, i)
+                if tp not in hosted:
+                    state = self._metadata.partition_state(tp)
                     if state is None or state.leader in (self._node_id, -1):
                         offline += 1
         yield GaugeMetricFamily("tiered_mq_topics", "Topics in the metadata", value=len(topics))

@@ -10,6 +10,7 @@ from tests.unit.broker.conftest import Client
 from tests.unit.broker.test_produce_fetch import batch, create, produce_body
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.metrics import BrokerMetrics
+from tiered_mq.errors import KafkaStorageError
 
 
 def _free_port() -> int:
@@ -94,3 +95,33 @@ async def test_a_failed_acks_0_produce_counts_its_error_codes(
     )
     assert 'api="produce",error="NONE"' not in body  # an acks=0 success has no response
     assert 'tiered_mq_topic_messages_in_total{topic="quiet"} 1.0' in body
+
+
+async def test_partitions_the_broker_cannot_open_are_offline(
+    broker: Broker, client: Client
+) -> None:
+    """A topic whose logs fail to open (a file where a partition directory goes) is in the
+    metadata but served by no one: Kafka's OfflinePartitionsCount."""
+    await create(client, "fine")
+    before = await _scrape(broker.metrics)
+    assert "tiered_mq_offline_partitions 0.0" in before
+    (broker.config.data_dir / "blocked-1").write_text("not a directory")
+    r = await client.call(
+        19,
+        4,
+        {
+            "topics": [{"name": "blocked", "num_partitions": 2, "replication_factor": 1}],
+            "timeout_ms": 5000,
+        },
+    )
+    assert r["topics"][0]["error_code"] == KafkaStorageError.errno
+    body = await _scrape(broker.metrics)
+    assert "tiered_mq_offline_partitions 2.0" in body  # neither log of the topic opened
+    hosted = _sample(before, "tiered_mq_partitions")
+    assert _sample(body, "tiered_mq_partitions") == hosted
+    assert _sample(body, "tiered_mq_topic_partitions") == hosted + 2
+
+
+def _sample(body: str, name: str) -> float:
+    (line,) = [line for line in body.splitlines() if line.startswith(name + " ")]
+    return float(line.split()[1])
