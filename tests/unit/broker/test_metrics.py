@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import struct
 import urllib.request
 
 from tests.unit.broker.conftest import Client
 from tests.unit.broker.test_produce_fetch import batch, create, produce_body
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.metrics import BrokerMetrics
-from tiered_mq.errors import KafkaStorageError
+from tiered_mq.errors import KafkaStorageError, UnsupportedVersionError
 
 
 def _free_port() -> int:
@@ -125,3 +126,22 @@ async def test_partitions_the_broker_cannot_open_are_offline(
 def _sample(body: str, name: str) -> float:
     (line,) = [line for line in body.splitlines() if line.startswith(name + " ")]
     return float(line.split()[1])
+
+
+async def test_an_api_versions_of_an_unknown_version_counts_unsupported_version(
+    broker: Broker, client: Client
+) -> None:
+    """As librdkafka's first ApiVersions of a version newer than the broker's: answered v0
+    UNSUPPORTED_VERSION, counted as Kafka counts it."""
+    client_id = b"future"
+    header = struct.pack(">hhih", 18, 99, 7, len(client_id)) + client_id + b"\x00"
+    client.writer.write(struct.pack(">i", len(header)) + header)
+    (size,) = struct.unpack(">i", await client.reader.readexactly(4))
+    payload = await client.reader.readexactly(size)
+    assert struct.unpack_from(">ih", payload) == (7, UnsupportedVersionError.errno)
+    body = await _scrape(broker.metrics)
+    assert (
+        'tiered_mq_response_errors_total{api="api_versions",error="UNSUPPORTED_VERSION"} 1.0'
+        in body
+    )
+    assert 'tiered_mq_requests_total{api="api_versions"} 1.0' in body
