@@ -59,7 +59,16 @@ class Consumer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        """Closes; when the block raised, a failure to close (the commit, with the broker gone)
+        is added to that exception as a note instead of replacing it (Java's
+        try-with-resources keeps it as a suppressed exception)."""
+        if exc is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except ClientError as err:
+            exc.add_note(f"then closing the consumer failed: {err}")
 
     # -- assignment --------------------------------------------------------------------
     def subscribe(self, topics: Sequence[str]) -> None:

@@ -179,7 +179,9 @@ class Producer:
 
     @contextmanager
     def transaction(self, timeout: float = 30.0) -> Iterator[Producer]:
-        """Begin; commit on normal exit (flushing first); abort if the body raises."""
+        """Begin; commit on normal exit (flushing first); abort if the body raises. The body's
+        exception, or the commit's ``ClientError``, is what propagates; an abort that fails as
+        well is a note on it (``add_note``), never a raw confluent-kafka exception."""
         self.init_transactions()
         try:
             self._producer.begin_transaction()
@@ -187,15 +189,30 @@ class Producer:
             raise ClientError.wrap(exc, "begin transaction") from exc
         try:
             yield self
-        except BaseException:
-            self._producer.abort_transaction(timeout)
+        except BaseException as body_error:
             self._failures.clear()
+            aborted = self._abort(timeout)
+            if aborted is not None:  # the body's exception stays the one raised
+                body_error.add_note(f"then aborting the transaction failed: {aborted}")
             raise
         try:
             self._producer.commit_transaction(timeout)
         except confluent_kafka.KafkaException as exc:
+            error = ClientError.wrap(exc, "commit transaction")
+            aborted = self._abort(timeout)
+            if aborted is not None:
+                error.add_note(f"then aborting the transaction failed: {aborted}")
+            raise error from exc
+
+    def _abort(self, timeout: float) -> ClientError | None:
+        """Aborts the open transaction; its failure (a fenced or fatally failed producer,
+        a broker gone) is returned as ``ClientError``, for the caller to attach to the error
+        that made it abort."""
+        try:
             self._producer.abort_transaction(timeout)
-            raise ClientError.wrap(exc, "commit transaction") from exc
+        except confluent_kafka.KafkaException as exc:
+            return ClientError.wrap(exc, "abort transaction")
+        return None
 
     def send_offsets(
         self, offsets: Sequence[Any], group_metadata: Any, timeout: float = 30.0
