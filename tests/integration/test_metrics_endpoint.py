@@ -142,7 +142,7 @@ def test_partition_counts(broker_factory: BrokerFactory) -> None:
     # one broker: a topic asking for 2 in-sync replicas cannot take acks=all writes
     assert samples["tiered_mq_under_min_isr_partitions"] == 2
     assert samples["tiered_mq_offline_partitions"] == 0
-    assert samples["tiered_mq_topic_partitions"] == hosted
+    assert samples["tiered_mq_global_partitions"] == hosted
     delete(broker.bootstrap, "strict")
     samples = scrape(port)
     assert samples["tiered_mq_under_min_isr_partitions"] == 0

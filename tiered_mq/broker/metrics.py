@@ -14,14 +14,18 @@ equivalent after ``#``)::
     tiered_mq_topic_bytes_in_total{topic}         }  the same per topic (BrokerTopicMetrics
     tiered_mq_topic_messages_in_total{topic}      }  BytesInPerSec, MessagesInPerSec,
     tiered_mq_topic_bytes_out_total{topic}        }  BytesOutPerSec,topic=...)
-    tiered_mq_request_latency_seconds{api}        handling time, histogram   # TotalTimeMs
+    tiered_mq_request_latency_seconds{api}        handling time, histogram: TotalTimeMs
+                                                  without the request's time queued behind
+                                                  its connection's earlier ones and the
+                                                  response's send (a Fetch's long poll in)
     tiered_mq_connections                         open client connections
     tiered_mq_partitions                          partitions hosted          # PartitionCount
     tiered_mq_leader_partitions                   of which this broker leads # LeaderCount
-    tiered_mq_under_replicated_partitions         ISR smaller than replicas  # UnderReplicated...
-    tiered_mq_under_min_isr_partitions            ISR below min.insync.replicas
-    tiered_mq_offline_partitions                  in the metadata, not hosted # OfflinePartitions...
-    tiered_mq_topics / tiered_mq_topic_partitions topics and their partitions in the metadata
+    tiered_mq_under_replicated_partitions         ISR smaller than replicas  # UnderReplicated
+    tiered_mq_under_min_isr_partitions            ISR < min.insync.replicas  # UnderMinIsr...
+    tiered_mq_offline_partitions                  in the metadata, unserved  # OfflinePartitions
+    tiered_mq_global_topics                       topics in the metadata     # GlobalTopicCount
+    tiered_mq_global_partitions                   their partitions           # GlobalPartition..
     tiered_mq_partition_log_end_offset{topic,partition}      }  read at scrape time from the
     tiered_mq_partition_high_watermark{topic,partition}      }  partitions (no hot-path cost)
     tiered_mq_partition_log_start_offset{topic,partition}    }
@@ -301,9 +305,11 @@ class ClusterCollector(Collector):
                     state = self._metadata.partition_state(tp)
                     if state is None or state.leader in (self._node_id, -1):
                         offline += 1
-        yield GaugeMetricFamily("tiered_mq_topics", "Topics in the metadata", value=len(topics))
         yield GaugeMetricFamily(
-            "tiered_mq_topic_partitions", "Partitions of the topics in the metadata", value=total
+            "tiered_mq_global_topics", "Topics in the metadata", value=len(topics)
+        )
+        yield GaugeMetricFamily(
+            "tiered_mq_global_partitions", "Partitions of the topics in the metadata", value=total
         )
         yield GaugeMetricFamily(
             "tiered_mq_offline_partitions",

@@ -120,7 +120,7 @@ async def test_partitions_the_broker_cannot_open_are_offline(
     assert "tiered_mq_offline_partitions 2.0" in body  # neither log of the topic opened
     hosted = _sample(before, "tiered_mq_partitions")
     assert _sample(body, "tiered_mq_partitions") == hosted
-    assert _sample(body, "tiered_mq_topic_partitions") == hosted + 2
+    assert _sample(body, "tiered_mq_global_partitions") == hosted + 2
 
 
 def _sample(body: str, name: str) -> float:
