@@ -246,3 +246,34 @@ def test_an_admin_aborts_a_stuck_transaction(
     # DescribeProducers now reports the coordinator epoch of that last marker (ours: 0)
     ended = {p.producer_id: p for p in admin.describe_producers([tp])[tp].active_producers}
     assert ended[pid].coordinator_epoch == 0
+
+
+def test_describe_producers_last_timestamp_follows_the_marker(broker: BrokerProcess) -> None:
+    """Kafka's ``appendEndTxnMarker`` moves the producer's ``lastTimestamp`` to the COMMIT
+    marker's timestamp, and DescribeProducers answers it, after a restart too (the producer
+    snapshot keeps it). It answered the records' timestamp, an hour old here."""
+    topic = _topic(broker.bootstrap)
+    tp = TopicPartition(topic, 0)
+    an_hour_ago = int(time.time() * 1000) - 3_600_000
+    producer = _txn_producer(broker.bootstrap, f"ts-{uuid.uuid4().hex[:6]}")
+    producer.begin_transaction()
+    producer.produce(topic, b"late", partition=0, timestamp=an_hour_ago)
+    producer.flush(TIMEOUT)
+
+    def last_timestamp() -> int:
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            (entry,) = admin.describe_producers([tp])[tp].active_producers
+        finally:
+            admin.close()
+        return int(entry.last_timestamp)
+
+    assert last_timestamp() == an_hour_ago  # the data batch's
+    before = int(time.time() * 1000)
+    producer.commit_transaction(TIMEOUT)
+    after = int(time.time() * 1000)
+    committed = last_timestamp()
+    assert before <= committed <= after  # the marker's: written by the broker at the commit
+    producer.close()
+    broker.restart()
+    assert last_timestamp() == committed

@@ -30,7 +30,8 @@ Snapshot file ``{offset:020d}.snapshot`` in the partition dir holds the state of
       last_sequence         i32
       last_offset           i64
       offset_delta          i32  last_offset - first offset of the producer's last batch
-      timestamp             i64  max timestamp of that batch
+      timestamp             i64  the producer's last timestamp (``ProducerEntry.last_timestamp``:
+                                 of its last data batch or marker, Kafka's ``lastTimestamp``)
       coordinator_epoch     i32  of the producer's last marker (-1: none)
       current_txn_first_offset i64 first offset of the producer's ongoing transaction (-1: none)
 
@@ -42,8 +43,8 @@ markers after fencing carry the new epoch).
 
 DescribeProducers reads :meth:`ProducerStateManager.active_producers`: the coordinator epoch is
 the one of the producer's last marker (-1 before its first; kept across epoch bumps, as Kafka
-does); the last timestamp is the max timestamp of the producer's last data batch (Kafka also
-moves it to a marker's timestamp).
+does); the last timestamp is the max timestamp of the producer's last batch, data or COMMIT /
+ABORT marker (Kafka's ``lastTimestamp``, which ``appendEndTxnMarker`` moves to the marker's).
 
 Producer id expiration (Kafka's ``producer.id.expiration.ms``, KIP-854): a producer whose last
 batch or marker (``ProducerEntry.last_timestamp``, that batch's max timestamp, as Kafka's
@@ -108,7 +109,7 @@ class ActiveProducer:
     producer_id: int
     producer_epoch: int
     last_sequence: int
-    last_timestamp: int  # max timestamp of the producer's last batch
+    last_timestamp: int  # max timestamp of the producer's last batch, data or marker
     coordinator_epoch: int  # of the producer's last marker
     current_txn_start_offset: int
 
@@ -279,13 +280,12 @@ class ProducerStateManager:
         """Every producer id this partition remembers, by id (a walk of the map, no log read)."""
         out = []
         for pid, e in sorted(self.producers.items()):
-            last = e.batches[-1] if e.batches else None
             out.append(
                 ActiveProducer(
                     pid,
                     e.epoch,
                     e.last_seq,
-                    last.timestamp if last is not None else -1,
+                    e.last_timestamp,
                     e.coordinator_epoch,
                     e.current_txn_first_offset,
                 )
@@ -333,7 +333,7 @@ class ProducerStateManager:
                 b.last_seq,
                 b.last_offset,
                 b.last_offset - b.first_offset,
-                b.timestamp,
+                e.last_timestamp,
                 e.coordinator_epoch,
                 e.current_txn_first_offset,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -45,12 +46,19 @@ async def test_active_producers_follow_appends_and_markers(tmp_path: Path) -> No
     ]
     await produce(p, pid=9, seq=2, txn=True, n=1)  # same transaction: start unchanged
     assert p.producer_state.active_producers()[1].current_txn_start_offset == 7
+    before = int(time.time() * 1000)
     await p.append_txn_marker(9, 0, commit=True, coordinator_epoch=3)
-    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 0, 2, 1000, 3, -1)
+    committed = p.producer_state.active_producers()[1]
+    # the last timestamp is the marker's, as Kafka's appendEndTxnMarker sets it
+    assert before <= committed.last_timestamp <= time.time() * 1000
+    assert committed == ActiveProducer(9, 0, 2, committed.last_timestamp, 3, -1)
     # a fencing marker with a bumped epoch: the new epoch has sent nothing yet
     await produce(p, pid=9, seq=3, txn=True, n=1)
+    assert p.producer_state.active_producers()[1].last_timestamp == 1000
     await p.append_txn_marker(9, 1, commit=False, coordinator_epoch=4)
-    assert p.producer_state.active_producers()[1] == ActiveProducer(9, 1, -1, -1, 4, -1)
+    fenced = p.producer_state.active_producers()[1]
+    assert fenced == ActiveProducer(9, 1, -1, fenced.last_timestamp, 4, -1)
+    assert fenced.last_timestamp >= committed.last_timestamp
     # a data batch of the new epoch keeps the last marker's coordinator epoch (as Kafka)
     await produce(p, pid=9, seq=0, n=1, epoch=2)
     assert p.producer_state.active_producers()[1].coordinator_epoch == 4
@@ -76,11 +84,14 @@ async def test_marker_coordinator_epoch_survives_a_reopen(
     p = open_partition(tmp_path)
     await produce(p, pid=9, seq=0, txn=True, n=2)
     await p.append_txn_marker(9, 0, commit=False, coordinator_epoch=7)
+    (marked,) = p.producer_state.active_producers()
+    assert marked == ActiveProducer(9, 0, 1, marked.last_timestamp, 7, -1)
+    assert marked.last_timestamp > 1000  # the marker's (now), not the data batch's
     p.close()  # takes a producer snapshot
     if not from_snapshot:  # as after a crash before any snapshot: replay reads the marker
         delete_snapshots(tmp_path)
     p = open_partition(tmp_path)
-    assert p.producer_state.active_producers() == [ActiveProducer(9, 0, 1, 1000, 7, -1)]
+    assert p.producer_state.active_producers() == [marked]
     p.close()
 
 
