@@ -47,7 +47,10 @@ class AdminBase:
         self._login_error: Any = None
         conf = self.config.to_librdkafka()
         conf.setdefault("error_cb", self._on_error)
-        self._admin = ck_admin.AdminClient(conf)
+        try:
+            self._admin = ck_admin.AdminClient(conf)
+        except confluent_kafka.KafkaException as exc:  # a property librdkafka refuses
+            raise ClientError.wrap(exc, "admin config") from exc
 
     def _on_error(self, err: Any) -> None:
         """librdkafka's error callback (served by ``poll``): keeps a refused login."""

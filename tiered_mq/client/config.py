@@ -34,7 +34,10 @@ BOOTSTRAP_ENV = "TIERED_MQ_BOOTSTRAP"
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 COMPRESSIONS: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
-OffsetReset = Literal["earliest", "latest", "error"]
+OffsetReset = Literal["earliest", "latest", "none", "error"]
+"""``auto_offset_reset``: Kafka's ``none`` is librdkafka's ``error`` (either name works): a
+partition without a committed offset, or whose offset is out of range, is an error
+(``_AUTO_OFFSET_RESET``) instead of a jump to either end."""
 
 
 class DeliverySemantics(StrEnum):
@@ -208,7 +211,8 @@ class ConsumerConfig:
         # librdkafka insists on a group.id even for assign()-only consumers; nothing is
         # committed for it because auto commit is off and the wrapper never commits.
         conf["group.id"] = self.group_id or f"{self.client_id}-nogroup"
-        conf["auto.offset.reset"] = self.auto_offset_reset
+        reset = self.auto_offset_reset
+        conf["auto.offset.reset"] = "error" if reset == "none" else reset
         conf["session.timeout.ms"] = self.session_timeout_ms
         conf["enable.partition.eof"] = False
         conf["fetch.queue.backoff.ms"] = self.fetch_queue_backoff_ms

@@ -47,7 +47,10 @@ def _next_offsets(records: Iterable[ConsumedRecord]) -> list[confluent_kafka.Top
 class Consumer:
     def __init__(self, config: ConsumerConfig | None = None, **overrides: Any) -> None:
         self.config = config if config is not None else ConsumerConfig(**overrides)
-        self._consumer = confluent_kafka.Consumer(self.config.to_librdkafka())
+        try:
+            self._consumer = confluent_kafka.Consumer(self.config.to_librdkafka())
+        except confluent_kafka.KafkaException as exc:  # a property librdkafka refuses
+            raise ClientError.wrap(exc, "consumer config") from exc
         self._closed = False
 
     def __enter__(self) -> Consumer:

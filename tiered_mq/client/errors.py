@@ -7,7 +7,9 @@
 ``ClientError.name`` is Kafka's upper-case error name (as in ``tiered_mq.errors``) for broker
 errors, librdkafka's for local ones (which start with ``_``); ``code`` is its number (broker
 codes are >= 0, local ones negative).
-``str()`` reads ``NAME: message``, which is what the CLI prints.
+``str()`` reads ``NAME: message``, which is what the CLI prints. ``Producer``, ``Consumer`` and
+``Admin`` raise it from their constructors too: ``_INVALID_ARG`` for a librdkafka property (in
+``extra``) or value that librdkafka refuses.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class ClientError(Exception):
     @classmethod
     def from_kafka_error(cls, err: Any, context: str = "") -> ClientError:
         """Builds from a ``confluent_kafka.KafkaError``; ``context`` prefixes the message."""
-        message = err.str() or ""
+        message = (err.str() or "").strip()  # librdkafka ends some with a newline
         name = err.name()
         code = err.code()
         if code >= 0:  # a broker error: use Kafka's name (librdkafka abbreviates some)

@@ -41,7 +41,10 @@ POLL_EVERY = 1000
 class Producer:
     def __init__(self, config: ProducerConfig | None = None, **overrides: Any) -> None:
         self.config = config if config is not None else ProducerConfig(**overrides)
-        self._producer = confluent_kafka.Producer(self.config.to_librdkafka())
+        try:
+            self._producer = confluent_kafka.Producer(self.config.to_librdkafka())
+        except confluent_kafka.KafkaException as exc:  # a property librdkafka refuses
+            raise ClientError.wrap(exc, "producer config") from exc
         self._failures: list[tuple[str, int, ClientError]] = []
         self._transactions_ready = False
         self.delivered = 0

@@ -4,6 +4,8 @@ broker: each is refused before any request)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tiered_mq.client import (
@@ -15,6 +17,8 @@ from tiered_mq.client import (
     ClientError,
     Consumer,
     ConsumerConfig,
+    Producer,
+    ProducerConfig,
 )
 from tiered_mq.topic_partition import TopicPartition
 
@@ -49,3 +53,38 @@ def test_assign_takes_the_logical_offsets() -> None:
         logical = [OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, 0, 7]
         consumer.assign({TopicPartition("t", p): o for p, o in enumerate(logical)})
         assert len(consumer.assignment()) == len(logical)
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda: Producer(ProducerConfig(bootstrap_servers=DEAD, extra={"no.such": 1})),
+            'producer config: No such configuration property: "no.such"',
+        ),
+        (
+            lambda: Consumer(ConsumerConfig(bootstrap_servers=DEAD, session_timeout_ms=-5)),
+            'consumer config: Configuration property "session.timeout.ms" value -5 is outside'
+            " allowed range 1..3600000",
+        ),
+        (
+            lambda: Admin(AdminConfig(bootstrap_servers=DEAD, extra={"acks": "two"})),
+            "admin config: Invalid value",
+        ),
+    ],
+)
+def test_a_property_librdkafka_refuses_is_a_client_error(make: Any, said: str) -> None:
+    """The constructors let confluent-kafka's KafkaException out (and its message kept
+    librdkafka's trailing newline, an empty line under the CLI's error)."""
+    with pytest.raises(ClientError) as raised:
+        make()
+    assert raised.value.name == "_INVALID_ARG"
+    assert said in str(raised.value)
+    assert str(raised.value) == str(raised.value).strip()
+
+
+def test_auto_offset_reset_takes_kafkas_none() -> None:
+    """Kafka's ``auto.offset.reset=none`` is librdkafka's ``error``; librdkafka refused "none"."""
+    config = ConsumerConfig(bootstrap_servers=DEAD, group_id="g", auto_offset_reset="none")
+    assert config.to_librdkafka()["auto.offset.reset"] == "error"
+    Consumer(config).close()
