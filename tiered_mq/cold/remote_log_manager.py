@@ -66,6 +66,7 @@ from prometheus_client import CollectorRegistry
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import DEFAULT_CHUNK_SIZE, ChunkCache
+from tiered_mq.cold.keyed_locks import KeyedLocks
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
@@ -174,8 +175,9 @@ class RemoteLogManager:
         self._topic_manifests: set[tuple[str, str]] = set()  # topic.json known of that id
         # one topic.json write per topic at a time: an uploader that needs it waits for the
         # admin's write in flight instead of sending a second PUT of the same key (SeaweedFS
-        # answers the second only about 1 s later, and the first uploads wait that long)
-        self._topic_json_locks: dict[str, asyncio.Lock] = {}
+        # answers the second only about 1 s later, and the first uploads wait that long);
+        # a topic's lock lives only while in use, not for every topic name ever written
+        self._topic_json_locks: KeyedLocks[str] = KeyedLocks()
         self.on_topic_manifest_needed: Callable[[str], Awaitable[None]] | None = None
         self.txn_index = RemoteTxnIndex(store, self.reader.manifest)
         self._uploaders: dict[TopicPartition, PartitionUploader] = {}
@@ -348,13 +350,10 @@ class RemoteLogManager:
         self, topic: str, partition_count: int, configs: dict[str, str], topic_id: str | None = None
     ) -> None:
         doc = TopicManifest(topic, partition_count, dict(configs), topic_id)
-        async with self._topic_json_lock(topic):
+        async with self._topic_json_locks.hold(topic):
             await self.store.put(layout.topic_manifest_key(self.prefix, topic), doc.to_json())
             if topic_id is not None:
                 self._topic_manifests.add((topic, topic_id))
-
-    def _topic_json_lock(self, topic: str) -> asyncio.Lock:
-        return self._topic_json_locks.setdefault(topic, asyncio.Lock())
 
     def _forget_topic_manifest(self, topic: str) -> None:
         self._topic_manifests = {k for k in self._topic_manifests if k[0] != topic}
@@ -366,7 +365,7 @@ class RemoteLogManager:
         if (topic, topic_id) in self._topic_manifests or self.on_topic_manifest_needed is None:
             return
         key = layout.topic_manifest_key(self.prefix, topic)
-        async with self._topic_json_lock(topic):  # after a write in flight, if any
+        async with self._topic_json_locks.hold(topic):  # after a write in flight, if any
             if (topic, topic_id) in self._topic_manifests:
                 return
             try:
