@@ -169,3 +169,20 @@ def test_a_topic_whose_znode_is_removed_stops_being_served(
         admin.create_topics([NewTopic("gone", 1, 1)])["gone"].result(20)
         produce(broker.bootstrap, "gone", [b"new"])
         assert read_all(broker.bootstrap, "gone", 1, 1) == [b"new"]
+
+
+def test_a_topic_znode_emptied_by_another_tool_keeps_its_logs(
+    tmp_path: Path, chroot: str, zk: KazooClient
+) -> None:
+    """``/brokers/topics/t`` set to empty data is unreadable, not gone: the broker logs it and
+    goes on serving the topic with its records. Before, empty data read as a removed znode, so
+    the broker deleted the topic's logs."""
+    data = tmp_path / "data"
+    with zk_broker(data, chroot) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("emptied", 1, 1)])["emptied"].result(20)
+        produce(broker.bootstrap, "emptied", [b"a", b"b"])
+        zk.set(znodes.topic("emptied"), b"")  # the other tool
+        time.sleep(3)  # the watch fires within milliseconds; give a deletion time to show
+        assert (data / "emptied-0").is_dir()
+        assert read_all(broker.bootstrap, "emptied", 1, 2) == [b"a", b"b"]

@@ -257,11 +257,13 @@ def _watcher(
     unreadable: Callable[[], None] | None = None,
 ) -> DataCallback:
     """The DataWatch callback of ``path``: ``apply`` its decoded data (None once the znode is
-    gone). Data that is not Kafka's JSON is logged and ignored, and ``unreadable`` is called."""
+    gone). Data that is not Kafka's JSON, empty data included, is logged and ignored, and
+    ``unreadable`` is called: an emptied topic znode must not read as a deleted topic, whose
+    local logs the broker would delete."""
 
     def watch(data: bytes | None, _stat: Any) -> None:
         try:
-            value = decode(data) if data else None
+            value = None if data is None else decode(data)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.warning("ignoring the data of %s: %r", path, e)
             if unreadable is not None:
