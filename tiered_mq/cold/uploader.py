@@ -21,7 +21,9 @@ remote retention goes on, while local retention applies retention.ms/bytes to th
 below it are then deleted. The copy lag is then 0, not counted: nothing waits for an upload by
 design (Kafka's RemoteLogManager cancels the copy task and calls ``resetLagStats``); the same
 holds while remote storage is disabled.
-With ``remote.storage.enable=false`` a pass does nothing, unless
+With ``remote.storage.enable=false`` a pass does nothing (so the next one waits for ``wake()``,
+which a config change gives, ReplicaManager.reconfigure_topic, not for ``check_interval_s``:
+thousands of untiered partitions polled every second cost a broker 10% of a core idle), unless
 ``remote.log.delete.on.disable=true`` (KIP-950: the topic was tiered and turned off): then it
 raises the log start offset to the local log start offset (consumers below it get
 OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
@@ -166,10 +168,11 @@ class PartitionUploader:
     async def _upload_routine(self) -> None:
         failures = 0
         while True:
+            self._wake.clear()  # before the pass: a wake() during it calls for another
             try:
                 await self.run_pass()
                 failures, self.last_error = 0, None
-                delay = self._settings.check_interval_s
+                delay = self._settings.check_interval_s if self._passes_due() else None
             except FencedError as e:
                 self.state, self.last_error = "fenced", str(e)
                 log.warning("%s: stopping uploads, deposed leader: %s", self.tp, e)
@@ -183,13 +186,22 @@ class PartitionUploader:
                 self._publish_lag()  # the lag grows while the bucket is unreachable
                 delay = self._settings.retry_delay(failures)
                 log.warning("%s: tiering pass failed (retry in %.1fs): %s", self.tp, delay, e)
-            self._wake.clear()
+                self._wake.clear()  # the retry waits out its backoff
             # asyncio.timeout, not wait_for: Python 3.11's wait_for returns normally when the
             # wait ends in the loop turn that cancels it (a roll's wake() beside a stop()),
             # the cancellation lost, and stop() would then await this task forever
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._wake.wait()
+
+    def _passes_due(self) -> bool:
+        """Whether passes are due every ``check_interval_s``: not while remote storage is
+        disabled without delete.on.disable, when a pass does nothing until the config changes."""
+        config = self.config if self._config_source is None else self._config_source()
+        return bool(
+            getattr(config, "remote_storage_enable", True)
+            or getattr(config, "remote_log_delete_on_disable", False)
+        )
 
     async def run_pass(self) -> None:
         """One pass (see the module docstring); raises on the first failure."""
