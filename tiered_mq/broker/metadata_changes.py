@@ -109,7 +109,7 @@ class MetadataChanges:
                     await registry.delete_topic(name)
         async with registry.lock:
             unreadable = coordinator.unreadable_topics()
-            for name in sorted({tp.topic for tp in rm.partitions}):
+            for name in sorted({tp.topic for tp in [*rm.partitions, *rm.offline]}):
                 if coordinator.get_topic(name) is None and name not in unreadable:
                     log.warning(
                         "topic %s is no longer in the metadata (removed by another tool): its "

@@ -32,6 +32,15 @@ deleted and created again) are renamed ``-delete`` and removed the same way, nev
 before it serves a request. The partitions of one CreateTopics (or of one topic at start) open
 together in worker threads, their fsyncs grouped (:meth:`ReplicaManager._open_locals`).
 
+Offline partitions (Kafka's ``HostedPartition.Offline``): a partition of the metadata whose log
+failed to open (a file where its directory goes, a permissions error, a log recovery refused) is
+kept in :attr:`ReplicaManager.offline` with the reason, and is served by no one: requests for it
+raise KAFKA_STORAGE_ERROR (:meth:`ReplicaManager.get_partition`) and Metadata answers it
+LEADER_NOT_AVAILABLE with this broker among its offline replicas. It leaves that set when a later
+open succeeds (the next start; in ZooKeeper mode also the next metadata change, which retries
+the partitions assigned here and not hosted) or when its topic is deleted. Nothing of its
+directory is changed.
+
 Crash behaviour: nothing here is durable by itself; the logs recover their tails on open and the
 producer state is rebuilt from the newest snapshot plus a replay (see partition.py).
 """
@@ -61,6 +70,8 @@ from tiered_mq.broker.stray_partitions import (
 from tiered_mq.compaction.cleaner_manager import LogCleaner
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import (
+    KafkaError,
+    KafkaStorageError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -90,6 +101,8 @@ class ReplicaManager:
         self.config = config
         self.coordinator = coordinator
         self.partitions: dict[TopicPartition, Partition] = {}
+        # in the metadata, assigned here, but their logs failed to open: partition -> why
+        self.offline: dict[TopicPartition, str] = {}
         self.purgatory = FetchPurgatory()
         self.topic_registry: TopicRegistry | None = None
         self.remote_log_manager: Any = None
@@ -197,7 +210,9 @@ class ReplicaManager:
         all in one worker-thread hop (:meth:`_open_locals`); each directory records the
         topic's id (``claim_dirs``: one of another topic id is set aside as a stray and removed
         in the background). When it returns, the new directories, their ``partition.metadata``
-        and their empty segments are on disk (fsynced); none of them serves a request before."""
+        and their empty segments are on disk (fsynced); none of them serves a request before.
+        A partition whose log fails to open is recorded in :attr:`offline`, the others are
+        served, and the first such error is raised once they are."""
         config = self.log_config(overrides)
         meta = self.coordinator.get_topic(topic)
         topic_id = meta.topic_id if meta is not None else None
@@ -209,7 +224,12 @@ class ReplicaManager:
         epochs = [
             (tp, state.leader_epoch if state is not None else 0) for tp, state in states.items()
         ]
-        strays, opened = await asyncio.to_thread(self._open_locals, epochs, topic_id, config)
+        try:
+            strays, opened, failed = await asyncio.to_thread(
+                self._open_locals, epochs, topic_id, config
+            )
+        except Exception as error:  # none of them opened
+            strays, opened, failed = [], [], dict.fromkeys(wanted, error)
         self._remove_dirs(strays)
         now = int(time.time() * 1000)
         expiration_ms = self.config.get_int("producer.id.expiration.ms")
@@ -221,15 +241,22 @@ class ReplicaManager:
             partition.on_append = self.purgatory.notify
             partition.on_roll = self._on_roll
             self.partitions[tp] = partition
+            self.offline.pop(tp, None)
             if self.remote_log_manager is not None:
                 self.remote_log_manager.on_become_leader(tp, partition)
+        for tp, exc in failed.items():
+            self.offline[tp] = f"{type(exc).__name__}: {exc}"
+            log.error("%s is offline: its log failed to open: %s", tp, exc)
+        if failed:
+            raise next(iter(failed.values()))
         return opened
 
     def _open_locals(
         self, epochs: list[tuple[TopicPartition, int]], topic_id: str | None, config: LogConfig
-    ) -> tuple[list[Path], list[Partition]]:
-        """(the strays set aside; the opened partitions), for each (partition, leader epoch)
-        of ``epochs``. Blocking: a worker thread's.
+    ) -> tuple[list[Path], list[Partition], dict[TopicPartition, Exception]]:
+        """(the strays set aside; the opened partitions; the partitions whose log failed to
+        open, with the error), for each (partition, leader epoch) of ``epochs``. Blocking: a
+        worker thread's.
 
         Steps: claim each directory (stray_partitions.claim_dirs: a stray renamed ``-delete``,
         a missing directory created) and open its log (a new one creates its empty segment and
@@ -239,10 +266,15 @@ class ReplicaManager:
         no fsync of its own: the small files and directory entries of a whole CreateTopics go
         to disk together.
 
+        A partition whose claim or open fails (a file where its directory goes, a log that
+        cannot be read) does not keep the others from opening: it is returned among the
+        failures, its directory as it was.
+
         Crash behaviour: a crash before the last step leaves directories without
         ``partition.metadata`` (adopted by the next open) and maybe without their segment
-        files (created again by the next open); nothing was served from them. On an error the
-        logs opened here are closed and the first error raised (the next open retries)."""
+        files (created again by the next open); nothing was served from them. When the last
+        step fails the logs opened here are closed and its error raised (the next open
+        retries)."""
 
         def open_one(tp: TopicPartition, epoch: int) -> tuple[Claims, Partition]:
             dir = self.partition_dir(tp)
@@ -251,21 +283,20 @@ class ReplicaManager:
             return claims, Partition.open(tp, dir, config, epoch, sync_dir=False, new=new)
 
         with ThreadPoolExecutor(min(OPEN_WORKERS, len(epochs)), "open-partition") as pool:
-            futures = [pool.submit(open_one, tp, epoch) for tp, epoch in epochs]
-        claims, opened, errors = Claims([], [], set()), [], []
-        for future in futures:
+            futures = [(tp, pool.submit(open_one, tp, epoch)) for tp, epoch in epochs]
+        claims, opened = Claims([], [], set()), []
+        failed: dict[TopicPartition, Exception] = {}
+        for tp, future in futures:
             try:
                 got, partition = future.result()
             except Exception as exc:
-                errors.append(exc)
+                failed[tp] = exc
                 continue
             claims.strays.extend(got.strays)
             claims.unrecorded.extend(got.unrecorded)
             claims.created_in.update(got.created_in)
             opened.append(partition)
         try:
-            if errors:
-                raise errors[0]
             new_logs = [p.log.dir for p in opened if p.log.created]
             record_claims(claims, [*new_logs, *(p.parent for p in new_logs)])
         except BaseException:
@@ -273,7 +304,7 @@ class ReplicaManager:
                 with contextlib.suppress(Exception):
                     partition.close()
             raise
-        return claims.strays, opened
+        return claims.strays, opened, failed
 
     def _on_roll(self, tp: TopicPartition) -> None:
         """A segment was rolled: the cold tier may upload it at once."""
@@ -291,6 +322,8 @@ class ReplicaManager:
         failure: OSError | None = None
         if self.on_topic_deleted is not None:
             self.on_topic_deleted(topic)
+        for tp in [tp for tp in self.offline if tp.topic == topic]:
+            del self.offline[tp]
         for tp in doomed:
             partition = self.partitions.pop(tp)
             if self.remote_log_manager is not None:
@@ -367,10 +400,20 @@ class ReplicaManager:
 
     # lookups ------------------------------------------------------------------------------------
     def get_partition(self, tp: TopicPartition) -> Partition:
+        """The hosted partition ``tp``; KAFKA_STORAGE_ERROR for an offline one (Kafka's
+        getPartitionOrException), UNKNOWN_TOPIC_OR_PARTITION for one not hosted."""
         partition = self.partitions.get(tp)
         if partition is None:
+            if tp in self.offline:
+                raise self.offline_error(tp)
             raise UnknownTopicOrPartitionError(f"{tp} is not hosted on this broker")
         return partition
+
+    def offline_error(self, tp: TopicPartition) -> KafkaError:
+        """The error answered for the offline partition ``tp``."""
+        return KafkaStorageError(
+            f"{tp} is offline: its log failed to open ({self.offline.get(tp, 'unknown')})"
+        )
 
     def local_log(self, tp: TopicPartition) -> LocalLog:
         return self.get_partition(tp).log

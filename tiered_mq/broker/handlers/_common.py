@@ -217,11 +217,14 @@ def alter_not_served(ctx: RequestContext, resource_type: int, name: str) -> None
 
 
 def hosted_partition(ctx: RequestContext, tp: TopicPartition) -> Partition:
-    """The partition ``tp`` of this broker: NOT_LEADER_OR_FOLLOWER for one the cluster knows
-    but this broker does not host, UNKNOWN_TOPIC_OR_PARTITION for one it does not know."""
+    """The partition ``tp`` of this broker: KAFKA_STORAGE_ERROR for an offline one (its log
+    failed to open), NOT_LEADER_OR_FOLLOWER for one the cluster knows but this broker does not
+    host, UNKNOWN_TOPIC_OR_PARTITION for one it does not know (Kafka's getPartitionOrError)."""
     rm = ctx.broker.replica_manager
     partition = rm.partitions.get(tp)
     if partition is None:
+        if tp in rm.offline:
+            raise rm.offline_error(tp)
         topic = rm.coordinator.get_topic(tp.topic)
         if topic is not None and topic.has_partition(tp.partition):
             raise NotLeaderOrFollowerError(f"{tp} has no replica on this broker")

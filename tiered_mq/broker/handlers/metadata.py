@@ -11,6 +11,13 @@ needs CREATE on the cluster or the topic, and a missing topic it would create fo
 without it answers TOPIC_AUTHORIZATION_FAILED too (Kafka's: a producer fails at once instead of
 waiting for a topic that never comes). v8+ answers the topics' (and, v8-10, the cluster's)
 authorized operations when asked (acl/operations.py).
+
+A partition this broker should lead but cannot serve (offline: its log failed to open,
+ReplicaManager.offline) is answered as Kafka's metadata cache answers a partition without a
+live leader: LEADER_NOT_AVAILABLE, leader -1, its leader epoch, replicas and ISR as recorded,
+and this broker in ``offline_replicas`` (v5+). The topic's own error stays NONE. Clients then
+hold that partition's records (a keyed producer never moves them to another partition) and
+look again, instead of sending requests the broker can only refuse.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from tiered_mq.broker.handlers._common import error_code, live_brokers
 from tiered_mq.broker.topic_names import is_internal, validate_topic_name
 from tiered_mq.errors import (
     InvalidTopicError,
+    LeaderNotAvailableError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
@@ -44,23 +52,27 @@ def _topic_entry(ctx: RequestContext, name: str) -> dict[str, Any]:
     if meta is None:
         return {"error_code": UnknownTopicOrPartitionError.errno, "name": name, "partitions": []}
     partitions = []
+    offline = broker.replica_manager.offline
+    node_id = broker.config.node_id
     for p in range(meta.partitions):
-        state = broker.coordinator.partition_state(TopicPartition(name, p))
+        tp = TopicPartition(name, p)
+        state = broker.coordinator.partition_state(tp)
         if state is None:
             leader, epoch, replicas, isr = broker.config.node_id, 0, [broker.config.node_id], []
             isr = replicas
         else:
             leader, epoch = state.leader, state.leader_epoch
             replicas, isr = list(state.replicas), list(state.isr)
+        down = tp in offline and leader == node_id  # its only possible leader: this broker
         partitions.append(
             {
-                "error_code": 0,
+                "error_code": LeaderNotAvailableError.errno if down else 0,
                 "partition_index": p,
-                "leader_id": leader,
+                "leader_id": -1 if down else leader,
                 "leader_epoch": epoch,
                 "replica_nodes": replicas,
                 "isr_nodes": isr,
-                "offline_replicas": [],
+                "offline_replicas": [node_id] if tp in offline else [],
             }
         )
     return {
