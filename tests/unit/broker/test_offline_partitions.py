@@ -22,7 +22,7 @@ from tiered_mq.errors import (
 )
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
-CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 19, 21, 23
+CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH, WRITE_TXN_MARKERS = 19, 21, 23, 27
 DESCRIBE_LOG_DIRS, DESCRIBE_PRODUCERS = 35, 61
 STORAGE = KafkaStorageError.errno
 
@@ -101,6 +101,16 @@ async def test_every_api_answers_an_offline_partition_a_storage_error(
     r = await client.call(DESCRIBE_PRODUCERS, 0, body)
     codes = [p["error_code"] for p in r["topics"][0]["partitions"]]
     assert codes == [STORAGE, 0]
+    marker = {
+        "producer_id": 1000,
+        "producer_epoch": 0,
+        "transaction_result": False,
+        "topics": [{"name": "blocked", "partition_indexes": [1]}],
+        "coordinator_epoch": 0,
+    }
+    r = await client.call(WRITE_TXN_MARKERS, 1, {"markers": [marker]})
+    code = r["markers"][0]["topics"][0]["partitions"][0]["error_code"]
+    assert code == UnknownTopicOrPartitionError.errno  # Kafka's: no online log (getMagic)
     r = await client.call(DESCRIBE_LOG_DIRS, 1, {"topics": None})
     (result,) = r["results"]
     assert result["error_code"] == 0  # the data dir itself is fine; the offline log is left out
