@@ -153,10 +153,7 @@ class GroupAdmin:
         its consumers do not skip records at the old offsets. Groups left Empty without
         offsets become Dead."""
         now_ms = self.scheduler.now_ms()
-        for group_id in sorted(self.offsets.groups()):
-            doomed = [tp for tp in self.offsets.fetch(group_id) if tp.topic == topic]
-            if not doomed:
-                continue
+        for group_id, doomed in self.offsets.topic_offsets(topic).items():
             await self.offsets.delete_offsets(group_id, doomed, now_ms)
             log.info("group %s: offsets of deleted topic %s removed", group_id, topic)
             group = self.groups.get(group_id)

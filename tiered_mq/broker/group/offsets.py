@@ -64,6 +64,10 @@ class OffsetManager:
         self._config = config
         self._offsets: dict[str, dict[TopicPartition, fmt.OffsetValue]] = {}
         self._positions: dict[str, dict[TopicPartition, int]] = {}  # same keys as _offsets
+        # topic -> group -> how many of the topic's partitions the group has in _offsets: a
+        # deleted topic's offsets are found without a scan of every group's (Kafka's
+        # onPartitionsDeleted looks up the deleted partitions in each group)
+        self._topic_groups: dict[str, dict[str, int]] = {}
         self.pending = PendingTxnOffsets()
         self.loaded_groups: dict[str, fmt.GroupValue] = {}
         self.offline = OfflinePartitions(log)  # partitions whose storage failed, for a while
@@ -142,17 +146,30 @@ class OffsetManager:
         if positions.get(tp, -1) > pos:
             return False
         positions[tp] = pos
-        self._offsets.setdefault(group_id, {})[tp] = value
+        group = self._offsets.setdefault(group_id, {})
+        if tp not in group:
+            counts = self._topic_groups.setdefault(tp.topic, {})
+            counts[group_id] = counts.get(group_id, 0) + 1
+        group[tp] = value
         return True
 
     def _delete(self, group_id: str, tp: TopicPartition) -> None:
         group = self._offsets.get(group_id)
         if group is not None:
-            group.pop(tp, None)
+            if group.pop(tp, None) is not None:
+                self._uncount(group_id, tp.topic)
             self._positions[group_id].pop(tp, None)
             if not group:
                 del self._offsets[group_id]
                 del self._positions[group_id]
+
+    def _uncount(self, group_id: str, topic: str, partitions: int = 1) -> None:
+        counts = self._topic_groups[topic]
+        counts[group_id] -= partitions
+        if not counts[group_id]:
+            del counts[group_id]
+            if not counts:
+                del self._topic_groups[topic]
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -164,6 +181,12 @@ class OffsetManager:
         if partitions is None:
             return dict(committed)
         return {tp: committed[tp] for tp in partitions if tp in committed}
+
+    def topic_offsets(self, topic: str) -> dict[str, list[TopicPartition]]:
+        """Group id -> its partitions of ``topic`` with a committed offset, for every group
+        with one; groups in order of id."""
+        groups = sorted(self._topic_groups.get(topic, ()))
+        return {g: [tp for tp in self._offsets[g] if tp.topic == topic] for g in groups}
 
     def groups(self) -> set[str]:
         """Ids of groups that have committed or pending transactional offsets."""
@@ -282,7 +305,8 @@ class OffsetManager:
         records = self._tombstones(group_id, self._offsets.get(group_id, {}))
         records.append((fmt.encode_group_key(fmt.GroupKey(group_id)), None))
         await self._append(group_id, records, now_ms)
-        self._offsets.pop(group_id, None)
+        for tp in self._offsets.pop(group_id, {}):
+            self._uncount(group_id, tp.topic)
         self._positions.pop(group_id, None)
         self.loaded_groups.pop(group_id, None)
 
