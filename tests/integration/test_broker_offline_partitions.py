@@ -16,7 +16,10 @@ the cause removed the broker starts and every acknowledged record is there.
 
 from __future__ import annotations
 
+import json
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,13 @@ from kafka.errors import KafkaTimeoutError
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.client_helpers import take
+from tests.integration.test_broker_zookeeper import zk_broker
+from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
+    ZooKeeperServer,
+    kazoo_client,
+    zookeeper,
+)
+from tiered_mq.coordination import znodes
 
 pytestmark = pytest.mark.integration
 
@@ -174,3 +184,51 @@ def test_a_log_that_cannot_open_at_start_stops_the_start_until_its_cause_is_gone
         assert _leaders(broker.bootstrap, "keyed") == {0: (0, 0), 1: (0, 0), 2: (0, 0)}
         got = _read(broker.bootstrap, "keyed", len(KEYS))
         assert sorted(m.key() for m in got) == sorted(KEYS)
+
+
+def test_with_zookeeper_an_offline_partition_holds_back_no_other_topic(
+    tmp_path: Path,
+    zookeeper: ZooKeeperServer,  # noqa: F811
+) -> None:
+    """Topics written by another tool (kazoo, as Kafka's ZooKeeper tools write them) are opened
+    when the broker sees the change; ``alpha``'s blocked partition is offline, and ``beta``,
+    written after it, is served all the same. Once the file is gone, the next metadata change
+    opens ``alpha`` with no restart."""
+    chroot = zookeeper.connect_string(zookeeper.new_chroot())
+    data = tmp_path / "data"
+    zk = kazoo_client(chroot)
+    try:
+        with zk_broker(data, chroot) as broker:
+            (data / "alpha-0").write_text("not a directory")
+            for name in ("alpha", "beta"):
+                assignment = {"version": 2, "partitions": {"0": [0]}}
+                zk.create(znodes.topic(name), json.dumps(assignment).encode())
+                _wait(lambda name=name: name in _topics(broker.bootstrap), name)
+            _wait(lambda: _leaders(broker.bootstrap, "beta") == {0: (0, 0)}, "beta served")
+            producer = Producer({"bootstrap.servers": broker.bootstrap, "message.timeout.ms": 8000})
+            errors: list[KafkaError | None] = []
+            producer.produce("beta", b"b", on_delivery=lambda e, m: errors.append(e))
+            assert producer.flush(15) == 0 and errors == [None]
+            assert _leaders(broker.bootstrap, "alpha") == {0: (-1, KafkaError.LEADER_NOT_AVAILABLE)}
+
+            (data / "alpha-0").unlink()
+            assignment = {"version": 2, "partitions": {"0": [0]}}
+            zk.create(znodes.topic("gamma"), json.dumps(assignment).encode())  # a change
+            _wait(lambda: _leaders(broker.bootstrap, "alpha") == {0: (0, 0)}, "alpha back")
+            producer.produce("alpha", b"a", on_delivery=lambda e, m: errors.append(e))
+            assert producer.flush(15) == 0 and errors == [None, None]
+            assert broker.running
+    finally:
+        zk.stop()
+
+
+def _topics(bootstrap: str) -> set[str]:
+    md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
+    return set(md.topics)
+
+
+def _wait(check: Callable[[], object], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)

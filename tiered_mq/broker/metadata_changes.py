@@ -7,7 +7,9 @@ topic change (coordination/base.py ``add_change_listener``) and a task then reco
 the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or AlterConfigs):
 
 - a partition assigned to this broker, with its partition state, that it does not host yet is
-  opened (created empty), as a Kafka broker does on LeaderAndIsr;
+  opened (created empty), as a Kafka broker does on LeaderAndIsr; one whose log fails to open
+  is offline (ReplicaManager.offline: Metadata answers LEADER_NOT_AVAILABLE) and tried again at
+  each later change, and the other topics are reconciled all the same;
 - a hosted partition whose state's leader epoch rose (another tool's leader election) takes the
   new epoch, as Kafka's ``Partition.makeLeader``: later batches carry it, Metadata answers it,
   and requests with the older one are fenced (broker/leader_epochs.py); a lower one is ignored;
@@ -145,7 +147,10 @@ class MetadataChanges:
                 if missing:
                     log.info("topic %s: hosting partitions %s", name, missing)
                     for start, stop in _runs(missing):
-                        await rm.open_partitions(name, range(start, stop), meta.configs)
+                        try:
+                            await rm.open_partitions(name, range(start, stop), meta.configs)
+                        except Exception:  # offline (rm.offline, logged): retried next change
+                            continue
 
 
 async def _new_leader_epoch(partition: Partition, epoch: int) -> None:
