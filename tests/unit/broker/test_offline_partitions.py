@@ -23,7 +23,7 @@ from tiered_mq.errors import (
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
 CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH, WRITE_TXN_MARKERS = 19, 21, 23, 27
-DESCRIBE_LOG_DIRS, DESCRIBE_PRODUCERS = 35, 61
+DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DESCRIBE_PRODUCERS = 35, 37, 61
 STORAGE = KafkaStorageError.errno
 
 
@@ -166,3 +166,26 @@ async def test_deleting_a_topic_forgets_its_offline_partitions(
     assert (await client.call(CREATE_TOPICS, 4, body))["topics"][0]["error_code"] == 0
     got = _partitions(await client.call(METADATA, 8, {"topics": [{"name": "blocked"}]}), "blocked")
     assert [p["error_code"] for p in got.values()] == [0, 0, 0]
+
+
+async def test_partitions_added_beside_a_blocked_one_are_served(
+    broker: Broker, client: Client
+) -> None:
+    body = {
+        "topics": [{"name": "grows", "num_partitions": 1, "replication_factor": 1}],
+        "timeout_ms": 5000,
+    }
+    assert (await client.call(CREATE_TOPICS, 4, body))["topics"][0]["error_code"] == 0
+    (broker.config.data_dir / "grows-1").write_text("not a directory")
+    body = {
+        "topics": [{"name": "grows", "count": 3, "assignments": None}],
+        "timeout_ms": 5000,
+        "validate_only": False,
+    }
+    r = await client.call(CREATE_PARTITIONS, 1, body)
+    assert r["results"][0]["error_code"] == STORAGE
+    got = _partitions(await client.call(METADATA, 8, {"topics": None}), "grows")
+    assert [got[p]["error_code"] for p in range(3)] == [0, LeaderNotAvailableError.errno, 0]
+    for p, code in ((0, 0), (1, STORAGE), (2, 0)):
+        r = await client.call(PRODUCE, 8, produce_body("grows", batch([b"x"]), partition=p))
+        assert r["responses"][0]["partition_responses"][0]["error_code"] == code, p
