@@ -261,6 +261,7 @@ class RemoteLogManager:
     def _stop_soon(self, tp: TopicPartition) -> None:
         old = self._uploaders.pop(tp, None)
         if old is not None:
+            old.cancel()  # at once: no pass resumes before the stop task's first step
             task = asyncio.ensure_future(old.stop())
             self._stopping.add(task)
             task.add_done_callback(self._stopping.discard)

@@ -156,6 +156,13 @@ class PartitionUploader:
     def wake(self) -> None:
         self._wake.set()
 
+    def cancel(self) -> None:
+        """Cancel the routine now (``stop`` awaits its end): it resumes no pass and publishes
+        no metric after this returns, even when what it awaited completed in this loop
+        turn; so a partition's series dropped right after stay dropped."""
+        if self._task is not None:
+            self._task.cancel()
+
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:
