@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as TP
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -37,6 +38,7 @@ from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
     kazoo_client,
     zookeeper,
 )
+from tiered_mq.cli import main
 from tiered_mq.coordination import znodes
 
 pytestmark = pytest.mark.integration
@@ -142,6 +144,14 @@ def test_an_offline_partition_holds_its_records_and_the_rest_is_served(tmp_path:
                 java_like.send("keyed", key=held[0], value=b"kafka-python").get(10)
         finally:
             java_like.close(5)
+
+        described = CliRunner().invoke(
+            main, ["topics", "describe", "keyed", "-b", broker.bootstrap]
+        )
+        assert described.exit_code == 0, described.output
+        rows = {line.split()[0]: line.split() for line in described.output.splitlines()[2:5]}
+        assert rows["1"][1:2] == ["none"] and rows["1"][-3:] == ["-", "-", "-"]
+        assert rows["0"][1] == "0" and rows["2"][1] == "0"
 
         got = _read(broker.bootstrap, "keyed", len(served) + 2)
         assert sorted((m.partition(), m.key()) for m in got) == sorted(

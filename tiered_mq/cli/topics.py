@@ -2,9 +2,10 @@
 
 ``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
 latest = log end offset) and the topic configs that are not defaults (``--all-configs``
-for every one); ``alter-config`` sets and reverts topic configs (both are also
-``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL listener, pass the client
-settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
+for every one; a partition without a leader, offline, shows leader ``none`` and ``-`` for its
+offsets, as kafka-topics.sh shows ``Leader: none``); ``alter-config`` sets and reverts topic
+configs (both are also ``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL
+listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
                     p.latest_offset,
                     max(0, p.latest_offset - p.earliest_offset),
                 )
+                if p.leader >= 0
+                else (p.partition, "none", p.replicas, p.isr, None, None, None)
                 for p in desc.partitions
             ],
         )

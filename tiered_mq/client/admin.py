@@ -48,6 +48,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PartitionDescription:
+    """One partition: ``leader`` -1 when it has none (offline: its log failed to open on the
+    broker that should lead it); the offsets of such a partition are -1 (unknown)."""
+
     partition: int
     leader: int
     replicas: tuple[int, ...]
@@ -99,16 +102,17 @@ class Admin(ConfigAdmin, GroupAdmin):
     def describe_topic(self, name: str, with_configs: bool = True) -> TopicDescription:
         tmd = self._topic_metadata(name)
         tps = [TopicPartition(name, p) for p in sorted(tmd.partitions)]
-        earliest = self.list_offsets(tps, "earliest")
-        latest = self.list_offsets(tps, "latest")
+        led = [tp for tp in tps if tmd.partitions[tp.partition].leader >= 0]  # no one to ask
+        earliest = self.list_offsets(led, "earliest")
+        latest = self.list_offsets(led, "latest")
         parts = tuple(
             PartitionDescription(
                 partition=tp.partition,
                 leader=tmd.partitions[tp.partition].leader,
                 replicas=tuple(tmd.partitions[tp.partition].replicas),
                 isr=tuple(tmd.partitions[tp.partition].isrs),
-                earliest_offset=earliest[tp],
-                latest_offset=latest[tp],
+                earliest_offset=earliest.get(tp, -1),
+                latest_offset=latest.get(tp, -1),
             )
             for tp in tps
         )
