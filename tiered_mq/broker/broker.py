@@ -32,6 +32,7 @@ from tiered_mq.broker.handlers import Handler, discover
 from tiered_mq.broker.listener import Listener, listeners
 from tiered_mq.broker.metadata_changes import MetadataChanges
 from tiered_mq.broker.metrics import BrokerMetrics
+from tiered_mq.broker.open_files import raise_open_files_limit
 from tiered_mq.broker.producer_ids import ProducerIdManager
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
 from tiered_mq.broker.replica_manager import ReplicaManager
@@ -176,6 +177,7 @@ class Broker:
 
     async def start(self) -> None:
         LogConfig.from_properties(self.config.topic_defaults)  # fail fast on bad defaults
+        raise_open_files_limit()  # as Kafka's JVM does: a file or more per partition
         self._lock_data_dir()
         self.authorizer = Authorizer.from_config(self.config, FileAclStore(self.config.data_dir))
         await self.coordinator.start()
