@@ -91,6 +91,17 @@ def _produce(bootstrap: str, topic: str, keys: list[bytes]) -> dict[bytes, Messa
     return reports
 
 
+def _commit(bootstrap: str, group: str, offsets: dict[int, int]) -> None:
+    """Commit ``offsets`` (partition -> offset) of ``keyed`` for ``group``, with no member."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        consumer.commit(
+            offsets=[TP("keyed", p, offset) for p, offset in offsets.items()], asynchronous=False
+        )
+    finally:
+        consumer.close()
+
+
 def _read(bootstrap: str, topic: str, n: int) -> list[Message]:
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": "offline-reader", "enable.auto.commit": False}
@@ -157,6 +168,16 @@ def test_an_offline_partition_holds_its_records_and_the_rest_is_served(tmp_path:
         assert sorted((m.partition(), m.key()) for m in got) == sorted(
             [(placed[k], k) for k in served] + [(placed[served[0]], served[0])]
         )
+        _commit(broker.bootstrap, "watchers", dict.fromkeys(range(3), 0))
+        described = CliRunner().invoke(
+            main, ["groups", "describe", "watchers", "-b", broker.bootstrap]
+        )
+        assert described.exit_code == 0, described.output
+        rows = {line.split()[1]: line.split() for line in described.output.splitlines()[2:5]}
+        assert rows["1"][2:5] == ["0", "-", "-"]  # committed 0, log end and lag unknown
+        for p in ("0", "2"):  # committed 0: the lag is the log end
+            assert rows[p][3] == rows[p][4] != "-"
+        assert "1 partition(s) whose log end is unknown" in described.output
         assert broker.running
 
         broker.stop()

@@ -52,12 +52,18 @@ def list_(bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
 
 
 def total_lag(desc: GroupDescription) -> str:
-    """The lag summed over the partitions with a committed offset (the others have none)."""
+    """The lag summed over the partitions with a committed offset and a known log end (the
+    others have none: no commit, or an offline partition whose log end is unknown)."""
     lags = [p.lag for p in desc.offsets if p.lag is not None]
     if not lags:
+        if any(p.committed_offset is not None for p in desc.offsets):
+            return "Total lag: - (log ends unknown)"
         return "Total lag: - (no committed offsets)"
-    uncommitted = len(desc.offsets) - len(lags)
-    note = f" ({uncommitted} partition(s) without a committed offset)" if uncommitted else ""
+    uncommitted = sum(p.committed_offset is None for p in desc.offsets)
+    unknown = sum(p.committed_offset is not None and p.lag is None for p in desc.offsets)
+    notes = [f"{uncommitted} partition(s) without a committed offset"] if uncommitted else []
+    notes += [f"{unknown} partition(s) whose log end is unknown"] if unknown else []
+    note = f" ({'; '.join(notes)})" if notes else ""
     return f"Total lag: {sum(lags)}{note}"
 
 

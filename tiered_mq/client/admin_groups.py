@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import confluent_kafka
 
-from tiered_mq.client.admin_base import AdminBase, enum_name, timed_out
+from tiered_mq.client.admin_base import AdminBase, ck_admin, enum_name, timed_out
 from tiered_mq.client.errors import ClientError
 from tiered_mq.topic_partition import TopicPartition
 
@@ -31,12 +31,14 @@ class MemberDescription:
 @dataclass(frozen=True)
 class PartitionLag:
     """``lag`` = log end offset - committed offset, as kafka-consumer-groups.sh computes it:
-    negative for an offset committed past the log end, None without a committed offset."""
+    negative for an offset committed past the log end, None without a committed offset.
+    ``log_end_offset`` (and so ``lag``) is None when the partition's leader could not answer
+    it (an offline partition has none), as kafka-consumer-groups.sh shows ``-``."""
 
     topic: str
     partition: int
     committed_offset: int | None
-    log_end_offset: int
+    log_end_offset: int | None
     lag: int | None
     member_id: str | None = None
 
@@ -102,17 +104,18 @@ class GroupAdmin(AdminBase):
         committed: dict[TopicPartition, int | None] = dict(self.committed_offsets(group_id))
         for tp in owner:
             committed.setdefault(tp, None)
-        ends = self.list_offsets(sorted(committed))
+        ends = self._log_end_offsets(sorted(committed))
         lags = tuple(
             PartitionLag(
                 topic=tp.topic,
                 partition=tp.partition,
                 committed_offset=c,
-                log_end_offset=ends[tp],
-                lag=None if c is None else ends[tp] - c,
+                log_end_offset=end,
+                lag=None if c is None or end is None else end - c,
                 member_id=owner.get(tp),
             )
             for tp, c in sorted(committed.items())
+            for end in (ends[tp],)
         )
         coordinator = desc.coordinator.id if desc.coordinator is not None else None
         return GroupDescription(
@@ -123,6 +126,30 @@ class GroupAdmin(AdminBase):
             members=members,
             offsets=lags,
         )
+
+    def _log_end_offsets(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int | None]:
+        """The log end offset of each partition, None for one whose ListOffsets failed (an
+        offline partition: LEADER_NOT_AVAILABLE), as kafka-consumer-groups.sh shows an offset
+        it could not look up as ``-``. A time-out is raised: the broker did not answer."""
+        if not partitions:
+            return {}
+        latest = ck_admin.OffsetSpec.latest()
+        query = {confluent_kafka.TopicPartition(t, p): latest for t, p in partitions}
+        futures = self._admin.list_offsets(query, request_timeout=self._timeout)
+        ends: dict[TopicPartition, int | None] = {}
+        for tp, future in futures.items():
+            context = f"list offsets {tp.topic}-{tp.partition}"
+            try:
+                ends[TopicPartition(tp.topic, tp.partition)] = int(
+                    self._result(future, context).offset
+                )
+            except ClientError as exc:
+                if exc.name == "_TIMED_OUT":
+                    raise
+                ends[TopicPartition(tp.topic, tp.partition)] = None
+        return ends
 
     def committed_offsets(self, group_id: str) -> dict[TopicPartition, int]:
         """The group's committed offsets (OffsetFetch of all its partitions)."""
