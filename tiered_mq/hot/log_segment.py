@@ -12,7 +12,9 @@ segment stays readable.
 
 Reads never copy data: ``read`` finds the batch holding an offset (offset index floor lookup,
 then a short scan of 61-byte headers with ``os.pread``) and returns a FileRegion over the open
-file for sendfile.
+file for sendfile. The last batches appended are remembered (recent_batches.py; forgotten when
+the segment is truncated, recovered or rolled): a fetch from one of them, a consumer following
+the log end, reads that batch's header alone instead of scanning from the index entry.
 
 Crash behaviour: data written but not fsynced may be lost or torn; indexes may hold entries
 for lost data or a torn last entry. ``recover(validate_from)`` scans the batch headers from
@@ -34,6 +36,7 @@ from tiered_mq.errors import CorruptRecordError, KafkaStorageError, LogCorruptio
 from tiered_mq.hot import log_files
 from tiered_mq.hot.header_scan import SCAN_CHUNK, scan_headers
 from tiered_mq.hot.offset_index import OffsetIndex
+from tiered_mq.hot.recent_batches import RecentBatches
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.record.batch import (
     HEADER_SIZE,
@@ -97,6 +100,7 @@ class LogSegment:
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = base_offset
         self._bytes_since_last_index_entry = 0
+        self._recent = RecentBatches()  # the last batches appended (see translate_offset)
 
     @classmethod
     def create(
@@ -205,6 +209,11 @@ class LogSegment:
         self, offset: int, start_position: int = 0
     ) -> tuple[int, BatchHeader] | None:
         """Position and header of the first batch whose last offset is >= ``offset``."""
+        recent = self._recent.find(offset)
+        if recent is not None and recent >= start_position:
+            data = os.pread(self._fd, HEADER_SIZE, recent)
+            if len(data) == HEADER_SIZE:  # (else the scan below reports the torn header)
+                return recent, read_header(data)
         self._check_indexes()
         _, position = self.offset_index.lookup(offset)
         for pos, header in self.iter_headers(max(position, start_position)):
@@ -304,6 +313,10 @@ class LogSegment:
                 raise
             raise KafkaStorageError(f"{self.log_path}: {exc}") from exc
         self.size = position
+        at = start
+        for _, header in batches:
+            self._recent.add(at, header.base_offset, header.last_offset)
+            at += header.size
         self._next_offset = batches[-1][1].next_offset
         self._max_timestamp, self._offset_of_max_timestamp = points.max_ts, points.max_ts_offset
         self._bytes_since_last_index_entry = points.since
@@ -320,6 +333,7 @@ class LogSegment:
             return 0
         position, header = found
         removed = self.size - position
+        self._recent.clear()
         os.ftruncate(self._fd, position)
         self.size = position
         self.offset_index.truncate_to_position(position)
@@ -334,6 +348,7 @@ class LogSegment:
         """Rebuild the indexes from the headers, CRC-checking batches with base offset >=
         ``validate_from``; truncate at the first torn or invalid batch. Returns bytes removed."""
         file_size = os.fstat(self._fd).st_size
+        self._recent.clear()
         buffer, buffer_start = b"", 0
 
         def get(pos: int, n: int) -> memoryview:
@@ -376,7 +391,9 @@ class LogSegment:
         return file_size - position
 
     def on_become_inactive(self) -> None:
-        """On roll: record the final max timestamp in the time index, release write handles."""
+        """On roll: record the final max timestamp in the time index, release write handles
+        (and the memory of the last batches appended)."""
+        self._recent.clear()
         self._ensure_tail()
         if self.size:
             self.time_index.maybe_append([(self._max_timestamp, self._offset_of_max_timestamp)])
