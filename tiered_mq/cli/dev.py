@@ -28,6 +28,7 @@ import click
 
 from tiered_mq.broker.broker import Broker
 from tiered_mq.broker.config import BrokerConfig
+from tiered_mq.broker.startup_heap import freeze_startup_heap
 from tiered_mq.errors import KafkaError, StorageError
 
 DEFAULT_DATA_DIR = "./.tiered-mq"
@@ -61,6 +62,7 @@ async def _run(broker: Broker) -> None:
     except (KafkaError, StorageError, RuntimeError, OSError, ValueError) as e:
         await broker.close()  # release whatever started
         raise click.ClickException(f"broker did not start: {e}") from None
+    freeze_startup_heap()
     try:
         click.echo(f"tiered-mq broker {broker.config.node_id} ready")
         click.echo(f"  data dir:  {broker.config.data_dir.resolve()}")
