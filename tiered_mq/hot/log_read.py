@@ -8,7 +8,6 @@ segment is deleted or replaced (its files are renamed ``.deleted`` and closed la
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -81,7 +80,7 @@ def read_batches(
         if remaining <= 0 or region.position + region.length < max_position:
             break
         offset = following
-    return dataclasses.replace(info, size=sum(r.length for r in info.regions))
+    return FetchDataInfo(info.first_offset, info.regions, sum(r.length for r in info.regions))
 
 
 def iter_batch_headers(segments: LogSegments, start: int) -> Iterator[BatchHeader]:
