@@ -21,13 +21,16 @@ no correlation id can be trusted).
 
 from __future__ import annotations
 
+import struct
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from tiered_mq.protocol import wire
 from tiered_mq.protocol.api_versions import ApiKey, is_supported
 from tiered_mq.protocol.messages import REQUESTS, RESPONSES
 
-_FIXED: Final = wire.I16.size * 2 + wire.I32.size
+_FIXED_PART: Final = struct.Struct(">hhi")  # api_key, api_version, correlation_id
+_FIXED: Final = _FIXED_PART.size
 
 
 class RequestHeader(NamedTuple):
@@ -42,6 +45,13 @@ def request_is_flexible(api_key: int, api_version: int) -> bool:
     return msg is not None and api_version in msg.flexible
 
 
+@lru_cache(maxsize=1024)  # (key, version) pairs come from clients: bounded
+def _request_header_is_v2(api_key: int, api_version: int) -> bool:
+    """Whether the request header has tagged fields (a supported, flexible version)."""
+    return is_supported(api_key, api_version) and request_is_flexible(api_key, api_version)
+
+
+@lru_cache(maxsize=1024)
 def response_header_version(api_key: int, api_version: int) -> int:
     """0 or 1: ApiVersions always answers with header v0."""
     if api_key == ApiKey.API_VERSIONS:
@@ -54,10 +64,9 @@ def decode_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
     """Decode the header at the start of ``frame``; returns it and the offset of the body."""
     if len(frame) < _FIXED:
         raise wire.short("request header", 0, _FIXED, len(frame))
-    api_key, api_version = wire.I16.unpack_from(frame, 0)[0], wire.I16.unpack_from(frame, 2)[0]
-    (correlation_id,) = wire.I32.unpack_from(frame, 4)
+    api_key, api_version, correlation_id = _FIXED_PART.unpack_from(frame, 0)
     client_id, pos = wire.read_string(frame, _FIXED, compact=False)
-    if is_supported(api_key, api_version) and request_is_flexible(api_key, api_version):
+    if _request_header_is_v2(api_key, api_version):
         pos = wire.skip_tagged_fields(frame, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id), pos
 
