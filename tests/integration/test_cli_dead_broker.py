@@ -6,6 +6,7 @@ lines, which differ only in their timing, are logged once."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -69,3 +70,27 @@ def test_produce_to_a_dead_broker_ends_after_max_block_ms() -> None:
     assert "hint: no answer from the broker at no-such-host.invalid:9092" in stderr
     resolve_failures = [line for line in stderr.splitlines() if "Failed to resolve" in line]
     assert len(resolve_failures) == 1, stderr
+
+
+def test_ctrl_c_while_waiting_for_the_broker_abandons_at_once() -> None:
+    """Two lines for a dead broker: at the end of the input the run waits (30 s) for them to be
+    acknowledged; a Ctrl-C then ends it at once, exit status 1, naming the 2 records
+    abandoned (before: "Aborted!" without a count, or, when the signal landed in a librdkafka
+    log callback, a SystemError traceback once the 30 s had passed)."""
+    args = ["produce", "t", "-b", f"127.0.0.1:{free_port()}"]
+    env = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
+    with subprocess.Popen(
+        CLI + args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as process:
+        assert process.stdin is not None and process.stderr is not None
+        process.stdin.write(b"a\nb\n")
+        process.stdin.close()
+        first = process.stderr.readline()  # librdkafka's connection failure: it is waiting
+        assert b"Connect to" in first, first
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        rest = process.stderr.read().decode()
+        assert process.wait(timeout=40) == 1, rest
+    assert time.monotonic() - started < 5
+    assert "Error: interrupted: 2 record(s) abandoned before the broker acknowledged them" in rest
+    assert "Traceback" not in rest and "SystemError" not in rest, rest

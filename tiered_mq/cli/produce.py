@@ -3,19 +3,19 @@
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
 empty); a line without SEP is an error that stops the run after flushing what was already sent.
-A line whose
-record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000 unless
-``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit, and the
-run goes on with the next line (as ``kafka-console-producer`` reports a RecordTooLargeException
-for that record alone); such lines make the exit status 1. A line that finds the producer's
-queue full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s) for room, then the
-run ends with ``_TIMED_OUT`` and exit status 1: a broker that is down or unreachable stops a
-large input in that time, not after librdkafka's ``message.timeout.ms`` (5 minutes) per
-queueful. Reading a file shows a progress bar (tqdm, by bytes) when stderr is a terminal, none
-in a log file or a pipe. Ctrl-C stops reading: the records already read are still delivered
-(as ``kafka-console-producer`` does; a second Ctrl-C abandons them). At the end, a summary line
-(records, bytes, seconds, records/s) goes to stderr; records the broker did not acknowledge make
-the exit status 1.
+A line whose record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000
+unless ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit,
+and the run goes on with the next line (as ``kafka-console-producer`` reports a
+RecordTooLargeException for that record alone); such lines make the exit status 1. A line that
+finds the producer's queue full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``,
+60 s) for room, then the run ends with ``_TIMED_OUT`` and exit status 1: a broker that is down
+or unreachable stops a large input in that time, not after librdkafka's ``message.timeout.ms``
+(5 minutes) per queueful. Reading a file shows a progress bar (tqdm, by bytes) when stderr is a
+terminal, none in a log file or a pipe. Ctrl-C stops reading: the records already read are
+still delivered (as ``kafka-console-producer`` does; a second Ctrl-C abandons them at once: exit
+status 1, naming how many). No Ctrl-C ends in a traceback (``_interrupt.py``). At the end, a
+summary line (records, bytes, seconds, records/s) goes to stderr; records the broker did not
+acknowledge make the exit status 1.
 """
 
 from __future__ import annotations
@@ -36,12 +36,17 @@ from tiered_mq.cli._common import (
     property_option,
     reports_errors,
 )
+from tiered_mq.cli._interrupt import CtrlC
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
-from tiered_mq.client.errors import ClientError
+from tiered_mq.client.errors import ClientError, DeliveryError
 from tiered_mq.client.producer import Producer
 
 LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes``: the largest record it accepts to send."""
+FLUSH_TIMEOUT_S = 30.0
+"""How long the end of a run waits for the broker to acknowledge what was sent."""
+FLUSH_ROUND_S = 0.2
+"""One wait of ``Producer.flush``: a Ctrl-C is seen between two."""
 TOO_LARGE = "MESSAGE_TOO_LARGE"
 """The name of the error ``Producer.send`` raises for a record above ``message.max.bytes``."""
 
@@ -66,6 +71,34 @@ def too_large_message(lineno: int, size: int, limit: object) -> str:
         f"Error: line {lineno} not sent: {TOO_LARGE}: its record ({size} bytes) is larger than"
         f" the producer's message.max.bytes ({limit}; -X message.max.bytes=N raises it, up to"
         " the topic's max.message.bytes)"
+    )
+
+
+def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S) -> None:
+    """Waits for the broker to acknowledge every record sent (``Producer.flush`` in rounds of
+    ``FLUSH_ROUND_S``, so that Ctrl-C is seen at once): ``DeliveryError`` for records it
+    refused, ``_TIMED_OUT`` when some are still in flight after ``timeout`` s, and a Ctrl-C
+    while waiting abandons them (exit status 1, naming how many)."""
+    seen = ctrl_c.count
+    deadline = time.monotonic() + timeout
+    try:
+        while ctrl_c.count == seen:
+            try:
+                producer.flush(min(FLUSH_ROUND_S, max(0.0, deadline - time.monotonic())))
+                return
+            except DeliveryError:
+                raise
+            except ClientError as err:
+                if err.name != "_TIMED_OUT":
+                    raise
+            if time.monotonic() >= deadline:
+                left = producer.in_flight()
+                raise ClientError("_TIMED_OUT", f"{left} record(s) in flight after {timeout}s")
+    except KeyboardInterrupt:
+        pass
+    raise click.ClickException(
+        f"interrupted: {producer.in_flight()} record(s) abandoned before the broker"
+        " acknowledged them"
     )
 
 
@@ -169,35 +202,38 @@ def command(
     too_large: list[int] = []  # line numbers of the records refused as above the limit
     count = nbytes = 0
     started = time.monotonic()
-    try:
-        for lineno, line in enumerate(_lines(stream, bar), start=1):
-            try:
-                key, value = split_line(line, separator)
-            except ValueError:
-                producer.flush()
-                raise click.ClickException(
-                    f"line {lineno} has no key separator {key_separator!r}"
-                    f" ({count} record(s) sent before it)"
-                ) from None
-            try:
-                producer.send(topic, value, key, partition=partition, headers=record_headers)
-            except ClientError as err:
-                if err.name != TOO_LARGE:
-                    raise
-                too_large.append(lineno)
-                size = len(value) + len(key or b"")
-                tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
-                continue
-            count += 1
-            nbytes += len(value)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C ends the input; what was read is delivered below
-    finally:
-        if bar is not None:
-            bar.close()
-        if path is not None:
-            stream.close()
-    producer.flush()
+    with CtrlC(_lines, Producer.send, Producer.flush) as ctrl_c:
+        try:
+            for lineno, line in enumerate(_lines(stream, bar), start=1):
+                try:
+                    key, value = split_line(line, separator)
+                except ValueError:
+                    deliver(producer, ctrl_c)
+                    raise click.ClickException(
+                        f"line {lineno} has no key separator {key_separator!r}"
+                        f" ({count} record(s) sent before it)"
+                    ) from None
+                try:
+                    producer.send(topic, value, key, partition=partition, headers=record_headers)
+                except ClientError as err:
+                    if err.name != TOO_LARGE:
+                        raise
+                    too_large.append(lineno)
+                    size = len(value) + len(key or b"")
+                    tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
+                    continue
+                count += 1
+                nbytes += len(value)
+                if ctrl_c.count:
+                    break  # a Ctrl-C that came during a librdkafka callback
+        except KeyboardInterrupt:
+            pass  # Ctrl-C ends the input; what was read is delivered below
+        finally:
+            if bar is not None:
+                bar.close()
+            if path is not None:
+                stream.close()
+        deliver(producer, ctrl_c)
     elapsed = max(time.monotonic() - started, 1e-9)
     records = "record" if count == 1 else "records"
     click.echo(

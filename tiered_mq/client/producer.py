@@ -47,6 +47,7 @@ class Producer:
             raise ClientError.wrap(exc, "producer config") from exc
         self._failures: list[tuple[str, int, ClientError]] = []
         self._transactions_ready = False
+        self.sent = 0  # records queued by send
         self.delivered = 0
         self.failed = 0
         self._unpolled = 0  # sends since delivery callbacks were last served
@@ -107,6 +108,7 @@ class Producer:
                 self._producer.poll(min(0.05, max(0.0, deadline - now)))
             except confluent_kafka.KafkaException as exc:
                 raise ClientError.wrap(exc, f"produce to {topic}") from exc
+        self.sent += 1
         self._unpolled += 1
         if self._unpolled >= POLL_EVERY:
             self._unpolled = 0
@@ -118,7 +120,7 @@ class Producer:
         return ClientError(
             "_TIMED_OUT",
             f"produce to {topic}: the producer's queue stayed full for"
-            f" {self.config.max_block_ms} ms (max.block.ms) with {len(self._producer)} record(s)"
+            f" {self.config.max_block_ms} ms (max.block.ms) with {self.in_flight()} record(s)"
             " waiting for the broker",
             confluent_kafka.KafkaError._TIMED_OUT,
             retriable=True,
@@ -140,6 +142,11 @@ class Producer:
             user(self._count(err, msg), msg.topic(), msg.partition(), msg.offset())
 
         return on_delivery
+
+    def in_flight(self) -> int:
+        """Records sent and not yet acknowledged or failed (``len()`` of librdkafka's handle
+        counts its queued log lines and requests too)."""
+        return self.sent - self.delivered - self.failed
 
     def poll(self, timeout: float = 0.0) -> int:
         """Serves delivery callbacks; returns how many were served."""
