@@ -186,6 +186,8 @@ def _parse(key: str, spec: str) -> list[tuple[str, str, int]]:
         host, colon, port = address.rpartition(":")
         if not sep or not name or not colon or not port.isdigit():
             raise ValueError(f"{key}={spec!r}: expected NAME://host:port[,...]")
+        if int(port) > 65535:
+            raise ValueError(f"{key}={spec!r}: port {port} out of range 0-65535")
         out.append((name.upper(), host.strip("[]"), int(port)))
     return out
 

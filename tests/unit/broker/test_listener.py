@@ -66,6 +66,11 @@ def test_internal_and_external_listeners(tmp_path: Path) -> None:
         ({"listeners": "SASL_GSSAPI://:9093"}, "not a security protocol"),
         ({"listeners": "SSL://localhost"}, "NAME://host:port"),
         ({"listeners": "localhost:9092"}, "NAME://host:port"),
+        ({"listeners": "PLAINTEXT://:70000"}, "port 70000 out of range 0-65535"),
+        (
+            {"listeners": "PLAINTEXT://:9092", "advertised.listeners": "PLAINTEXT://h:65536"},
+            "port 65536 out of range",
+        ),
         ({"listeners": "SSL://:9093,SSL://:9094"}, "each listener name may appear once"),
         ({"listeners": "SSL://:9093,PLAINTEXT://:9093"}, "two listeners on one port"),
         (
