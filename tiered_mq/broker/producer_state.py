@@ -27,9 +27,9 @@ Snapshot file ``{offset:020d}.snapshot`` in the partition dir holds the state of
     count x entry:
       producer_id           i64
       producer_epoch        i16
-      last_sequence         i32
-      last_offset           i64
-      offset_delta          i32  last_offset - first offset of the producer's last batch
+      last_sequence         i32  of the producer's last data batch (-1: none in its epoch)
+      last_offset           i64  of that batch (-1: none)
+      offset_delta          i32  last_offset - first offset of the producer's last batch (0: none)
       timestamp             i64  the producer's last timestamp (``ProducerEntry.last_timestamp``:
                                  of its last data batch or marker, Kafka's ``lastTimestamp``)
       coordinator_epoch     i32  of the producer's last marker (-1: none)
@@ -55,8 +55,12 @@ Kafka's load of a snapshot skips expired entries). It is then gone from Describe
 the next snapshot and from the log cleaner's kept batches; its next batch is that of an unknown
 producer, accepted at any sequence (above).
 
-A snapshot keeps only each producer's last batch (as Kafka does). A file that fails its CRC or
-is truncated is ignored (and the next older one tried): the log is replayed from further back.
+A snapshot holds every producer the state knows, and of each only its last data batch (as
+Kafka's ``writeSnapshot``): a producer whose epoch began with a marker (the coordinator's ABORT
+after InitProducerId bumped it) has no batch, and is written with last sequence and last offset
+-1, so its epoch still fences the old one after a restart even once the marker left the log.
+A file that fails its CRC or is truncated is ignored (and the next older one tried): the log is
+replayed from further back.
 Snapshots are written to ``.tmp`` then renamed, so a crash never leaves a half-written one.
 """
 
@@ -324,15 +328,21 @@ class ProducerStateManager:
         body = bytearray(struct.pack(">i", 0))
         count = 0
         for e in self.producers.values():
-            if not e.batches:
-                continue
-            b = e.batches[-1]
+            if e.batches:
+                b = e.batches[-1]
+                last_seq, last_offset, delta = (
+                    b.last_seq,
+                    b.last_offset,
+                    b.last_offset - b.first_offset,
+                )
+            else:  # no data batch since its epoch began (its last entry is a marker)
+                last_seq, last_offset, delta = NO_SEQUENCE, -1, 0
             body += _ENTRY.pack(
                 e.producer_id,
                 e.epoch,
-                b.last_seq,
-                b.last_offset,
-                b.last_offset - b.first_offset,
+                last_seq,
+                last_offset,
+                delta,
                 e.last_timestamp,
                 e.coordinator_epoch,
                 e.current_txn_first_offset,
@@ -365,8 +375,11 @@ class ProducerStateManager:
                 coordinator_epoch=coord_epoch,
                 last_timestamp=ts,
             )
-            first_seq = (last_seq - delta) & _INT32_MAX
-            entry.batches.append(BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts))
+            if last_off >= 0:  # -1: the producer had no data batch in its epoch
+                first_seq = (last_seq - delta) & _INT32_MAX
+                entry.batches.append(
+                    BatchMetadata(first_seq, last_seq, last_off - delta, last_off, ts)
+                )
             out[pid] = entry
         return out
 
