@@ -136,6 +136,10 @@ class ZooKeeperServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# a connect right after ruok took more than 10 s on a loaded machine
+CONNECT_TIMEOUT_S = 30.0
+
+
 def kazoo_client(connect: str, **kwargs: Any) -> KazooClient:
     """A started kazoo client of ``host:port[/chroot]``, the chroot created first (as the
     broker does) so that a test may look before the broker has started; ``kwargs`` go to
@@ -143,14 +147,14 @@ def kazoo_client(connect: str, **kwargs: Any) -> KazooClient:
     address, slash, chroot = connect.partition("/")
     if chroot:
         root = KazooClient(hosts=address)
-        root.start(10)
+        root.start(CONNECT_TIMEOUT_S)
         try:
             root.ensure_path(slash + chroot)
         finally:
             root.stop()
             root.close()
     client = KazooClient(hosts=connect, **kwargs)
-    client.start(10)
+    client.start(CONNECT_TIMEOUT_S)
     return client
 
 
