@@ -168,8 +168,29 @@ def broker_synonyms(name: str) -> list[str]:
     return [BROKER_NAMES[topic]] + [k for _, k in coarse]
 
 
+#: broker configs whose Kafka default is null (KafkaConfig's ``define(..., null, ...)``): unset
+#: here they are ``""`` in ``BROKER_DEFAULTS`` (meaning none), and DescribeConfigs shows null, as
+#: Kafka does. ``authorizer.class.name`` is not one: Kafka's default is the empty string.
+KAFKA_NULL_DEFAULTS = frozenset(
+    {
+        "advertised.listeners",
+        "advertised.host.name",
+        "broker.rack",
+        "ssl.keystore.location",
+        "ssl.key.password",
+        "ssl.truststore.location",
+        "sasl.jaas.config",
+        "zookeeper.connect",
+        "zookeeper.connection.timeout.ms",
+    }
+)
+
+
 def broker_default(name: str) -> str | None:
-    """Kafka's default of broker config ``name`` (None: it has none, as ``log.retention.ms``)."""
+    """Kafka's default of broker config ``name`` (None: it has none, as ``log.retention.ms``
+    and ``KAFKA_NULL_DEFAULTS``)."""
+    if name in KAFKA_NULL_DEFAULTS:
+        return None
     if name in BROKER_DEFAULTS:
         return BROKER_DEFAULTS[name]
     topic = TOPIC_SYNONYMS.get(name)
@@ -198,11 +219,15 @@ def broker_chain(config: BrokerConfig, name: str) -> Chain:
     """Where broker config ``name`` comes from, most specific first: this broker's dynamic
     value, the cluster-wide dynamic one, ``--config``, the default; synonyms listed before
     ``name`` itself are dropped (module docstring). Never empty: a config set nowhere and
-    without a default is ``(name, None, DEFAULT_CONFIG)`` (``log.dirs``: the broker's own)."""
+    without a default is ``(name, <the broker's own value>, DEFAULT_CONFIG)`` (``log.dirs``), or
+    ``(name, None, DEFAULT_CONFIG)`` for one of ``KAFKA_NULL_DEFAULTS``."""
     chain = _synonym_chain(config, broker_synonyms(name))
     while chain and chain[0][0] != name:
         chain.pop(0)
-    return chain or [(name, config.props.get(name), DEFAULT_CONFIG)]
+    if chain:
+        return chain
+    value = None if name in KAFKA_NULL_DEFAULTS else config.props.get(name)
+    return [(name, value, DEFAULT_CONFIG)]
 
 
 def topic_config_entries(
