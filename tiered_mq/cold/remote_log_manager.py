@@ -66,7 +66,6 @@ from prometheus_client import CollectorRegistry
 
 from tiered_mq.cold import layout
 from tiered_mq.cold.chunk_cache import DEFAULT_CHUNK_SIZE, ChunkCache
-from tiered_mq.cold.keyed_locks import KeyedLocks
 from tiered_mq.cold.log_view import LocalLogView, LogConfigView, PartitionView
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
@@ -85,6 +84,7 @@ from tiered_mq.cold.topic_deletion import DeletionJournal, RemoteTopicDeleter
 from tiered_mq.cold.uploader import PartitionUploader, UploaderSettings
 from tiered_mq.errors import ObjectNotFoundError, ObjectStoreError
 from tiered_mq.hot.transaction_index import AbortedTxn
+from tiered_mq.keyed_locks import KeyedLocks
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from tests.unit.cold.helpers import Clock
 from tiered_mq.cold import layout
-from tiered_mq.cold.keyed_locks import KeyedLocks
 from tiered_mq.cold.local_stores import MemoryStore
 from tiered_mq.cold.object_store import ThreadedStore
 from tiered_mq.cold.remote_log_manager import RemoteLogManager
 from tiered_mq.cold.uploader import UploaderSettings
+from tiered_mq.keyed_locks import KeyedLocks
 
 PREFIX = "cluster1"
 

@@ -54,8 +54,7 @@ import contextlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from tiered_mq import errors
@@ -65,6 +64,7 @@ from tiered_mq.broker.txn import log_format as fmt
 from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.markers import write_marker
 from tiered_mq.broker.txn.state import TxnMetadata, TxnState
+from tiered_mq.keyed_locks import KeyedLocks
 from tiered_mq.record.records import decode_batches, encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
@@ -80,14 +80,6 @@ MARKER_RETRY_BACKOFF_MS = 200
 MARKER_RETRY_MAX_BACKOFF_MS = 5_000
 # bytes of tombstone keys per batch (well below message.max.bytes)
 TOMBSTONE_BATCH_BYTES = 256 * 1024
-
-
-@dataclass(slots=True)
-class _IdLock:
-    """One transactional id's lock and how many requests hold or await it."""
-
-    users: int = 0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class ProducerIdSource(Protocol):
@@ -134,7 +126,7 @@ class TransactionCoordinator:
             "transaction.remove.expired.transaction.cleanup.interval.ms"
         )
         self.txns: dict[str, TxnMetadata] = {}
-        self._locks: dict[str, _IdLock] = {}
+        self._locks = KeyedLocks[str]()  # a transactional id is in it while in use
         self.loaded = False
         self._topic_ready = False
         self._topic_lock = asyncio.Lock()
@@ -149,7 +141,7 @@ class TransactionCoordinator:
             await self._ensure_topic()
         for txn_id, meta in list(self.txns.items()):
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                async with self._lock(txn_id):
+                async with self._locks.hold(txn_id):
                     await self._complete(meta)
         self.loaded = True
         log.info("transaction coordinator loaded %d transactional ids", len(self.txns))
@@ -213,22 +205,6 @@ class TransactionCoordinator:
                 self.txns[txn_id] = fmt.decode_value(txn_id, value)
         except (ValueError, UnicodeDecodeError) as exc:
             log.warning("skipping undecodable %s record: %s", fmt.TRANSACTION_STATE_TOPIC, exc)
-
-    @contextlib.asynccontextmanager
-    async def _lock(self, txn_id: str) -> AsyncIterator[None]:
-        """Hold ``txn_id``'s lock; the lock is dropped once nobody holds or awaits it (an id
-        present in ``_locks`` is in use)."""
-        entry = self._locks.get(txn_id)
-        if entry is None:
-            entry = self._locks[txn_id] = _IdLock()
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._locks[txn_id]
 
     def _check_loaded(self) -> None:
         if not self.loaded:
@@ -305,7 +281,7 @@ class TransactionCoordinator:
         try:
             while True:
                 await asyncio.sleep(delay_ms / 1000.0)
-                async with self._lock(txn_id):
+                async with self._locks.hold(txn_id):
                     meta = self.txns.get(txn_id)
                     if meta is None or meta.state not in sm.PREPARING:
                         return
@@ -338,7 +314,7 @@ class TransactionCoordinator:
                 f"transaction.timeout.ms {timeout_ms} outside (0, {self.max_timeout_ms}]"
             )
         await self._ensure_topic()
-        async with self._lock(txn_id):
+        async with self._locks.hold(txn_id):
             meta = self.txns.get(txn_id)
             now = now_ms()
             if meta is None or meta.state is TxnState.DEAD:
@@ -367,7 +343,7 @@ class TransactionCoordinator:
     async def add_partitions(
         self, txn_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition]
     ) -> None:
-        async with self._lock(txn_id):
+        async with self._locks.hold(txn_id):
             meta = self._known(txn_id)
             updated = sm.add_partitions(meta, producer_id, epoch, partitions, now_ms())
             if updated.partitions != meta.partitions or updated.state is not meta.state:
@@ -397,7 +373,7 @@ class TransactionCoordinator:
         the transaction, and ``member`` ((generation, member id, instance id) of the consumer,
         TxnOffsetCommit v3+) current in the group. Under the id's lock: the transaction cannot
         end meanwhile."""
-        async with self._lock(txn_id):
+        async with self._locks.hold(txn_id):
             meta = self._known(txn_id)
             sm.check_producer(meta, producer_id, epoch)
             if meta.state is not TxnState.ONGOING or (
@@ -409,7 +385,7 @@ class TransactionCoordinator:
             )
 
     async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
-        async with self._lock(txn_id):
+        async with self._locks.hold(txn_id):
             meta = self._known(txn_id)
             prepared = sm.end_txn(meta, producer_id, epoch, commit, now_ms())
             if prepared is None:
@@ -446,7 +422,7 @@ class TransactionCoordinator:
         for txn_id, meta in list(self.txns.items()):
             if not meta.expired(now_ms()):
                 continue
-            async with self._lock(txn_id):
+            async with self._locks.hold(txn_id):
                 meta = self.txns[txn_id]
                 if meta.expired(now_ms()):
                     log.info("%s: transaction timed out, aborting", txn_id)
@@ -505,7 +481,7 @@ class TransactionCoordinator:
             for txn_id in ids:
                 if txn_id in self._locks or not self._expired(self.txns.get(txn_id), horizon):
                     continue  # a request came in meanwhile: the id is in use again
-                await held.enter_async_context(self._lock(txn_id))
+                await held.enter_async_context(self._locks.hold(txn_id))
                 doomed.append(txn_id)
             if not doomed:
                 return []

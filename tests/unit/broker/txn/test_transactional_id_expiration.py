@@ -85,7 +85,7 @@ async def test_an_id_in_use_is_not_expired(tmp_path: Path) -> None:
         tc = tc_of(broker)
         await tc.init_producer_id("tx", 60_000)
         await asyncio.sleep(0.01)
-        async with tc._lock("tx"):
+        async with tc._locks.hold("tx"):
             assert await tc.remove_expired_transactional_ids() == []
         assert await tc.remove_expired_transactional_ids() == ["tx"]
         assert tc.describe_txn("tx") is None

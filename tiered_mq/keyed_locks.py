@@ -35,6 +35,10 @@ class KeyedLocks(Generic[K]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether a task holds or awaits ``key``'s lock."""
+        return key in self._entries
+
     @contextlib.asynccontextmanager
     async def hold(self, key: K) -> AsyncIterator[None]:
         entry = self._entries.get(key)
