@@ -14,7 +14,8 @@ With a group, offsets of printed records are committed (at-least-once). Each out
 order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
-on Ctrl-C, or when stdout's reader goes away (``| head``: exit status 0, no traceback),
+on Ctrl-C (within about a second, also while the partitions and offsets are looked up),
+or when stdout's reader goes away (``| head``: exit status 0, no traceback),
 noticed at the next write or, while no records come, within one poll (0.5 s);
 the count goes to stderr. Offsets of the records written before are committed.
 """
@@ -217,18 +218,21 @@ def command(
     )
     count = 0
     with Consumer(config) as consumer:
-        if assign:
-            consumer.assign(
-                start_offsets(consumer, topic, partitions, from_beginning, offset, timestamp)
-            )
-        else:
-            consumer.subscribe([topic])
+        interrupted = threading.Event()
+        try:  # the look-ups run no Python callback: a KeyboardInterrupt comes between rounds
+            if assign:
+                consumer.assign(
+                    start_offsets(consumer, topic, partitions, from_beginning, offset, timestamp)
+                )
+            else:
+                consumer.subscribe([topic])
+        except KeyboardInterrupt:
+            interrupted.set()
         last_data = time.monotonic()
         joined = assign
         # Ctrl-C sets a flag read between polls: a KeyboardInterrupt raised inside librdkafka's
         # log callback (a broker gone away logs on every reconnect) surfaced as a SystemError
         # traceback from consume()
-        interrupted = threading.Event()
         previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
         try:
             while not interrupted.is_set() and (max_messages is None or count < max_messages):

@@ -10,7 +10,15 @@
   (``producer.send_offsets(consumer.positions(), consumer.group_metadata())``).
 
 A consumer without a ``group_id`` commits nothing and can only ``assign`` partitions.
-Errors reported in-band by librdkafka (other than end of partition) are raised as ``ClientError``.
+Errors reported in-band by librdkafka (other than end of partition) are raised as ``ClientError``;
+so is any call on a consumer after ``close`` (``_STATE``, as Java's IllegalStateException "This
+consumer has already been closed.").
+
+The look-ups (``partitions_for``, ``offsets_for_time``, ``watermarks``) ask librdkafka in rounds
+of at most ``LOOKUP_ROUND_S`` while no broker can be reached, so that a Ctrl-C (raised between two
+rounds) ends them within about a second instead of at the end of their timeout; once a broker
+was reached but has not answered in time (``_TIMED_OUT``), the rest of the timeout goes to one
+call, so that a slow answer (a timestamp looked up in the cold tier) is not asked again and again.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import confluent_kafka
 
@@ -31,6 +39,11 @@ OFFSET_BEGINNING = confluent_kafka.OFFSET_BEGINNING
 OFFSET_END = confluent_kafka.OFFSET_END
 OFFSET_STORED = confluent_kafka.OFFSET_STORED
 _LOGICAL_OFFSETS = frozenset({OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED})
+LOOKUP_ROUND_S = 1.0
+"""Longest librdkafka call of a look-up while no broker can be reached."""
+_UNREACHABLE = frozenset({"_TRANSPORT", "_ALL_BROKERS_DOWN"})
+"""What librdkafka's look-ups raise when no broker could be reached within the call."""
+R = TypeVar("R")
 
 Handler = Callable[[ConsumedRecord], object]
 
@@ -76,6 +89,7 @@ class Consumer:
     # -- assignment --------------------------------------------------------------------
     def subscribe(self, topics: Sequence[str]) -> None:
         """Joins the group for ``topics`` (needs a ``group_id``)."""
+        self._check_open()
         if not self.config.commits:
             raise ClientError("_INVALID_ARG", "subscribe needs a group_id; use assign()")
         try:
@@ -86,6 +100,7 @@ class Consumer:
     def assign(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Reads exactly these partitions from these offsets (or OFFSET_BEGINNING/END/STORED);
         a negative offset other than those is ``ClientError`` ``_INVALID_ARG``."""
+        self._check_open()
         bad = {tp: o for tp, o in offsets.items() if o < 0 and o not in _LOGICAL_OFFSETS}
         if bad:
             tp, offset = next(iter(bad.items()))
@@ -102,14 +117,30 @@ class Consumer:
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions this consumer reads now (empty while a group join is pending)."""
+        self._check_open()
         return [TopicPartition(tp.topic, tp.partition) for tp in self._consumer.assignment()]
+
+    def _lookup(self, call: Callable[[float], R], timeout: float, context: str) -> R:
+        """``call(seconds)`` within ``timeout`` seconds in all, in rounds (see the module doc)."""
+        deadline = time.monotonic() + timeout
+        limit = LOOKUP_ROUND_S
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return call(max(0.01, min(limit, left)))
+            except confluent_kafka.KafkaException as exc:
+                err = ClientError.wrap(exc, context)
+                if time.monotonic() >= deadline or err.name not in _UNREACHABLE | {"_TIMED_OUT"}:
+                    raise err from exc
+                if err.name == "_TIMED_OUT":
+                    limit = timeout  # reached but slow: the rest in one call
 
     def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
         """Partition ids of ``topic``; raises ``ClientError`` if the topic does not exist."""
-        try:
-            md = self._consumer.list_topics(topic, timeout=timeout)
-        except confluent_kafka.KafkaException as exc:
-            raise ClientError.wrap(exc, f"metadata for {topic}") from exc
+        self._check_open()
+        md = self._lookup(
+            lambda t: self._consumer.list_topics(topic, timeout=t), timeout, f"metadata for {topic}"
+        )
         tmd = md.topics.get(topic)
         if tmd is None or tmd.error is not None:
             if tmd is not None:
@@ -121,11 +152,13 @@ class Consumer:
         self, partitions: Sequence[TopicPartition], timestamp_ms: int, timeout: float = 10.0
     ) -> dict[TopicPartition, int]:
         """First offset whose timestamp is >= ``timestamp_ms`` (OFFSET_END if none)."""
+        self._check_open()
         query = [confluent_kafka.TopicPartition(t, p, timestamp_ms) for t, p in partitions]
-        try:
-            found = self._consumer.offsets_for_times(query, timeout=timeout)
-        except confluent_kafka.KafkaException as exc:
-            raise ClientError.wrap(exc, "offsets for times") from exc
+        found = self._lookup(
+            lambda t: self._consumer.offsets_for_times(query, timeout=t),
+            timeout,
+            "offsets for times",
+        )
         result: dict[TopicPartition, int] = {}
         for tp in found:
             if tp.error is not None:
@@ -137,12 +170,13 @@ class Consumer:
 
     def watermarks(self, tp: TopicPartition, timeout: float = 10.0) -> tuple[int, int]:
         """(log start offset, high watermark) of one partition, asked of its leader."""
-        try:
-            low, high = self._consumer.get_watermark_offsets(
-                confluent_kafka.TopicPartition(tp.topic, tp.partition), timeout=timeout
-            )
-        except confluent_kafka.KafkaException as exc:
-            raise ClientError.wrap(exc, f"watermarks of {tp}") from exc
+        self._check_open()
+        ck_tp = confluent_kafka.TopicPartition(tp.topic, tp.partition)
+        low, high = self._lookup(
+            lambda t: self._consumer.get_watermark_offsets(ck_tp, timeout=t),
+            timeout,
+            f"watermarks of {tp}",
+        )
         return int(low), int(high)
 
     # -- reading -----------------------------------------------------------------------
@@ -156,6 +190,7 @@ class Consumer:
 
     def poll(self, timeout: float = 1.0) -> ConsumedRecord | None:
         """The next record, or None after ``timeout`` seconds without one."""
+        self._check_open()
         msg = self._consumer.poll(timeout)
         if msg is None:
             return None
@@ -166,6 +201,7 @@ class Consumer:
 
     def consume(self, max_records: int = 500, timeout: float = 1.0) -> list[ConsumedRecord]:
         """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first."""
+        self._check_open()
         records = []
         for msg in self._consumer.consume(max_records, timeout):
             record = self._check(msg)
@@ -184,11 +220,13 @@ class Consumer:
 
     def ack(self, *records: ConsumedRecord) -> None:
         """Marks records processed; at-least-once commits them (asynchronously, by auto commit)."""
+        self._check_open()
         if self.config.semantics is DeliverySemantics.AT_LEAST_ONCE and self.config.commits:
             self._consumer.store_offsets(offsets=_next_offsets(records))
 
     def commit(self) -> None:
         """Commits the acknowledged offsets now (at-least-once), synchronously."""
+        self._check_open()
         if self.config.semantics is not DeliverySemantics.AT_LEAST_ONCE or not self.config.commits:
             return
         try:
@@ -228,17 +266,24 @@ class Consumer:
     # -- exactly-once glue -------------------------------------------------------------
     def positions(self) -> list[confluent_kafka.TopicPartition]:
         """Current positions of the assigned partitions (for ``Producer.send_offsets``)."""
+        self._check_open()
         return [tp for tp in self._consumer.position(self._consumer.assignment()) if tp.offset >= 0]
 
     def group_metadata(self) -> Any:
+        self._check_open()
         return self._consumer.consumer_group_metadata()
 
     def close(self) -> None:
         """Commits acknowledged offsets (at-least-once), leaves the group, frees the handle."""
         if self._closed:
             return
-        self._closed = True
         try:
             self.commit()
         finally:
+            self._closed = True
             self._consumer.close()
+
+    def _check_open(self) -> None:
+        """``ClientError`` ``_STATE`` once closed (confluent-kafka raises a bare RuntimeError)."""
+        if self._closed:
+            raise ClientError("_STATE", "This consumer has already been closed.")
