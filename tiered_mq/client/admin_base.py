@@ -32,6 +32,10 @@ UNSUPPORTED = frozenset({"UNSUPPORTED_VERSION", "_UNSUPPORTED_FEATURE", "INVALID
 """What a broker answers a request (version) it does not know."""
 
 
+_NOT_LISTED = frozenset({"_NOENT", "_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
+"""librdkafka's local errors for a topic or partition missing from its metadata."""
+
+
 def timed_out(context: str, timeout: float) -> ClientError:
     return ClientError("_TIMED_OUT", f"{context}: no answer within {timeout}s")
 
@@ -125,7 +129,8 @@ class AdminBase:
     ) -> dict[TopicPartition, int]:
         """``spec`` is ``earliest`` (log start offset), ``latest`` (log end offset) or a
         timestamp in ms: the first offset whose record has a timestamp >= it (-1 if none);
-        any other ``spec`` is a ``ValueError``."""
+        any other ``spec`` is a ``ValueError``. A topic or partition that does not exist is
+        ``ClientError`` UNKNOWN_TOPIC_OR_PARTITION."""
         if isinstance(spec, int):
             offset_spec = ck_admin.OffsetSpec.for_timestamp(spec)
         elif spec == "earliest":
@@ -141,8 +146,22 @@ class AdminBase:
         query = {confluent_kafka.TopicPartition(t, p): offset_spec for t, p in partitions}
         futures = self._admin.list_offsets(query, request_timeout=self._timeout)
         return {
-            TopicPartition(tp.topic, tp.partition): int(
-                self._result(fut, f"list offsets {tp.topic}-{tp.partition}").offset
-            )
+            TopicPartition(tp.topic, tp.partition): self._offset(fut, tp.topic, tp.partition)
             for tp, fut in futures.items()
         }
+
+    def _offset(self, future: Future[Any], topic: str, partition: int) -> int:
+        """One partition's ListOffsets answer; librdkafka's local errors for a topic or
+        partition its metadata does not list (``_NOENT``, ``_UNKNOWN_TOPIC``,
+        ``_UNKNOWN_PARTITION``) are Kafka's UNKNOWN_TOPIC_OR_PARTITION."""
+        context = f"list offsets {topic}-{partition}"
+        try:
+            return int(self._result(future, context).offset)
+        except ClientError as err:
+            if err.name not in _NOT_LISTED:
+                raise
+            raise ClientError(
+                "UNKNOWN_TOPIC_OR_PARTITION",
+                f"{context}: This server does not host this topic-partition.",
+                3,
+            ) from err
