@@ -12,6 +12,13 @@ fresh with watches); writes are coroutines that return once the change is durabl
 Errors: ``create_topic`` raises TopicAlreadyExistsError; every write naming a missing topic
 raises UnknownTopicOrPartitionError; ``add_partitions`` below the current count raises
 InvalidPartitionsError.
+
+Batches: ``create_topics`` and ``delete_topics`` carry every topic of one CreateTopics or
+DeleteTopics request in one durable write (embedded: one rewrite of ``cluster.json``;
+ZooKeeper: one multi-op per topic, all sent at once). Each topic succeeds or fails on its own
+(its error is its result), and a crash leaves each topic of the batch either whole or absent,
+never half made or half deleted. A failure of the write itself raises (embedded: nothing of
+the batch is visible, in memory or on disk).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tiered_mq.errors import KafkaError
 from tiered_mq.topic_partition import TopicPartition
 
 
@@ -64,6 +72,17 @@ class PartitionState:
         return cls(replicas[0], 0, tuple(replicas), tuple(replicas))
 
 
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    """One topic of a ``create_topics`` batch: ``replicas`` holds the replica list of partition
+    0, 1, ... (a missing or empty one: the live broker of lowest id)."""
+
+    name: str
+    partitions: int
+    configs: dict[str, str]
+    replicas: list[list[int]]
+
+
 class Coordinator(Protocol):
     """Cluster metadata store; see the module docstring for the read/write contract."""
 
@@ -104,6 +123,18 @@ class Coordinator(Protocol):
     ) -> TopicMetadata: ...
 
     async def delete_topic(self, name: str) -> None: ...
+
+    async def create_topics(self, topics: list[NewTopic]) -> dict[str, TopicMetadata | KafkaError]:
+        """Create every topic of ``topics`` (distinct names) in one durable write; a topic
+        that exists already gets TopicAlreadyExistsError as its result, the others are
+        created. Raises (nothing created, embedded) when the write itself fails."""
+        ...
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError | None]:
+        """Delete every topic of ``names`` (distinct) in one durable write; a missing one gets
+        UnknownTopicOrPartitionError as its result, the others None (deleted). Raises
+        (nothing deleted, embedded) when the write itself fails."""
+        ...
 
     async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None: ...
 

@@ -19,10 +19,11 @@ id); an entity left without configs is dropped. A file written before ``users`` 
 ``broker_configs`` existed reads as having none.
 
 Every write rewrites the whole file atomically: write ``cluster.json.tmp``, fsync it, rename over
-``cluster.json``, fsync the directory. A crash leaves either the old or the new file, never a
-mix; a stray ``.tmp`` is ignored on open. Writes are serialized by an asyncio lock; the JSON
-encoding (one entry a line, json_sections.py) and the fsyncs run in a worker thread, so that
-neither blocks the event loop.
+``cluster.json``, fsync the directory (a CreateTopics or DeleteTopics request: one write for all
+its topics, ``create_topics`` / ``delete_topics``). A crash leaves either the old or the new
+file, never a mix; a stray ``.tmp`` is ignored on open. Writes are serialized by an asyncio
+lock; the JSON encoding (one entry a line, json_sections.py) and the fsyncs run in a worker
+thread, so that neither blocks the event loop.
 
 Copy on write: a change works on a copy of the sections (the top-level dicts: ``topics``,
 ``partitions``, ...) and becomes the in-memory view only once written. The entries within a
@@ -46,6 +47,7 @@ from typing import Any
 
 from tiered_mq.coordination.base import (
     BrokerInfo,
+    NewTopic,
     PartitionState,
     TopicMetadata,
     apply_scram_changes,
@@ -55,6 +57,7 @@ from tiered_mq.coordination.json_sections import SectionEncoder
 from tiered_mq.durable_file import replace_durably
 from tiered_mq.errors import (
     InvalidPartitionsError,
+    KafkaError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -123,11 +126,13 @@ class EmbeddedCoordinator:
 
     async def _update(self, change: Any) -> Any:
         """Apply ``change(sections_copy)`` (see :func:`_sections_copy`) and persist; the
-        in-memory view changes only on success."""
+        in-memory view changes only on success. A change returning False changed nothing:
+        no write."""
         async with self._lock:
             state = _sections_copy(self._state)
             result = change(state)
-            await self._persist(state)
+            if result is not False:
+                await self._persist(state)
             return result
 
     # topics ---------------------------------------------------------------------------------
@@ -152,31 +157,66 @@ class EmbeddedCoordinator:
     async def create_topic(
         self, name: str, partitions: int, configs: dict[str, str], replicas: list[list[int]]
     ) -> TopicMetadata:
-        def change(state: dict[str, Any]) -> None:
-            if name in state["topics"]:
-                raise TopicAlreadyExistsError(f"topic '{name}' already exists")
-            state["topics"][name] = {
-                "topic_id": uuid.uuid4().hex,
-                "partitions": partitions,
-                "configs": dict(configs),
-            }
-            for p in range(partitions):
-                _set_partition(state, name, p, replicas[p] if p < len(replicas) else [])
-
-        await self._update(change)
-        meta = self.get_topic(name)
-        assert meta is not None
-        return meta
+        result = (await self.create_topics([NewTopic(name, partitions, configs, replicas)]))[name]
+        if isinstance(result, KafkaError):
+            raise result
+        return result
 
     async def delete_topic(self, name: str) -> None:
-        def change(state: dict[str, Any]) -> None:
-            t = state["topics"].pop(name, None)
-            if t is None:
-                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-            for p in range(t["partitions"]):
-                state["partitions"].pop(f"{name}-{p}", None)
+        error = (await self.delete_topics([name]))[name]
+        if error is not None:
+            raise error
+
+    async def create_topics(self, topics: list[NewTopic]) -> dict[str, TopicMetadata | KafkaError]:
+        """One rewrite of the file for every topic of the batch (none when every topic
+        exists already); a failed write raises and leaves the batch invisible."""
+        errors: dict[str, KafkaError] = {}
+
+        def change(state: dict[str, Any]) -> bool:
+            for topic in topics:
+                if topic.name in state["topics"]:
+                    errors[topic.name] = TopicAlreadyExistsError(
+                        f"topic '{topic.name}' already exists"
+                    )
+                    continue
+                state["topics"][topic.name] = {
+                    "topic_id": uuid.uuid4().hex,
+                    "partitions": topic.partitions,
+                    "configs": dict(topic.configs),
+                }
+                for p in range(topic.partitions):
+                    nodes = topic.replicas[p] if p < len(topic.replicas) else []
+                    _set_partition(state, topic.name, p, nodes)
+            return len(errors) < len(topics)
 
         await self._update(change)
+        results: dict[str, TopicMetadata | KafkaError] = {}
+        for topic in topics:
+            meta = self.get_topic(topic.name)
+            if topic.name in errors or meta is None:
+                results[topic.name] = errors[topic.name]
+            else:
+                results[topic.name] = meta
+        return results
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError | None]:
+        """One rewrite of the file for every topic of the batch (none when none exists); a
+        failed write raises and leaves every topic as it was."""
+        results: dict[str, KafkaError | None] = {}
+
+        def change(state: dict[str, Any]) -> bool:
+            for name in names:
+                t = state["topics"].pop(name, None)
+                if t is None:
+                    results[name] = UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                    continue
+                results[name] = None
+                for p in range(t["partitions"]):
+                    state["partitions"].pop(f"{name}-{p}", None)
+            return any(error is None for error in results.values())
+
+        await self._update(change)
+        return results
 
     async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None:
         def change(state: dict[str, Any]) -> None:

@@ -6,7 +6,8 @@ thread (``ZooKeeperSession.call``), never on the event loop.
 - ``compare_and_set``: read-modify-write of one znode, conditional on the version read; a
   concurrent writer makes it read again (``/controller_epoch``, ``/latest_producer_id_block``).
 - ``set_or_create``: unconditional write of a znode that may be missing (parents created).
-- ``subtree``: a znode and everything below it, in the order a multi-op deletes them.
+- ``subtree``: a znode and everything below it, in the order a multi-op deletes them
+  (``subtrees``: of many znodes, one round trip a level).
 - ``first_failure``: the operation that failed a committed multi-op; ``CONCURRENT`` are the
   failures that mean it lost a race (and may be retried after reading again).
 """
@@ -61,6 +62,34 @@ def subtree(client: KazooClient, path: str) -> list[str]:
         out.extend(subtree(client, f"{path}/{child}"))
     out.append(path)
     return out
+
+
+def subtrees(client: KazooClient, paths: list[str]) -> dict[str, list[str] | None]:
+    """:func:`subtree` of each of ``paths`` (None: the znode is missing), asking for the
+    children of a whole level at once (one round trip a level, not one a znode)."""
+    below: dict[str, list[str]] = {}
+    level = list(paths)
+    missing: set[str] = set()
+    while level:
+        asked = [(path, client.get_children_async(path)) for path in level]
+        level = []
+        for path, answer in asked:
+            try:
+                children = [f"{path}/{child}" for child in answer.get()]
+            except NoNodeError:
+                missing.add(path)
+                continue
+            below[path] = children
+            level.extend(children)
+
+    def ordered(path: str) -> list[str]:
+        out: list[str] = []
+        for child in below.get(path, []):
+            out.extend(ordered(child))
+        out.append(path)
+        return out
+
+    return {path: None if path in missing else ordered(path) for path in paths}
 
 
 def first_failure(results: list[Any]) -> Exception | None:

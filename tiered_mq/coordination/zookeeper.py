@@ -15,7 +15,8 @@ The parts, one module each:
 - zk_session.py: the session (connection, REQUEST_TIMED_OUT, the ephemeral broker registration
   and controller election, redone in a new session after an expiry);
 - zk_topics.py: topics, partitions and partition states (one multi-op per admin change, so a
-  crash or a concurrent admin never leaves half a topic);
+  crash or a concurrent admin never leaves half a topic; the topics of one CreateTopics or
+  DeleteTopics request go together, their multi-ops sent at once);
 - zk_configs.py: users' SCRAM credentials (one conditional multi-op over every user changed)
   and dynamic broker configs;
 - zk_ops.py: the kazoo write primitives they share.
@@ -30,9 +31,16 @@ import uuid
 from collections.abc import Callable
 
 from tiered_mq.coordination import zk_configs, zk_topics, znodes
-from tiered_mq.coordination.base import BrokerInfo, PartitionState, TopicMetadata, scram_entries
+from tiered_mq.coordination.base import (
+    BrokerInfo,
+    NewTopic,
+    PartitionState,
+    TopicMetadata,
+    scram_entries,
+)
 from tiered_mq.coordination.zk_ops import compare_and_set
 from tiered_mq.coordination.zk_session import ZooKeeperSession
+from tiered_mq.errors import KafkaError, UnknownTopicOrPartitionError
 from tiered_mq.topic_partition import TopicPartition
 
 
@@ -96,6 +104,38 @@ class ZooKeeperCoordinator:
         await self._session.call(lambda: zk_topics.delete_topic(self._session, name))
         self._view.set_assignment(name, None)
         self._view.set_configs(name, None)
+
+    async def create_topics(self, topics: list[NewTopic]) -> dict[str, TopicMetadata | KafkaError]:
+        """One multi-op per topic, all sent at once (zk_topics.py)."""
+        s = self._session
+        batch = [
+            (
+                t.name,
+                uuid.uuid4().hex,
+                {p: zk_topics.replicas_for(s, t.replicas, p) for p in range(t.partitions)},
+                t.configs,
+            )
+            for t in topics
+        ]
+        errors = await s.call(lambda: zk_topics.create_topics(s, batch))
+        results: dict[str, TopicMetadata | KafkaError] = {}
+        for t in topics:
+            error, meta = errors[t.name], self.get_topic(t.name)
+            if error is None and meta is not None:
+                results[t.name] = meta
+            else:
+                results[t.name] = error or UnknownTopicOrPartitionError(f"topic '{t.name}' gone")
+        return results
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError | None]:
+        """One multi-op per topic, all sent at once (zk_topics.py)."""
+        s = self._session
+        results = await s.call(lambda: zk_topics.delete_topics(s, names))
+        for name, error in results.items():
+            if error is None:
+                self._view.set_assignment(name, None)
+                self._view.set_configs(name, None)
+        return results
 
     async def add_partitions(self, name: str, total: int, replicas: list[list[int]]) -> None:
         s = self._session
