@@ -5,8 +5,9 @@ Where reading starts:
 - ``--group G`` alone: join group G (subscribe); a partition with a committed offset resumes
   there, one without starts at the log end (``--from-beginning``: at the log start offset).
 - no group, or ``--partition``/``--offset``/``--timestamp``: read the chosen partitions
-  (all by default) from the log end, the log start offset (``--from-beginning``), offset N
-  (``--offset``) or the first record with timestamp >= T ms (``--timestamp``).
+  (all by default) from the log end, the log start offset (``--from-beginning`` or
+  ``--offset earliest``), offset N (``--offset N``; ``--offset latest``: the log end) or the
+  first record with timestamp >= T ms (``--timestamp``).
 
 With a group, offsets of printed records are committed (at-least-once). Each output line is
 ``[CreateTime:MS SEP][partition:offset SEP][k1:v1,k2:v2 SEP][key SEP]value``: the fields of
@@ -152,12 +153,43 @@ def start_offsets(
     return dict.fromkeys(tps, OFFSET_BEGINNING if from_beginning else OFFSET_END)
 
 
+class StartOffset(click.ParamType[int]):
+    """``--offset``: a non-negative offset, ``earliest`` (OFFSET_BEGINNING) or ``latest``
+    (OFFSET_END), as kafka-console-consumer's ``--offset`` takes."""
+
+    name = "OFFSET|earliest|latest"
+    _NAMED = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in self._NAMED:
+            return self._NAMED[text]
+        try:
+            offset = int(text)
+        except ValueError:
+            offset = -1
+        if offset < 0:
+            self.fail(f"{value!r}: give a non-negative offset, earliest or latest", param, ctx)
+        return offset
+
+
 @click.command("consume")
 @click.argument("topic")
 @bootstrap_option
 @click.option("-g", "--group", default=None, help="Consumer group (offsets are committed).")
 @click.option("--from-beginning", is_flag=True, help="Start at the log start offset.")
-@click.option("-o", "--offset", type=click.IntRange(min=0), default=None, help="Start offset.")
+@click.option(
+    "-o",
+    "--offset",
+    type=StartOffset(),
+    metavar="N|earliest|latest",
+    default=None,
+    help="Start offset: a number, earliest (log start offset) or latest (log end).",
+)
 @click.option(
     "-t", "--timestamp", type=int, default=None, help="Start at this timestamp (ms since epoch)."
 )
