@@ -1,5 +1,11 @@
-"""``python -m tiered_mq``: the same as the ``tiered-mq`` command."""
+"""``python -m tiered_mq``: the same as the ``tiered-mq`` command; a Ctrl-C while the command
+line interface is imported exits 130 without a traceback."""
 
-from tiered_mq.cli import main
+import sys
+
+try:
+    from tiered_mq.cli import main
+except KeyboardInterrupt:
+    sys.exit(130)
 
 main()

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from tests.integration.broker_process import free_port
+from tests.integration.broker_process import BrokerProcess, free_port
+from tiered_mq.client import Admin
 
 pytestmark = pytest.mark.integration
 
@@ -34,3 +35,50 @@ def test_ctrl_c_while_consume_looks_up_partitions_ends_within_a_second() -> None
     assert "Traceback" not in stderr and stderr.splitlines()[-1] == (
         "Processed a total of 0 messages"
     )
+
+
+def run_into_a_closed_pipe(*args: str, bootstrap: str | None = None) -> tuple[int, str]:
+    """Runs ``tiered-mq ARGS`` with stdout a pipe whose reader has already gone."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = ENV if bootstrap is None else {**ENV, "TIERED_MQ_BOOTSTRAP": bootstrap}
+    try:
+        done = subprocess.run(
+            [*CLI, *args], stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    return done.returncode, done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("topics", "list"),
+        ("topics", "describe", "closed-pipe"),
+        ("groups", "list"),
+        ("--help",),
+        ("--version",),
+        ("topics", "--help"),
+    ],
+)
+def test_every_command_into_a_closed_pipe_ends_quietly(
+    shared_broker: BrokerProcess, args: tuple[str, ...]
+) -> None:
+    """``tiered-mq topics list | grep -q x`` under ``set -o pipefail``: once the reader has
+    gone, a command exits 0 with nothing on stderr, as ``consume`` does (click's handling
+    exited 1 without a word)."""
+    admin = Admin(bootstrap_servers=shared_broker.bootstrap)
+    if "closed-pipe" not in admin.list_topics():
+        admin.create_topic("closed-pipe")
+    code, stderr = run_into_a_closed_pipe(*args, bootstrap=shared_broker.bootstrap)
+    assert (code, stderr) == (0, "")
+
+
+def test_a_failing_command_into_a_closed_pipe_still_fails() -> None:
+    """The reader having gone hides no error: an unreachable broker is still status 1 with
+    its message."""
+    code, stderr = run_into_a_closed_pipe(
+        "topics", "list", "--timeout", "1", bootstrap=f"127.0.0.1:{free_port()}"
+    )
+    assert code == 1 and "Error: _TRANSPORT" in stderr, stderr

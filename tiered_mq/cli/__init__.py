@@ -5,16 +5,28 @@ command or group); the modules are listed here in the order ``--help`` shows the
 imported only when its command runs (or ``--help`` lists them all): a client command such as
 ``topics list`` does not import the broker, which ``dev`` needs and which took most of every
 command's start-up time.
+
+Every command ends as Unix tools do when stdout's reader has gone (``| head``, ``| grep -q``):
+exit status 0, nothing on stderr (click's own handling exits 1). A Ctrl-C while a command's
+module is imported (most of the start-up) exits 130 without a traceback or "Aborted!".
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
 from tiered_mq import __version__
+from tiered_mq.cli._stdout import discard_stdout, reader_gone
+
+INTERRUPTED_EXIT = 130
+"""128 + SIGINT: what a shell reports for a command ended by Ctrl-C."""
 
 _COMMAND_MODULES = ("dev", "topics", "configs", "produce", "consume", "groups", "users", "tier")
 
@@ -29,8 +41,37 @@ class _LazyGroup(click.Group):
         module = _module(cmd_name)
         if module is None:
             return None
-        command: click.Command = importlib.import_module(module).command
+        try:
+            command: click.Command = importlib.import_module(module).command
+        except KeyboardInterrupt:  # Ctrl-C while starting: nothing was done yet
+            ctx.exit(INTERRUPTED_EXIT)
         return command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parses the group's options (``--help`` and ``--version`` print here)."""
+        with _closed_stdout_ends(ctx):
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Runs the command, then flushes stdout, so that a reader gone before the
+        interpreter's own flush at exit is seen here."""
+        with _closed_stdout_ends(ctx):
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
+
+
+@contextlib.contextmanager
+def _closed_stdout_ends(ctx: click.Context) -> Iterator[None]:
+    """A BrokenPipeError from writing to stdout after its reader went away ends the run with
+    status 0; any other BrokenPipeError (a socket's) propagates."""
+    try:
+        yield
+    except BrokenPipeError:
+        if not reader_gone(sys.stdout):
+            raise
+        discard_stdout()
+        ctx.exit(0)
 
 
 def _module(name: str) -> str | None:

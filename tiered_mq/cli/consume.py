@@ -23,20 +23,16 @@ the count goes to stderr. Offsets of the records written before are committed.
 
 from __future__ import annotations
 
-import io
-import os
-import select
 import signal
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import BinaryIO
 
 import click
 
 from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
+from tiered_mq.cli._stdout import discard_stdout, reader_gone
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
 from tiered_mq.client.record import TIMESTAMP_TYPE_NAMES, ConsumedRecord
@@ -98,34 +94,6 @@ def record_formatter(
         return lambda r: _value(r) + b"\n"
     fields.append(_value)
     return lambda r: separator.join([f(r) for f in fields]) + b"\n"
-
-
-def discard_stdout() -> None:
-    """Points stdout at /dev/null once its reader has gone, so that nothing written later
-    (Python flushes stdout at exit) fails again with EPIPE."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, ValueError, io.UnsupportedOperation):
-        return  # not a file (a test's captured output): nothing will flush into a pipe
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
-
-
-def reader_gone(stream: BinaryIO) -> bool:
-    """Whether the reading end of ``stream`` (stdout) has gone, without writing to it: a pipe
-    whose reader exited polls POLLERR, a socket whose peer closed POLLHUP. A file, a terminal
-    or a stream without a descriptor never reports it. Lets an idle run end as ``tail -f``
-    does once ``| head`` has what it wanted, instead of waiting for a record to write."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, ValueError, io.UnsupportedOperation):
-        return False
-    poller = select.poll()
-    poller.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
-    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
 
 def start_offsets(
