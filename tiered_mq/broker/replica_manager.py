@@ -29,8 +29,9 @@ stray partition directories (a topic that no longer exists, or a ``partition.met
 another topic id: a crash between a topic's removal from the metadata and the rename, or a topic
 deleted and created again) are renamed ``-delete`` and removed the same way, never opened
 (stray_partitions.py). Every partition directory records its topic's id in ``partition.metadata``
-before it serves a request. The partitions of one CreateTopics (or of one topic at start) open
-together in worker threads, their fsyncs grouped (:meth:`ReplicaManager._open_locals`).
+before it serves a request. The partitions of one CreateTopics, all its topics (or of one topic at
+start), open together in worker threads, their fsyncs grouped
+(:meth:`ReplicaManager._open_locals`).
 
 Offline partitions (Kafka's ``HostedPartition.Offline``): a partition of the metadata whose log
 failed to open (a file where its directory goes, a permissions error, a log recovery refused) is
@@ -213,30 +214,46 @@ class ReplicaManager:
     async def open_partitions(
         self, topic: str, indexes: range, overrides: dict[str, str]
     ) -> list[Partition]:
-        """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``,
-        all in one worker-thread hop (:meth:`_open_locals`); each directory records the
-        topic's id (``claim_dirs``: one of another topic id is set aside as a stray and removed
-        in the background). When it returns, the new directories, their ``partition.metadata``
-        and their empty segments are on disk (fsynced); none of them serves a request before.
-        A partition whose log fails to open is recorded in :attr:`offline`, the others are
-        served, and the first such error is raised once they are."""
-        config = self.log_config(overrides)
-        meta = self.coordinator.get_topic(topic)
-        topic_id = meta.topic_id if meta is not None else None
-        wanted = [TopicPartition(topic, i) for i in indexes]
-        wanted = [tp for tp in wanted if tp not in self.partitions]
+        """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``
+        (:meth:`open_topics` of one topic); the first partition that failed to open is raised
+        once the others are served."""
+        opened, failed = await self.open_topics([(topic, indexes, overrides)])
+        if failed:
+            raise next(iter(failed.values()))
+        return opened
+
+    async def open_topics(
+        self, topics: list[tuple[str, range, dict[str, str]]]
+    ) -> tuple[list[Partition], dict[TopicPartition, Exception]]:
+        """Open (creating them if needed) the local logs of each ``(topic, partition indexes,
+        config overrides)`` of ``topics`` (the topics of one CreateTopics), all in one
+        worker-thread hop (:meth:`_open_locals`): their fsyncs grouped, not a round of them a
+        topic. Each directory records its topic's id (``claim_dirs``: one of another topic id
+        is set aside as a stray and removed in the background). When it returns, the new
+        directories, their ``partition.metadata`` and their empty segments are on disk
+        (fsynced); none of them serves a request before. A partition whose log fails to open
+        is recorded in :attr:`offline` and returned with its error; the others are served.
+        Returns (the partitions opened, the failures)."""
+        wanted: list[tuple[TopicPartition, str | None, LogConfig]] = []
+        for topic, indexes, overrides in topics:
+            config = self.log_config(overrides)
+            meta = self.coordinator.get_topic(topic)
+            topic_id = meta.topic_id if meta is not None else None
+            for i in indexes:
+                tp = TopicPartition(topic, i)
+                if tp not in self.partitions:
+                    wanted.append((tp, topic_id, config))
         if not wanted:
-            return []
-        states = {tp: self.coordinator.partition_state(tp) for tp in wanted}
-        epochs = [
-            (tp, state.leader_epoch if state is not None else 0) for tp, state in states.items()
+            return [], {}
+        states = {tp: self.coordinator.partition_state(tp) for tp, _, _ in wanted}
+        items = [
+            (tp, state.leader_epoch if state is not None else 0, topic_id, config)
+            for (tp, topic_id, config), state in zip(wanted, states.values(), strict=True)
         ]
         try:
-            strays, opened, failed = await asyncio.to_thread(
-                self._open_locals, epochs, topic_id, config
-            )
+            strays, opened, failed = await asyncio.to_thread(self._open_locals, items)
         except Exception as error:  # none of them opened
-            strays, opened, failed = [], [], dict.fromkeys(wanted, error)
+            strays, opened, failed = [], [], {tp: error for tp, _, _ in wanted}
         self._remove_dirs(strays)
         now = int(time.time() * 1000)
         expiration_ms = self.config.get_int("producer.id.expiration.ms")
@@ -254,16 +271,14 @@ class ReplicaManager:
         for tp, exc in failed.items():
             self.offline[tp] = f"{type(exc).__name__}: {exc}"
             log.error("%s is offline: its log failed to open: %s", tp, exc)
-        if failed:
-            raise next(iter(failed.values()))
-        return opened
+        return opened, failed
 
     def _open_locals(
-        self, epochs: list[tuple[TopicPartition, int]], topic_id: str | None, config: LogConfig
+        self, items: list[tuple[TopicPartition, int, str | None, LogConfig]]
     ) -> tuple[list[Path], list[Partition], dict[TopicPartition, Exception]]:
         """(the strays set aside; the opened partitions; the partitions whose log failed to
-        open, with the error), for each (partition, leader epoch) of ``epochs``. Blocking: a
-        worker thread's.
+        open, with the error), for each (partition, leader epoch, topic id, log config) of
+        ``items``. Blocking: a worker thread's.
 
         Steps: claim each directory (stray_partitions.claim_dirs: a stray renamed ``-delete``,
         a missing directory created) and open its log (a new one creates its empty segment and
@@ -283,14 +298,16 @@ class ReplicaManager:
         step fails the logs opened here are closed and its error raised (the next open
         retries)."""
 
-        def open_one(tp: TopicPartition, epoch: int) -> tuple[Claims, Partition]:
+        def open_one(
+            tp: TopicPartition, epoch: int, topic_id: str | None, config: LogConfig
+        ) -> tuple[Claims, Partition]:
             dir = self.partition_dir(tp)
             claims = claim_dirs([] if topic_id is None else [(dir, topic_id)])
             new = bool(claims.created_in)  # claim_dirs created the directory: it is empty
             return claims, Partition.open(tp, dir, config, epoch, sync_dir=False, new=new)
 
-        with ThreadPoolExecutor(min(OPEN_WORKERS, len(epochs)), "open-partition") as pool:
-            futures = [(tp, pool.submit(open_one, tp, epoch)) for tp, epoch in epochs]
+        with ThreadPoolExecutor(min(OPEN_WORKERS, len(items)), "open-partition") as pool:
+            futures = [(item[0], pool.submit(open_one, *item)) for item in items]
         claims, opened = Claims([], [], set()), []
         failed: dict[TopicPartition, Exception] = {}
         for tp, future in futures:

@@ -23,23 +23,25 @@ auto-creation) goes through here so that the checks are the same everywhere:
   tier, are refused, as in Kafka.
 
 Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
-between leaves a topic whose partitions are created empty at the next start.
+between leaves a topic whose partitions are created empty at the next start. The topics of one
+CreateTopics (DeleteTopics) request are checked one by one, each answered on its own, and
+written to the coordinator together: one durable write a request, not one a topic.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.dynamic_config import DynamicBrokerConfigs, Update
 from tiered_mq.broker.remote_tier import tierable_topic, tiered_storage_enabled
 from tiered_mq.broker.replica_manager import ReplicaManager
-from tiered_mq.broker.topic_names import colliding_topic, validate_topic_name
-from tiered_mq.coordination.base import Coordinator, TopicMetadata
+from tiered_mq.broker.topic_names import validate_topic_name
+from tiered_mq.coordination.base import Coordinator, NewTopic, TopicMetadata
 from tiered_mq.errors import (
     InvalidConfigError,
     InvalidPartitionsError,
@@ -107,6 +109,31 @@ def check_assignment(
             "replica(s), but this is not consistent with previous partitions, which have "
             f"{replication_factor} replica(s)."
         )
+
+
+def _check_new_name(name: str, existing: set[str], keys: dict[str, str]) -> None:
+    """TOPIC_ALREADY_EXISTS, or INVALID_TOPIC when ``name`` collides ('.' and '_') with an
+    existing topic; ``keys`` maps each existing name, '.' read as '_', to it."""
+    if name in existing:
+        raise TopicAlreadyExistsError(f"topic '{name}' already exists")
+    other = keys.get(name.replace(".", "_"))
+    if other is not None and other != name:
+        raise InvalidTopicError(
+            f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
+        )
+
+
+@dataclass(frozen=True)
+class TopicRequest:
+    """One topic of a CreateTopics request: ``assignments`` (the replicas of partition 0, 1,
+    ...), when given, replace ``partitions`` and ``replication_factor`` (-1: the broker's
+    ``num.partitions`` / ``default.replication.factor``)."""
+
+    name: str
+    partitions: int = -1
+    configs: dict[str, str] = field(default_factory=dict)
+    replication_factor: int = -1
+    assignments: list[list[int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -211,43 +238,114 @@ class TopicRegistry:
         internal: bool = False,
         assignments: list[list[int]] | None = None,
     ) -> CreatedTopic:
-        """``assignments`` (the replicas of partition 0, 1, ...) replace ``partitions`` and
-        ``replication_factor`` when given. Returns what was created (or would be, with
-        ``validate_only``: no topic id then)."""
-        configs = dict(configs or {})
-        validate_topic_name(name)
-        if assignments:
-            partitions = len(assignments)
+        """One topic of :meth:`create_topics`; raises its error."""
+        request = TopicRequest(
+            name, partitions, dict(configs or {}), replication_factor, assignments
+        )
+        result = (await self.create_topics([request], validate_only))[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def create_topics(
+        self, requests: list[TopicRequest], validate_only: bool = False
+    ) -> list[CreatedTopic | Exception]:
+        """Create the topics of one CreateTopics request (distinct names), each on its own:
+        the result of each, in order, is what was created (or would be, with
+        ``validate_only``: no topic id then, and nothing written) or its error. Every topic
+        that passes the checks is registered in one coordinator write (``create_topics``),
+        then the partitions of all are opened together (``ReplicaManager.open_topics``: one
+        worker-thread hop, the fsyncs of the request grouped). A crash between the two leaves
+        registered topics whose partitions the next start creates, empty. A topic named
+        like one created earlier in the request is checked against it (TOPIC_ALREADY_EXISTS,
+        or INVALID_TOPIC for a '.'/'_' collision), as if created before."""
+        results: list[CreatedTopic | Exception | None] = [None] * len(requests)
+        planned: dict[int, tuple[CreatedTopic, list[list[int]]]] = {}
+        for i, request in enumerate(requests):
+            try:
+                planned[i] = self._plan(request)
+            except Exception as e:
+                results[i] = e
+        opened: dict[int, str] = {}
+        async with self._lock:
+            existing = set(self.coordinator.list_topics())
+            keys = {topic.replace(".", "_"): topic for topic in existing}
+            batch: dict[int, NewTopic] = {}
+            for i, (created, replicas) in planned.items():
+                try:
+                    self.validate_configs(created.configs)  # under the lock: current defaults
+                    _check_new_name(created.name, existing, keys)
+                except Exception as e:
+                    results[i] = e
+                    continue
+                existing.add(created.name)
+                keys[created.name.replace(".", "_")] = created.name
+                results[i] = created
+                if not validate_only:
+                    batch[i] = NewTopic(created.name, created.partitions, created.configs, replicas)
+            if batch:
+                written: Mapping[str, TopicMetadata | Exception]
+                try:
+                    written = await self.coordinator.create_topics(list(batch.values()))
+                except Exception as e:  # nothing of the batch written (embedded)
+                    written = dict.fromkeys((t.name for t in batch.values()), e)
+                registered: dict[int, TopicMetadata] = {}
+                for i, topic in batch.items():
+                    outcome = written[topic.name]
+                    if isinstance(outcome, Exception):
+                        results[i] = outcome
+                    else:
+                        registered[i] = outcome
+                _, failed = await self.replica_manager.open_topics(
+                    [(m.name, range(m.partitions), m.configs) for m in registered.values()]
+                )
+                failures = {tp.topic: e for tp, e in reversed(failed.items())}  # each's first
+                for i, meta in registered.items():
+                    failure = failures.get(meta.name)
+                    if failure is not None:
+                        results[i] = failure
+                        continue
+                    results[i] = replace(planned[i][0], topic_id=meta.topic_id)
+                    opened[i] = meta.name
+        published = await asyncio.gather(
+            *(self._publish_within(self.publish_topic_manifest(n)) for n in opened.values()),
+            return_exceptions=True,
+        )
+        for i, late in zip(opened, published, strict=True):
+            if isinstance(late, Exception):
+                results[i] = late
+        return [r if r is not None else RuntimeError("not created") for r in results]
+
+    def _plan(self, request: TopicRequest) -> tuple[CreatedTopic, list[list[int]]]:
+        """The checks of a new topic that need no lock: its name, partition count and
+        replicas; returns what it would be and the replicas of each partition."""
+        validate_topic_name(request.name)
+        partitions = request.partitions
+        if request.assignments:
+            partitions = len(request.assignments)
         partitions = self.resolve_partitions(partitions)
         if partitions <= 0:
             raise InvalidPartitionsError("number of partitions must be larger than 0")
         check_partitions_per_request(partitions)
-        if assignments:
-            replicas = self._manual_replicas(assignments, None)
+        if request.assignments:
+            replicas = self._manual_replicas(request.assignments, None)
         else:
-            replicas = self._replicas(partitions, replication_factor)
-        async with self._lock:
-            self.validate_configs(configs)  # under the lock: against the current defaults
-            existing = self.coordinator.list_topics()
-            if name in existing:
-                raise TopicAlreadyExistsError(f"topic '{name}' already exists")
-            other = colliding_topic(name, existing)
-            if other is not None:
-                raise InvalidTopicError(
-                    f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
-                )
-            created = CreatedTopic(name, None, partitions, len(replicas[0]), configs)
-            if validate_only:
-                return created
-            meta = await self.coordinator.create_topic(name, partitions, configs, replicas)
-            await self.replica_manager.open_partitions(name, range(partitions), configs)
-        await self._publish_within(self.publish_topic_manifest(name))
-        return replace(created, topic_id=meta.topic_id)
+            replicas = self._replicas(partitions, request.replication_factor)
+        configs = dict(request.configs)
+        return CreatedTopic(request.name, None, partitions, len(replicas[0]), configs), replicas
 
     async def delete_topic(self, name: str) -> None:
-        """Delete ``name``, as Kafka does: done once the coordinator has forgotten it.
+        """One topic of :meth:`delete_topics`; raises its error."""
+        error = (await self.delete_topics([name]))[name]
+        if error is not None:
+            raise error
 
-        The cold tier journals the deletion of the topic's id first (a crash later resumes
+    async def delete_topics(self, names: list[str]) -> dict[str, Exception | None]:
+        """Delete the topics of one DeleteTopics request (distinct names), each on its own, as
+        Kafka does: a topic is deleted (None) once the coordinator has forgotten it, which it
+        does for the whole request in one write (``delete_topics``); else its error.
+
+        The cold tier journals the deletion of each topic's id first (a crash later resumes
         it), then deletes the bucket's objects of that id in the background, with retries:
         an unreachable bucket never fails the request (cold/topic_deletion.py). The
         ``on_topic_deleted`` listeners (the group coordinator drops the topic's committed
@@ -256,25 +354,46 @@ class TopicRegistry:
         this returns and removed in the background (ReplicaManager.delete_partitions); one
         that a crash or a failed rename leaves under its own name is a stray, removed at the
         next start (stray_partitions.py)."""
-        deleted = False
+        results: dict[str, Exception | None] = {}
+        deleted: list[str] = []
         try:
             async with self._lock:
-                meta = self.coordinator.get_topic(name)
-                if meta is None:
-                    raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                ids: dict[str, str] = {}
                 rlm = self.replica_manager.remote_log_manager
-                if rlm is not None:
-                    await rlm.record_topic_deletion(name, meta.topic_id)
-                await self.coordinator.delete_topic(name)
-                deleted = True
+                for name in names:
+                    meta = self.coordinator.get_topic(name)
+                    try:
+                        if meta is None:
+                            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                        if rlm is not None:
+                            await rlm.record_topic_deletion(name, meta.topic_id)
+                    except Exception as e:
+                        results[name] = e
+                        continue
+                    ids[name] = meta.topic_id
+                gone: Mapping[str, Exception | None]
                 try:
-                    await self.replica_manager.delete_partitions(name)
-                finally:
+                    gone = await self.coordinator.delete_topics(list(ids))
+                except Exception as e:  # nothing of the batch deleted (embedded)
+                    gone = dict.fromkeys(ids, e)
+                for name, error in gone.items():
+                    results[name] = error
+                    if error is not None:
+                        continue
+                    deleted.append(name)
+                    try:
+                        await self.replica_manager.delete_partitions(name)
+                    except Exception as e:
+                        results[name] = e
                     if rlm is not None:
-                        await rlm.delete_topic(name, meta.topic_id)
+                        try:
+                            await rlm.delete_topic(name, ids[name])
+                        except Exception as e:
+                            results[name] = e
         finally:
-            if deleted:
+            for name in deleted:
                 await self._topic_deleted(name)
+        return {name: results[name] for name in names}
 
     async def _topic_deleted(self, name: str) -> None:
         for listener in self.on_topic_deleted:

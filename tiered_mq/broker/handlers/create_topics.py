@@ -6,7 +6,9 @@ replication factor; partitions 0, 1, ... each once; replicas checked as Kafka's
 ``validateManualPartitionAssignment`` does, INVALID_REPLICA_ASSIGNMENT; stored as given) and
 configs validated through ``LogConfig.from_properties``. Errors carry a message naming the
 problem (INVALID_CONFIG names the key). ``validate_only`` checks everything and creates
-nothing. A topic named more than once in one request is answered once, INVALID_REQUEST
+nothing. The topics that pass the request's checks go to the registry together, which registers
+them in one coordinator write (topic_registry.py), each still answered on its own. A topic
+named more than once in one request is answered once, INVALID_REQUEST
 "Duplicate topic name.", and not created (as Kafka's controller does; librdkafka refuses a
 response naming a topic twice). A request that would make more than 10,000 partitions in all
 is refused whole (POLICY_VIOLATION for every topic, Kafka's limit), before any assignment is
@@ -33,7 +35,11 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
     topic_name,
 )
-from tiered_mq.broker.topic_registry import CreatedTopic, check_partitions_per_request
+from tiered_mq.broker.topic_registry import (
+    CreatedTopic,
+    TopicRequest,
+    check_partitions_per_request,
+)
 from tiered_mq.errors import (
     InvalidReplicaAssignmentError,
     InvalidRequestError,
@@ -96,16 +102,12 @@ def _described(ctx: RequestContext, created: CreatedTopic) -> dict[str, Any]:
     }
 
 
-async def _create(ctx: RequestContext, t: dict[str, Any], validate_only: bool) -> CreatedTopic:
+def _request(t: dict[str, Any]) -> TopicRequest:
+    """The registry's form of one topic of the request (raises on bad assignments)."""
     assignments = _assignments(t) if t.get("assignments") else None
     configs = {c["name"]: c["value"] for c in t.get("configs") or []}
-    return await ctx.broker.topic_registry.create_topic(
-        t["name"],
-        t["num_partitions"],
-        configs,
-        t["replication_factor"],
-        validate_only=validate_only,
-        assignments=assignments,
+    return TopicRequest(
+        t["name"], t["num_partitions"], configs, t["replication_factor"], assignments
     )
 
 
@@ -119,21 +121,32 @@ def _requested(ctx: RequestContext, t: dict[str, Any]) -> int:
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
     total = sum(_requested(ctx, t) for t in request["topics"])
-    results = []
+    results: list[dict[str, Any]] = []
+    asked: list[TopicRequest] = []
+    asked_results: list[dict[str, Any]] = []
     for t, duplicate in once_each(request["topics"], topic_name):
         name = t["name"]
         result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None}
+        results.append(result)
         try:
             if duplicate:
                 raise InvalidRequestError(DUPLICATE_TOPIC)
             check_partitions_per_request(total)  # the whole request's, for every topic
             if not ctx.authorize(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
                 require_topic(ctx, AclOperation.CREATE, name)
-            created = await _create(ctx, t, validate_only)
-            if ctx.api_version >= DESCRIBED_FROM_VERSION:
-                result.update(_described(ctx, created))
+            asked.append(_request(t))
+            asked_results.append(result)
         except Exception as e:
-            result["error_code"] = error_code(e)
-            result["error_message"] = error_message(e)
-        results.append(result)
+            _failed(result, e)
+    created = await ctx.broker.topic_registry.create_topics(asked, validate_only)
+    for result, outcome in zip(asked_results, created, strict=True):
+        if isinstance(outcome, Exception):
+            _failed(result, outcome)
+        elif ctx.api_version >= DESCRIBED_FROM_VERSION:
+            result.update(_described(ctx, outcome))
     return {"throttle_time_ms": 0, "topics": results}
+
+
+def _failed(result: dict[str, Any], error: Exception) -> None:
+    result["error_code"] = error_code(error)
+    result["error_message"] = error_message(error)

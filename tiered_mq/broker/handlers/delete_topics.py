@@ -3,7 +3,9 @@ logs (and, when the cold tier is wired, its objects). Unknown topics answer
 UNKNOWN_TOPIC_OR_PARTITION; internal topics cannot be deleted (INVALID_REQUEST). With the
 broker's ``delete.topic.enable=false`` nothing is deleted and every topic answers
 TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3), as Kafka's controller does. A name given
-more than once is answered once, INVALID_REQUEST, and not deleted.
+more than once is answered once, INVALID_REQUEST, and not deleted. The topics that pass these
+checks are deleted together: one coordinator write for the request (topic_registry.py), each
+topic answered on its own.
 
 As in Kafka (LogManager.asyncDelete), each local partition directory is renamed
 ``<topic>-<partition>.<uniqueId>-delete`` (durably) before the topic is answered NONE, and
@@ -45,17 +47,23 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 {"name": name, "error_code": disabled.errno} for name in request["topic_names"]
             ],
         }
-    responses = []
+    responses: list[dict[str, Any]] = []
+    asked: dict[str, dict[str, Any]] = {}
     for name, duplicate in once_each(request["topic_names"], str):
-        code = 0
+        response = {"name": name, "error_code": 0}
+        responses.append(response)
         try:
             if duplicate:
                 raise InvalidRequestError(DUPLICATE_TOPIC)
             require_topic(ctx, AclOperation.DELETE, name)
             if is_internal(name):
                 raise InvalidRequestError(f"internal topic '{name}' cannot be deleted")
-            await ctx.broker.topic_registry.delete_topic(name)
+            asked[name] = response
         except Exception as e:
-            code = error_code(e)
-        responses.append({"name": name, "error_code": code})
+            response["error_code"] = error_code(e)
+    errors = await ctx.broker.topic_registry.delete_topics(list(asked))
+    for name, response in asked.items():
+        error = errors[name]
+        if error is not None:
+            response["error_code"] = error_code(error)
     return {"throttle_time_ms": 0, "responses": responses}
