@@ -113,3 +113,64 @@ def test_sigkill_during_a_large_create_topics_restarts_clean(tmp_path: Path) -> 
         assert len(all_dirs) == PARTITIONS
         ids = {partition_metadata.read(dir) for dir in all_dirs}
         assert len(ids) == 1 and None not in ids  # every directory records the topic's id
+
+
+def test_sigkill_during_a_create_topics_of_many_topics_leaves_each_whole(tmp_path: Path) -> None:
+    """The topics of one CreateTopics are registered in one coordinator write, before any of
+    their directories is made: a kill while the directories are being made leaves every topic
+    of the request registered, each with all its partitions (created at the next start), none
+    half made."""
+    topics, partitions = 100, 20
+    names = [f"many-{i:03}" for i in range(topics)]
+    data = tmp_path / "data"
+    with BrokerProcess(data) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        futures = admin.create_topics(
+            [NewTopic(n, partitions, 1) for n in names], operation_timeout=60, request_timeout=60
+        )
+
+        def made() -> list[Path]:
+            return [Path(e.path) for e in os.scandir(data) if e.name.startswith("many-")]
+
+        deadline = time.monotonic() + 30
+        while len(made()) < 50:  # the creation is under way
+            assert time.monotonic() < deadline, "no partition directory appeared"
+            time.sleep(0.002)
+        answered = any(f.done() for f in futures.values())
+        broker.kill()
+        assert not answered, "the CreateTopics was answered before the kill: nothing tested"
+        assert len(made()) < topics * partitions, "every directory made: nothing tested"
+        for dir in made()[::3]:  # a power loss before the grouped fsyncs: no partition.metadata
+            partition_metadata.path_in(dir).unlink(missing_ok=True)
+
+        broker.start()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        listed = admin.list_topics(timeout=20).topics
+        for name in names:  # each whole: here all, as the one write came before any directory
+            assert name in listed, name
+            assert listed[name].error is None
+            assert sorted(listed[name].partitions) == list(range(partitions))
+            assert all(p.error is None for p in listed[name].partitions.values())
+
+        records = [(n, p, f"{n}/{p}".encode()) for n in names for p in range(partitions)]
+        produce(broker.bootstrap, records)
+        broker.kill()
+        broker.start()
+        consumer = Consumer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "group.id": "check",
+                "enable.auto.commit": False,
+            }
+        )
+        consumer.assign([TopicPartition(n, p, 0) for n, p, _ in records])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 60
+        try:
+            while len(got) < len(records) and time.monotonic() < deadline:
+                for m in consumer.consume(1000, timeout=1):
+                    assert m.error() is None, m.error()
+                    got.append(m.value())
+        finally:
+            consumer.close()
+        assert sorted(got) == sorted(v for _, _, v in records)
