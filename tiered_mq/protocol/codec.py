@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Any, Final
 
 from tiered_mq.errors import InvalidRequestError, UnsupportedVersionError
-from tiered_mq.protocol import decoder, encoder, produce_codec, wire
+from tiered_mq.protocol import decoder, encoder, fetch_codec, produce_codec, wire
 from tiered_mq.protocol.api_versions import SUPPORTED, ApiKey
 from tiered_mq.protocol.decoder import Reader
 from tiered_mq.protocol.encoder import Chunk, WriteFn, Writer, chunk_size
@@ -122,6 +122,11 @@ def _produce_fast(version: int) -> bool:
     return produce_codec.MIN_VERSION <= version <= produce_codec.MAX_VERSION
 
 
+def _fetch_fast(version: int) -> bool:
+    """Whether Fetch ``version`` has the hand-written response writer (fetch_codec.py)."""
+    return fetch_codec.MIN_VERSION <= version <= fetch_codec.MAX_VERSION
+
+
 def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
     """Chunks of the whole response frame: int32 size, response header, body.
 
@@ -140,6 +145,10 @@ def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
         frame = produce_codec.write_response(version, response_header, body)
         if frame is not None:
             return [frame]
+    if header.api_key == ApiKey.FETCH and _fetch_fast(version):
+        chunks = fetch_codec.write_response(version, response_header, body)
+        if chunks is not None:
+            return chunks
     w = Writer()
     w.buf += b"\x00\x00\x00\x00"
     w.buf += response_header
