@@ -15,7 +15,11 @@ auto-creation) goes through here so that the checks are the same everywhere:
   under the same lock as topics, so a topic is always checked against the defaults it gets;
 - the bucket's ``topic.json`` of a tiered topic follows each change; the request waits for that
   write at most ``TOPIC_MANIFEST_WAIT_S`` (a hung bucket never holds an admin answer; the write
-  goes on in the background);
+  goes on in the background). A request of several resources (AlterConfigs,
+  IncrementalAlterConfigs, CreatePartitions) runs in :meth:`TopicRegistry.manifest_writes`:
+  the writes of all its resources start as each is changed and are waited for together, once,
+  with that one bound, so the whole request waits at most ``TOPIC_MANIFEST_WAIT_S``, not that
+  much per resource (four tiered topics on a hung bucket took 20 s, past clients' timeouts);
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
   naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
   ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
@@ -31,8 +35,10 @@ written to the coordinator together: one durable write a request, not one a topi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,6 +76,21 @@ MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's MAX_PARTITIONS_PER_BATCH
 # APIs never wait for remote storage: a hung bucket (S3 client timeouts and retries, minutes)
 # must not hold them past the clients' request timeouts.
 TOPIC_MANIFEST_WAIT_S = 5.0
+
+
+@dataclass(eq=False)
+class _RequestWrites:
+    """The topic.json writes one admin request started (``TopicRegistry.manifest_writes``);
+    ``open`` until the request waits for them (a task the request's code started inherits the
+    context, and a write it starts later is not this request's)."""
+
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    open: bool = True
+
+
+_REQUEST_WRITES: ContextVar[_RequestWrites | None] = ContextVar(
+    "topic_manifest_writes", default=None
+)
 
 
 def check_partitions_per_request(total: int) -> None:
@@ -469,29 +490,65 @@ class TopicRegistry:
             await self.publish_topic_manifests()  # they carry the effective configs
 
     # the bucket's copy of topic metadata ------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def manifest_writes(self) -> AsyncIterator[None]:
+        """The scope of one admin request of several resources: the topic.json writes its
+        changes cause (:meth:`_publish_within`) start at once and are not waited for one by
+        one; on leaving, the request waits for all of them together at most
+        ``topic_manifest_wait_s`` (one deadline), then they go on in the background. A failed
+        write is logged, never the resource's error (the change stands, as
+        :meth:`publish_topic_manifest` says). Nested scopes are the outer one's."""
+        if _REQUEST_WRITES.get() is not None:
+            yield
+            return
+        writes = _RequestWrites()
+        token = _REQUEST_WRITES.set(writes)
+        try:
+            yield
+        finally:
+            writes.open = False
+            _REQUEST_WRITES.reset(token)
+            await self._wait_for(writes.tasks)
+
     async def _publish_within(self, publish: Coroutine[Any, Any, None]) -> None:
         """Run ``publish`` (topic.json writes of an admin change), waiting for it at most
         ``topic_manifest_wait_s``: past it the admin request is answered and the write goes on
         in the background (a hung bucket; later writes of the same topic queue behind it in
         order, RemoteLogManager's per-topic lock). Raises what ``publish`` raises when it ends
-        within the wait."""
+        within the wait. Inside :meth:`manifest_writes` it only starts ``publish``: the scope
+        waits."""
         task = asyncio.ensure_future(publish)
         self._publishing.add(task)  # referenced until it ends, even if this request is not
         task.add_done_callback(self._publishing.discard)
-        done, _ = await asyncio.wait({task}, timeout=self.topic_manifest_wait_s)
-        if done:
-            task.result()
+        writes = _REQUEST_WRITES.get()
+        if writes is not None and writes.open:
+            task.add_done_callback(self._log_failure)
+            writes.tasks.append(task)
             return
-        log.warning(
-            "topic manifest write still waiting for the bucket after %.1fs; the admin change "
-            "is answered, the write goes on",
-            self.topic_manifest_wait_s,
-        )
-        task.add_done_callback(self._published_late)
+        if await self._wait_for([task]):
+            task.result()
+        else:
+            task.add_done_callback(self._log_failure)
 
-    def _published_late(self, task: asyncio.Task[None]) -> None:
+    async def _wait_for(self, tasks: list[asyncio.Task[None]]) -> bool:
+        """Wait for ``tasks`` together at most ``topic_manifest_wait_s`` (one deadline); True
+        if all ended. Those still running go on in the background."""
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=self.topic_manifest_wait_s)
+        if pending:
+            log.warning(
+                "%d topic manifest write(s) still waiting for the bucket after %.1fs; the admin "
+                "change is answered, the writes go on",
+                len(pending),
+                self.topic_manifest_wait_s,
+            )
+        return not pending
+
+    @staticmethod
+    def _log_failure(task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            log.error("late topic manifest write failed", exc_info=task.exception())
+            log.error("topic manifest write failed", exc_info=task.exception())
 
     async def publish_topic_manifest(self, name: str) -> None:
         """Write ``topic.json`` (partition count, effective configs) of a tiered topic.

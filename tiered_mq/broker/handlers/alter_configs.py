@@ -42,10 +42,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         configs = {c["name"]: c["value"] for c in entries}
         await registry.set_broker_configs(entity, lambda _current: configs, validate_only)
 
-    return await alter_resource_configs(
-        request,
-        alter_topic,
-        alter_broker,
-        incremental=False,
-        not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
-    )
+    async with registry.manifest_writes():  # one wait for the topic.json of every resource
+        return await alter_resource_configs(
+            request,
+            alter_topic,
+            alter_broker,
+            incremental=False,
+            not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
+        )

@@ -28,22 +28,31 @@ API_KEY = ApiKey.CREATE_PARTITIONS
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(request.get("validate_only", False))
-    results = []
-    for t, duplicate in once_each(request["topics"], topic_name):
-        result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
-        try:
-            if duplicate:
-                raise InvalidRequestError(DUPLICATE_TOPIC)
-            require_topic(ctx, AclOperation.ALTER, t["name"])
-            assignments = t.get("assignments")
-            await ctx.broker.topic_registry.create_partitions(
-                t["name"],
-                t["count"],
-                validate_only,
-                None if assignments is None else [list(a["broker_ids"]) for a in assignments],
-            )
-        except Exception as e:
-            result["error_code"] = error_code(e)
-            result["error_message"] = error_message(e)
-        results.append(result)
+    async with ctx.broker.topic_registry.manifest_writes():  # one wait for every topic.json
+        results = [
+            await _grow(ctx, t, duplicate, validate_only)
+            for t, duplicate in once_each(request["topics"], topic_name)
+        ]
     return {"throttle_time_ms": 0, "results": results}
+
+
+async def _grow(
+    ctx: RequestContext, t: dict[str, Any], duplicate: bool, validate_only: bool
+) -> dict[str, Any]:
+    """One topic of the request, answered on its own."""
+    result: dict[str, Any] = {"name": t["name"], "error_code": 0, "error_message": None}
+    try:
+        if duplicate:
+            raise InvalidRequestError(DUPLICATE_TOPIC)
+        require_topic(ctx, AclOperation.ALTER, t["name"])
+        assignments = t.get("assignments")
+        await ctx.broker.topic_registry.create_partitions(
+            t["name"],
+            t["count"],
+            validate_only,
+            None if assignments is None else [list(a["broker_ids"]) for a in assignments],
+        )
+    except Exception as e:
+        result["error_code"] = error_code(e)
+        result["error_message"] = error_message(e)
+    return result

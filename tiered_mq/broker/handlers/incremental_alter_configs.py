@@ -100,11 +100,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         if not validate_only:
             broker_loggers.apply(entries)
 
-    return await alter_resource_configs(
-        request,
-        alter_topic,
-        alter_broker,
-        incremental=True,
-        alter_logger=alter_logger,
-        not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
-    )
+    async with registry.manifest_writes():  # one wait for the topic.json of every resource
+        return await alter_resource_configs(
+            request,
+            alter_topic,
+            alter_broker,
+            incremental=True,
+            alter_logger=alter_logger,
+            not_served=lambda rtype, name: alter_not_served(ctx, rtype, name),
+        )
