@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import confluent_kafka
 
+from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.errors import ClientError
 from tiered_mq.client.record import ConsumedRecord
@@ -188,22 +189,51 @@ class Consumer:
             return None
         raise ClientError.from_kafka_error(err, f"{msg.topic()}-{msg.partition()}")
 
+    def _wait(self, fetch: Callable[[float], list[Any]], timeout: float) -> list[Any]:
+        """librdkafka's messages from ``fetch(seconds)``, asked in rounds of ``ROUND_S`` until
+        one comes or ``timeout`` passes. A Ctrl-C during a round raises ``KeyboardInterrupt``
+        once it has returned, the messages of that round sought back to (read again next)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with SigintDeferred() as sigint:
+                msgs = fetch(min(ROUND_S, max(0.0, deadline - time.monotonic())))
+            if sigint.pending:
+                self._seek_back(msgs)
+                sigint.raise_if_pending()
+            if msgs or time.monotonic() >= deadline:
+                return msgs
+
+    def _seek_back(self, msgs: list[Any]) -> None:
+        """Seeks each partition of ``msgs`` back to its first message (not handed out)."""
+        first: dict[tuple[str, int], int] = {}
+        for m in msgs:
+            if m.error() is None:
+                first.setdefault((m.topic(), m.partition()), m.offset())
+        for (topic, partition), offset in first.items():
+            try:
+                self._consumer.seek(confluent_kafka.TopicPartition(topic, partition, offset))
+            except confluent_kafka.KafkaException:
+                pass  # no longer assigned: the group's committed offset decides
+
     def poll(self, timeout: float = 1.0) -> ConsumedRecord | None:
-        """The next record, or None after ``timeout`` seconds without one."""
+        """The next record, or None after ``timeout`` seconds without one. A Ctrl-C raises
+        ``KeyboardInterrupt`` within ``ROUND_S`` (0.2 s); a record fetched in that round is
+        not handed out, and is read again by the next poll."""
         self._check_open()
-        msg = self._consumer.poll(timeout)
-        if msg is None:
+        msgs = self._wait(lambda t: [m for m in [self._consumer.poll(t)] if m is not None], timeout)
+        if not msgs:
             return None
-        record = self._check(msg)
+        record = self._check(msgs[0])
         if record is not None:
             self._before_handing_out([record])
         return record
 
     def consume(self, max_records: int = 500, timeout: float = 1.0) -> list[ConsumedRecord]:
-        """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first."""
+        """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first
+        (Ctrl-C: as ``poll``)."""
         self._check_open()
         records = []
-        for msg in self._consumer.consume(max_records, timeout):
+        for msg in self._wait(lambda t: self._consumer.consume(max_records, t), timeout):
             record = self._check(msg)
             if record is not None:
                 records.append(record)

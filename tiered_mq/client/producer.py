@@ -12,6 +12,10 @@ consumer's positions to the open transaction (consume-transform-produce). Transa
 the broker's InitProducerId, AddPartitionsToTxn, EndTxn and TxnOffsetCommit; when the
 broker cannot run them the first transaction raises ``TransactionsUnsupportedError``.
 
+Ctrl-C: ``flush``, ``poll`` and ``send`` (while it waits for queue space or serves callbacks)
+raise ``KeyboardInterrupt`` within ``ROUND_S`` (0.2 s), from their own code: one raised inside
+a librdkafka callback was lost (``_sigint``); the records not yet acknowledged stay queued.
+
 Not thread-safe; one producer per thread (librdkafka itself is thread-safe, the bookkeeping
 here is not).
 """
@@ -26,6 +30,7 @@ from typing import Any
 
 import confluent_kafka
 
+from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError, TransactionsUnsupportedError
 
@@ -64,8 +69,14 @@ class Producer:
     ) -> None:
         if exc_type is None:
             self.close()
-        else:
-            self._producer.flush(5.0)
+            return
+        deadline = time.monotonic() + 5.0  # a last chance for what was sent; a Ctrl-C ends it
+        while time.monotonic() < deadline:
+            with SigintDeferred() as sigint:
+                if not self._producer.flush(min(ROUND_S, deadline - time.monotonic())):
+                    return
+            if sigint.pending:
+                return
 
     # -- sending -----------------------------------------------------------------------
     def send(
@@ -105,14 +116,18 @@ class Producer:
                     deadline = now + self.config.max_block_ms / 1000
                 elif now >= deadline:
                     raise self._queue_full(topic) from None
-                self._producer.poll(min(0.05, max(0.0, deadline - now)))
+                with SigintDeferred() as sigint:
+                    self._producer.poll(min(0.05, max(0.0, deadline - now)))
+                sigint.raise_if_pending()
             except confluent_kafka.KafkaException as exc:
                 raise ClientError.wrap(exc, f"produce to {topic}") from exc
         self.sent += 1
         self._unpolled += 1
         if self._unpolled >= POLL_EVERY:
             self._unpolled = 0
-            self._producer.poll(0)
+            with SigintDeferred() as sigint:
+                self._producer.poll(0)
+            sigint.raise_if_pending()
 
     def _queue_full(self, topic: str) -> ClientError:
         """The error of a send that found librdkafka's queue full for ``max_block_ms``: the
@@ -149,15 +164,29 @@ class Producer:
         return self.sent - self.delivered - self.failed
 
     def poll(self, timeout: float = 0.0) -> int:
-        """Serves delivery callbacks; returns how many were served."""
-        return int(self._producer.poll(timeout))
+        """Serves delivery callbacks, waiting at most ``timeout`` seconds for one; returns how
+        many were served."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with SigintDeferred() as sigint:
+                served = int(
+                    self._producer.poll(min(ROUND_S, max(0.0, deadline - time.monotonic())))
+                )
+            sigint.raise_if_pending()
+            if served or time.monotonic() >= deadline:
+                return served
 
     def flush(self, timeout: float = 30.0) -> None:
         """Waits for every queued record; raises ``DeliveryError`` for failures since last flush."""
         deadline = time.monotonic() + timeout
-        remaining = self._producer.flush(timeout)
-        while remaining and time.monotonic() < deadline:
-            remaining = self._producer.flush(max(0.0, deadline - time.monotonic()))
+        while True:
+            with SigintDeferred() as sigint:
+                remaining = self._producer.flush(
+                    min(ROUND_S, max(0.0, deadline - time.monotonic()))
+                )
+            sigint.raise_if_pending()
+            if not remaining or time.monotonic() >= deadline:
+                break
         if remaining:
             raise ClientError("_TIMED_OUT", f"{remaining} record(s) in flight after {timeout}s")
         if self._failures:
