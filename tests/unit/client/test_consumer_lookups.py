@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import confluent_kafka
 import pytest
 
 from tiered_mq.client import ClientError, Consumer, ConsumerConfig
@@ -85,3 +86,32 @@ def test_a_closed_consumer_raises_client_error(call: str) -> None:
     assert raised.value.name == "_STATE"
     assert "This consumer has already been closed." in str(raised.value)
     c.close()  # closing again is allowed
+
+
+def test_a_reached_but_slow_broker_gets_the_rest_of_the_timeout_in_one_call(
+    consumer: Consumer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a _TIMED_OUT (a broker answered the connection, not the request in time), the
+    look-up is not asked again every second: a slow answer (a timestamp in the cold tier)
+    would be abandoned each time."""
+    asked: list[float] = []
+
+    def offsets_for_times(query: Any, timeout: float) -> Any:
+        asked.append(timeout)
+        code = confluent_kafka.KafkaError._TRANSPORT if len(asked) == 1 else None
+        code = confluent_kafka.KafkaError._TIMED_OUT if len(asked) == 2 else code
+        if code is not None:
+            raise confluent_kafka.KafkaException(confluent_kafka.KafkaError(code))
+        return [confluent_kafka.TopicPartition("t", 0, 42)]
+
+    monkeypatch.setattr(consumer, "_consumer", FakeLookups(offsets_for_times))
+    assert consumer.offsets_for_time([TP], 1, timeout=10.0) == {TP: 42}
+    assert asked[:2] == [1.0, 1.0] and 8.5 < asked[2] <= 10.0, asked
+
+
+class FakeLookups:
+    def __init__(self, offsets_for_times: Callable[..., Any]) -> None:
+        self.offsets_for_times = offsets_for_times
+
+    def close(self) -> None:
+        pass

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests.unit.client.fakes import FakeMessage, FakeRdConsumer
 from tiered_mq.client import Consumer, ConsumerConfig, Producer, ProducerConfig
+from tiered_mq.client import consumer as consumer_mod
 from tiered_mq.topic_partition import TopicPartition
 
 FAST_RECONNECTS = {"reconnect.backoff.ms": 1, "reconnect.backoff.max.ms": 5}
@@ -67,3 +69,53 @@ def test_ctrl_c_ends_a_poll(how: str) -> None:
         else:
             interrupted_within(lambda: consumer.consume(10, 15), 2.0)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+class InterruptedRdConsumer(FakeRdConsumer):
+    """librdkafka's consumer whose first ``consume`` gets a SIGINT while it runs Python code
+    of its own (as a log callback would) and still returns its messages."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        super().__init__(conf)
+        self.seeks: list[tuple[str, int, int]] = []
+        self.interrupt = True
+
+    def consume(self, n: int, timeout: float) -> list[FakeMessage]:
+        if self.interrupt:
+            self.interrupt = False
+            signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the call
+        return super().consume(n, timeout)
+
+    def seek(self, tp: Any) -> None:
+        self.seeks.append((tp.topic, tp.partition, tp.offset))
+        self.queue = [FakeMessage(tp.topic, tp.partition, tp.offset, b"again"), *self.queue]
+
+
+def test_records_of_the_interrupted_round_are_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KeyboardInterrupt comes once the call has returned, not from inside it; the records
+    it fetched are not handed out (nor committed) and the consumer is sought back to them."""
+    monkeypatch.setattr(consumer_mod.confluent_kafka, "Consumer", InterruptedRdConsumer)
+    consumer = Consumer(ConsumerConfig(group_id="g", semantics="at-most-once"))
+    rd = consumer._consumer
+    assert isinstance(rd, InterruptedRdConsumer)
+    rd.queue = [FakeMessage("t", 0, 5, b"a"), FakeMessage("t", 1, 9, b"b")]
+    with pytest.raises(KeyboardInterrupt):
+        consumer.consume(10, 1.0)
+    assert rd.seeks == [("t", 0, 5), ("t", 1, 9)] and rd.calls == []
+    assert [(r.partition, r.offset) for r in consumer.consume(10, 1.0)] == [(1, 9), (0, 5)]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_programs_own_handler_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a handler of its own in place (the CLI's), the SIGINT is the program's business."""
+    monkeypatch.setattr(consumer_mod.confluent_kafka, "Consumer", InterruptedRdConsumer)
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        consumer = Consumer(ConsumerConfig())
+        assert isinstance(consumer._consumer, InterruptedRdConsumer)
+        consumer._consumer.queue = [FakeMessage("t", 0, 5, b"a")]
+        assert [r.offset for r in consumer.consume(10, 1.0)] == [5]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [signal.SIGINT]
