@@ -277,7 +277,12 @@ class TopicRegistry:
         that passes the checks is registered in one coordinator write (``create_topics``),
         then the partitions of all are opened together (``ReplicaManager.open_topics``: one
         worker-thread hop, the fsyncs of the request grouped). A crash between the two leaves
-        registered topics whose partitions the next start creates, empty. A topic named
+        registered topics whose partitions the next start creates, empty. A registered topic
+        is created (answered success) even if some of its partitions' logs fail to open: those
+        are offline (``ReplicaManager.offline``: Metadata LEADER_NOT_AVAILABLE, the other APIs
+        KAFKA_STORAGE_ERROR), as in Kafka, where the controller commits the topic and a
+        broker's failure to create a log takes that partition offline; a retry answers
+        TOPIC_ALREADY_EXISTS. A topic named
         like one created earlier in the request is checked against it (TOPIC_ALREADY_EXISTS,
         or INVALID_TOPIC for a '.'/'_' collision), as if created before."""
         results: list[CreatedTopic | Exception | None] = [None] * len(requests)
@@ -317,15 +322,13 @@ class TopicRegistry:
                         results[i] = outcome
                     else:
                         registered[i] = outcome
-                _, failed = await self.replica_manager.open_topics(
+                # a partition whose log fails to open is offline (ReplicaManager.offline), its
+                # topic created all the same: Kafka's controller answers once the topic is
+                # committed; the broker's log dir failure takes the partition offline apart
+                await self.replica_manager.open_topics(
                     [(m.name, range(m.partitions), m.configs) for m in registered.values()]
                 )
-                failures = {tp.topic: e for tp, e in reversed(failed.items())}  # each's first
                 for i, meta in registered.items():
-                    failure = failures.get(meta.name)
-                    if failure is not None:
-                        results[i] = failure
-                        continue
                     results[i] = replace(planned[i][0], topic_id=meta.topic_id)
                     opened[i] = meta.name
         published = await asyncio.gather(
@@ -431,7 +434,8 @@ class TopicRegistry:
         assignments: list[list[int]] | None = None,
     ) -> None:
         """Grow ``name`` to ``total`` partitions; ``assignments``, when given, hold the replicas
-        of each new partition (exactly one list per new partition, as Kafka requires)."""
+        of each new partition (exactly one list per new partition, as Kafka requires). A new
+        partition whose log fails to open is offline, and the growth succeeds (as in Kafka)."""
         async with self._lock:
             meta = self.coordinator.get_topic(name)
             if meta is None:
@@ -459,8 +463,9 @@ class TopicRegistry:
             if validate_only:
                 return
             await self.coordinator.add_partitions(name, total, replicas)
-            await self.replica_manager.open_partitions(
-                name, range(meta.partitions, total), meta.configs
+            # a new partition whose log fails to open is offline, the growth stands (as above)
+            await self.replica_manager.open_topics(
+                [(name, range(meta.partitions, total), meta.configs)]
             )
         await self._publish_within(self.publish_topic_manifest(name))
 

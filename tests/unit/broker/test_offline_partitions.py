@@ -2,7 +2,9 @@
 
 The fault is caused for real: a file lies where a partition's directory goes, so the partition
 cannot be created (tests run as root, so a directory without permissions would not stop it).
-Every API answers such a partition as Kafka answers one whose log dir is offline.
+Every API answers such a partition as Kafka answers one whose log dir is offline; the
+CreateTopics or CreatePartitions that made it succeeds (Kafka's controller commits the topic, and
+the broker's failure to create the log takes the partition offline).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tiered_mq.errors import (
     KafkaStorageError,
     LeaderNotAvailableError,
     NotLeaderOrFollowerError,
+    TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
 
@@ -35,7 +38,7 @@ async def _create_blocked(broker: Broker, client: Client, topic: str = "blocked"
         "timeout_ms": 5000,
     }
     r = await client.call(CREATE_TOPICS, 4, body)
-    assert r["topics"][0]["error_code"] == STORAGE
+    assert r["topics"][0]["error_code"] == 0  # created: partition 1 is offline (Kafka's answer)
 
 
 def _partitions(response: dict[str, Any], topic: str) -> dict[int, dict[str, Any]]:
@@ -61,6 +64,18 @@ async def test_metadata_answers_an_offline_partition_leader_not_available(
             assert got[p]["error_code"] == 0 and got[p]["leader_id"] == node
             if version >= 5:
                 assert got[p]["offline_replicas"] == []
+
+
+async def test_a_retry_of_the_creation_answers_topic_already_exists(
+    broker: Broker, client: Client
+) -> None:
+    await _create_blocked(broker, client)
+    body = {
+        "topics": [{"name": "blocked", "num_partitions": 3, "replication_factor": 1}],
+        "timeout_ms": 5000,
+    }
+    r = await client.call(CREATE_TOPICS, 4, body)
+    assert r["topics"][0]["error_code"] == TopicAlreadyExistsError.errno
 
 
 async def test_every_api_answers_an_offline_partition_a_storage_error(
@@ -183,7 +198,7 @@ async def test_partitions_added_beside_a_blocked_one_are_served(
         "validate_only": False,
     }
     r = await client.call(CREATE_PARTITIONS, 1, body)
-    assert r["results"][0]["error_code"] == STORAGE
+    assert r["results"][0]["error_code"] == 0  # grown: partition 1 is offline
     got = _partitions(await client.call(METADATA, 8, {"topics": None}), "grows")
     assert [got[p]["error_code"] for p in range(3)] == [0, LeaderNotAvailableError.errno, 0]
     for p, code in ((0, 0), (1, STORAGE), (2, 0)):
