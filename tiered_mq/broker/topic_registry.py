@@ -369,9 +369,10 @@ class TopicRegistry:
         Kafka does: a topic is deleted (None) once the coordinator has forgotten it, which it
         does for the whole request in one write (``delete_topics``); else its error.
 
-        The cold tier journals the deletion of each topic's id first (a crash later resumes
-        it), then deletes the bucket's objects of that id in the background, with retries:
-        an unreachable bucket never fails the request (cold/topic_deletion.py). The
+        The cold tier journals the deletion of each topic's id first, all in one write (a
+        crash later resumes it; the journal unwritten, none of the topics is deleted), then
+        deletes the bucket's objects of that id in the background, with retries: an
+        unreachable bucket never fails the request (cold/topic_deletion.py). The
         ``on_topic_deleted`` listeners (the group coordinator drops the topic's committed
         offsets) run whenever the coordinator's deletion happened, even if the local partitions
         could not be renamed for deletion. Their directories are renamed ``-delete`` before
@@ -386,15 +387,18 @@ class TopicRegistry:
                 rlm = self.replica_manager.remote_log_manager
                 for name in names:
                     meta = self.coordinator.get_topic(name)
+                    if meta is None:
+                        results[name] = UnknownTopicOrPartitionError(
+                            f"topic '{name}' does not exist"
+                        )
+                    else:
+                        ids[name] = meta.topic_id
+                if rlm is not None:
                     try:
-                        if meta is None:
-                            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-                        if rlm is not None:
-                            await rlm.record_topic_deletion(name, meta.topic_id)
-                    except Exception as e:
-                        results[name] = e
-                        continue
-                    ids[name] = meta.topic_id
+                        await rlm.record_topic_deletions(list(ids.items()))
+                    except Exception as e:  # no journal: none of them is deleted
+                        results.update(dict.fromkeys(ids, e))
+                        ids = {}
                 gone: Mapping[str, Exception | None]
                 try:
                     gone = await self.coordinator.delete_topics(list(ids))

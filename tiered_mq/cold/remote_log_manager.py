@@ -403,6 +403,11 @@ class RemoteLogManager:
         OSError if the journal cannot be written: nothing is deleted then)."""
         await self.deleter.record(topic, topic_id)
 
+    async def record_topic_deletions(self, deletions: list[tuple[str, str]]) -> None:
+        """:meth:`record_topic_deletion` of each ``(topic, topic_id)``, in one journal write
+        (the topics of one DeleteTopics request)."""
+        await self.deleter.record_many(deletions)
+
     async def delete_topic(self, topic: str, topic_id: str | None = None) -> int:
         """Stop the topic's uploaders, then delete its objects.
 

@@ -10,7 +10,8 @@ manifests (manifest.py).
 Order of a deletion (TopicRegistry.delete_topic):
 
 1. ``record(topic, topic_id)``: the pending deletion is written to the journal (below) and
-   fsynced, before the coordinator forgets the topic;
+   fsynced, before the coordinator forgets the topic (``record_many``: the topics of one
+   DeleteTopics request in one write);
 2. the coordinator deletes the topic, the local partitions go, their uploaders are stopped;
 3. ``schedule(topic, topic_id)``: a task (``delete-remote-{topic}``) runs
    :func:`delete_topic_objects` until it succeeds (retried with the uploader's backoff,
@@ -128,9 +129,14 @@ class DeletionJournal:
         replace_durably(self.path, json.dumps(doc, sort_keys=True).encode())
 
     def add(self, deletion: Deletion) -> None:
+        self.add_many([deletion])
+
+    def add_many(self, deletions: list[Deletion]) -> None:
+        """Add every one of ``deletions`` not there yet, in one durable write."""
         current = self.load()
-        if deletion not in current:
-            self._write([*current, deletion])
+        new = [d for d in dict.fromkeys(deletions) if d not in current]
+        if new:
+            self._write([*current, *new])
 
     def remove(self, deletion: Deletion) -> None:
         current = self.load()
@@ -184,8 +190,14 @@ class RemoteTopicDeleter:
         self._tasks.clear()
 
     async def record(self, topic: str, topic_id: str) -> None:
-        if self.journal is not None:
-            await self._journal(self.journal.add, (topic, topic_id))
+        await self.record_many([(topic, topic_id)])
+
+    async def record_many(self, deletions: list[Deletion]) -> None:
+        """Journal ``deletions`` (those of one DeleteTopics request) in one durable write."""
+        if self.journal is not None and deletions:
+            journal = self.journal
+            async with self._journal_lock:
+                await asyncio.to_thread(journal.add_many, deletions)
 
     def schedule(self, topic: str, topic_id: str) -> None:
         deletion = (topic, topic_id)

@@ -7,6 +7,7 @@ the disk busy): a CreateTopics of 50 topics took 2.4 to 3.3 s."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from tests.unit.broker.conftest import Client, serving
 from tiered_mq.broker.broker import Broker
+from tiered_mq.cold import topic_deletion
 from tiered_mq.coordination import embedded
 from tiered_mq.errors import (
     InvalidConfigError,
@@ -140,3 +142,31 @@ async def test_delete_topics_is_one_write_and_answers_each_topic(
         assert user_topics(broker) == []
         live = {f"{n}-{p}" for n in names for p in range(2)}  # renamed -delete at the answer
         assert not [d for d in data.iterdir() if d.name in live]
+
+
+async def test_delete_topics_journals_the_cold_deletions_in_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cold tier each deleted topic's id is journaled (remote-log-deletions.json) before
+    the metadata goes: once for the whole request, not a rewrite and fsync per topic."""
+    data = tmp_path / "d"
+    async with serving(data, cold_url=f"file://{tmp_path / 'cold'}") as (_, client):
+        await create(client, [topic(f"t{i}") for i in range(TOPICS)])
+        grew: list[int] = []  # the entry count of each journal write that added entries
+        entries = [0]
+        real = topic_deletion.replace_durably
+
+        def journaled(path: Path, data: bytes) -> None:
+            count = len(json.loads(data)["deletions"])
+            if count > entries[0]:
+                grew.append(count)
+            entries[0] = count
+            real(path, data)
+
+        monkeypatch.setattr(topic_deletion, "replace_durably", journaled)
+        names = [f"t{i}" for i in range(TOPICS)]
+        answer = await client.call(
+            ApiKey.DELETE_TOPICS, 3, {"topic_names": names, "timeout_ms": 30000}
+        )
+        assert codes(answer, "responses") == dict.fromkeys(names, 0)
+        assert grew == [TOPICS]
