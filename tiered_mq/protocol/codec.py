@@ -46,6 +46,10 @@ from tiered_mq.protocol.schema import Message
 from tiered_mq.record.file_records import FileRegion
 
 _DECODE_ERRORS: Final = (struct.error, IndexError, ValueError, OverflowError, TypeError)
+# read once: an Enum class attribute goes through EnumType.__getattr__ (~70 ns on Python 3.11)
+_PRODUCE: Final = ApiKey.PRODUCE
+_FETCH: Final = ApiKey.FETCH
+_API_VERSIONS: Final = ApiKey.API_VERSIONS
 
 
 class Support(Enum):
@@ -110,7 +114,7 @@ def _decode(rd: Reader, buf: memoryview, what: str) -> dict[str, Any]:
 def decode_request(header: RequestHeader, body: memoryview) -> dict[str, Any]:
     """Decode a request body; ``records`` fields are zero-copy slices of ``body``."""
     rd = _reader(header.api_key, header.api_version, True)
-    if header.api_key == ApiKey.PRODUCE and _produce_fast(header.api_version):
+    if header.api_key == _PRODUCE and _produce_fast(header.api_version):
         fast = produce_codec.read_request(body)
         if fast is not None:
             return fast
@@ -135,17 +139,17 @@ def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
     erroneous ApiVersions response as v0.
     """
     version = header.api_version
-    if header.api_key == ApiKey.API_VERSIONS and body.get("error_code", 0) != 0:
+    if header.api_key == _API_VERSIONS and body.get("error_code", 0) != 0:
         version = 0
     wr = _writer(header.api_key, version, False)
     response_header = encode_response_header(
         header.api_key, header.api_version, header.correlation_id
     )
-    if header.api_key == ApiKey.PRODUCE and _produce_fast(version):
+    if header.api_key == _PRODUCE and _produce_fast(version):
         frame = produce_codec.write_response(version, response_header, body)
         if frame is not None:
             return [frame]
-    if header.api_key == ApiKey.FETCH and _fetch_fast(version):
+    if header.api_key == _FETCH and _fetch_fast(version):
         chunks = fetch_codec.write_response(version, response_header, body)
         if chunks is not None:
             return chunks

@@ -53,6 +53,8 @@ _ERRORS: Final = (
     BufferError,
 )
 
+_BYTES: Final = (bytes, bytearray)  # a tuple: ``bytes | bytearray`` builds a union per test
+
 MIN_VERSION: Final = 4
 MAX_VERSION: Final = 11
 
@@ -69,7 +71,7 @@ def _own_chunks(records: Any) -> tuple[int, list[Chunk]]:
     for p in parts:
         if isinstance(p, FileRegion):
             n = p.length
-        elif isinstance(p, bytes | bytearray):
+        elif isinstance(p, _BYTES):
             n = len(p)
         elif isinstance(p, memoryview):
             n = p.nbytes
@@ -132,9 +134,11 @@ def write_response(version: int, header: bytes, body: dict[str, Any]) -> list[Ch
                         out += _ABORTED.pack(t["producer_id"], t["first_offset"])
                 records = p["records"]
                 own: list[Chunk] | None = None
-                if records is None:
+                if type(records) is list:  # a read's regions: the common case first
+                    size, own = _own_chunks(records)
+                elif records is None:
                     size = -1
-                elif isinstance(records, bytes | bytearray):
+                elif isinstance(records, _BYTES):
                     size = len(records)
                 elif isinstance(records, memoryview):
                     size = records.nbytes

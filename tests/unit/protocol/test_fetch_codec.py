@@ -67,12 +67,14 @@ _BYTES = st.one_of(
     _BIG.map(lambda b: memoryview(bytearray(b))),
     _SMALL.map(bytearray),
 )
+_PARTS = st.lists(st.one_of(_REGION, _BYTES, st.just(b"")), max_size=4)
 _RECORDS = st.one_of(
     st.none(),
     st.just(b""),
     _BYTES,
     _REGION,
-    st.lists(st.one_of(_REGION, _BYTES, st.just(b"")), max_size=4),  # a read's parts
+    _PARTS,  # a read's parts
+    _PARTS.map(tuple),
 )
 _ABORTED: st.SearchStrategy[list[dict[str, int]] | None] = st.one_of(
     st.none(),
