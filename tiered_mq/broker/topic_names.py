@@ -8,7 +8,6 @@ topic whose name collides with an existing one that way is refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Final
 
 from tiered_mq.errors import InvalidTopicError
@@ -34,13 +33,10 @@ def validate_topic_name(name: str | None) -> None:
         )
 
 
-def colliding_topic(name: str, existing: Iterable[str]) -> str | None:
-    """An existing topic whose name equals ``name`` once '.' is read as '_', if any."""
-    key = name.replace(".", "_")
-    for other in existing:
-        if other != name and other.replace(".", "_") == key:
-            return other
-    return None
+def collision_key(name: str) -> str:
+    """``name`` with '.' read as '_': two topics with the same key collide (Kafka refuses the
+    second, whose metric names would clash with the first's)."""
+    return name.replace(".", "_")
 
 
 def is_internal(name: str) -> bool:

@@ -46,7 +46,7 @@ from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.dynamic_config import DynamicBrokerConfigs, Update
 from tiered_mq.broker.remote_tier import tierable_topic, tiered_storage_enabled
 from tiered_mq.broker.replica_manager import ReplicaManager
-from tiered_mq.broker.topic_names import validate_topic_name
+from tiered_mq.broker.topic_names import collision_key, validate_topic_name
 from tiered_mq.coordination.base import Coordinator, NewTopic, TopicMetadata
 from tiered_mq.errors import (
     InvalidConfigError,
@@ -137,7 +137,7 @@ def _check_new_name(name: str, existing: set[str], keys: dict[str, str]) -> None
     existing topic; ``keys`` maps each existing name, '.' read as '_', to it."""
     if name in existing:
         raise TopicAlreadyExistsError(f"topic '{name}' already exists")
-    other = keys.get(name.replace(".", "_"))
+    other = keys.get(collision_key(name))
     if other is not None and other != name:
         raise InvalidTopicError(
             f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
@@ -295,7 +295,7 @@ class TopicRegistry:
         opened: dict[int, str] = {}
         async with self._lock:
             existing = set(self.coordinator.list_topics())
-            keys = {topic.replace(".", "_"): topic for topic in existing}
+            keys = {collision_key(topic): topic for topic in existing}
             batch: dict[int, NewTopic] = {}
             for i, (created, replicas) in planned.items():
                 try:
@@ -305,7 +305,7 @@ class TopicRegistry:
                     results[i] = e
                     continue
                 existing.add(created.name)
-                keys[created.name.replace(".", "_")] = created.name
+                keys[collision_key(created.name)] = created.name
                 results[i] = created
                 if not validate_only:
                     batch[i] = NewTopic(created.name, created.partitions, created.configs, replicas)
