@@ -1,16 +1,23 @@
 """Shared command-line plumbing of the Spark jobs in ``spark/`` (replay.py, reproduce.py).
 
 ``add_source_arguments(parser)`` declares the bucket/range arguments every job takes;
-``source_options(args)`` turns them into data source options; ``session(args, app)`` returns the
-SparkSession: the one spark-submit configured, else a local one (``--master``, default
-``local[*]``) when the job runs under plain ``python``.
+``source_options(args)`` turns them into data source options (an offsets JSON naming some
+partitions is completed with every other partition of the topics read, from earliest or to
+latest, since the data source, as Spark's Kafka source, wants all of them named);
+``session(args, app)`` returns the SparkSession: the one spark-submit configured, else a local
+one (``--master``, default ``local[*]``) when the job runs under plain ``python``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import Any
+
+from tiered_mq.spark.bucket import open_bucket
+from tiered_mq.spark.options import EARLIEST, LATEST, ReadOptions
+from tiered_mq.spark.planner import list_topics, topic_partitions
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,6 +73,32 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
     opts.update({k: str(v) for k, v in optional.items() if v is not None})
     if args.s3_path_style:
         opts["s3.pathStyle"] = "true"
+    return _complete_offsets(opts)
+
+
+def _complete_offsets(opts: dict[str, str]) -> dict[str, str]:
+    """``opts`` with an offsets JSON naming every partition of the topics read: those it
+    leaves out start at earliest (-2) or end at latest (-1). The jobs take a JSON of the
+    partitions that matter, as their examples show; the data source refuses one that leaves
+    partitions out, as Spark's Kafka source does."""
+    parsed = ReadOptions.parse(opts)
+    given = {
+        "startingOffsets": (parsed.starting, EARLIEST),
+        "endingOffsets": (parsed.ending, LATEST),
+    }
+    if not any(isinstance(spec, dict) for spec, _ in given.values()):
+        return opts
+    bucket = open_bucket(parsed.path, parsed.s3)
+    partitions = {t: topic_partitions(bucket, t)[0] for t in list_topics(bucket, parsed)}
+    for key, (spec, default) in given.items():
+        if isinstance(spec, dict):
+            full = {topic: dict(offsets) for topic, offsets in spec.items()}  # all it names
+            for topic, ps in partitions.items():
+                for p in ps:
+                    full.setdefault(topic, {}).setdefault(p, default)
+            opts[key] = json.dumps(
+                {t: {str(p): o for p, o in offsets.items()} for t, offsets in full.items()}
+            )
     return opts
 
 

@@ -11,7 +11,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +20,18 @@ from tests.unit.client.fakes import FakeMessage, FakeRdConsumer
 from tiered_mq.client import Consumer, ConsumerConfig, Producer, ProducerConfig
 from tiered_mq.client import consumer as consumer_mod
 from tiered_mq.topic_partition import TopicPartition
+
+
+@pytest.fixture(autouse=True)
+def python_default_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler for the test, whatever an earlier test in the process
+    installed (SparkContext installs its own, which the SDK rightly leaves alone)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
 
 FAST_RECONNECTS = {"reconnect.backoff.ms": 1, "reconnect.backoff.max.ms": 5}
 """A reconnect, and a log line, every few milliseconds: SIGINT lands in the log callback."""
