@@ -55,18 +55,10 @@ def set_or_create(client: KazooClient, path: str, data: bytes) -> None:
         client.create(path, data, makepath=True)
 
 
-def subtree(client: KazooClient, path: str) -> list[str]:
-    """``path`` and every znode below it, children before their parents."""
-    out: list[str] = []
-    for child in client.get_children(path):
-        out.extend(subtree(client, f"{path}/{child}"))
-    out.append(path)
-    return out
-
-
 def subtrees(client: KazooClient, paths: list[str]) -> dict[str, list[str] | None]:
-    """:func:`subtree` of each of ``paths`` (None: the znode is missing), asking for the
-    children of a whole level at once (one round trip a level, not one a znode)."""
+    """Each of ``paths`` and every znode below it, children before their parents (None: the
+    znode is missing), asking for the children of a whole level at once (one round trip a
+    level, not one a znode)."""
     below: dict[str, list[str]] = {}
     level = list(paths)
     missing: set[str] = set()

@@ -27,7 +27,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from tiered_mq.coordination import znodes
 from tiered_mq.coordination.base import PartitionState
-from tiered_mq.coordination.zk_ops import first_failure, set_or_create, subtree, subtrees
+from tiered_mq.coordination.zk_ops import first_failure, set_or_create, subtrees
 from tiered_mq.coordination.zk_session import ZooKeeperSession
 from tiered_mq.errors import (
     InvalidPartitionsError,
@@ -55,22 +55,10 @@ def create_topic(
     assignment: dict[int, list[int]],
     configs: dict[str, str],
 ) -> None:
-    client, view = session.client, session.view
-    txn = client.transaction()
-    txn.create(znodes.topic(name), znodes.encode_topic(topic_id, assignment))
-    txn.create(znodes.partitions(name))
-    for p, nodes in assignment.items():
-        txn.create(znodes.partition(name, p))
-        txn.create(znodes.partition_state(name, p), _initial_state(session, nodes))
-    if client.exists(znodes.topic_config(name)) is None:
-        txn.create(znodes.topic_config(name), znodes.encode_entity_config(configs))
-    else:  # left by a crashed delete of an older topic of that name
-        txn.set_data(znodes.topic_config(name), znodes.encode_entity_config(configs))
-    _commit(txn, f"topic '{name}'")
-    view.set_configs(name, dict(configs))
-    for p, nodes in assignment.items():
-        view.set_state(TopicPartition(name, p), PartitionState.initial(nodes))
-    view.set_assignment(name, (topic_id, assignment))  # arms watches: blocking
+    """:func:`create_topics` of one topic, its error raised."""
+    error = create_topics(session, [(name, topic_id, assignment, configs)])[name]
+    if error is not None:
+        raise error
 
 
 def create_topics(
@@ -147,24 +135,13 @@ def delete_topics(session: ZooKeeperSession, names: list[str]) -> dict[str, Kafk
 
 
 def delete_topic(session: ZooKeeperSession, name: str) -> None:
-    """Delete the topic's znodes and its ``/admin/delete_topics`` request, if any (the view is
-    the caller's to update). A request for a topic that does not exist is deleted too (as
-    Kafka's controller does) before UNKNOWN_TOPIC_OR_PARTITION is raised."""
-    client = session.client
-    request = client.exists(znodes.delete_request(name)) is not None
-    if client.exists(znodes.topic(name)) is None:
-        if request:
-            with contextlib.suppress(NoNodeError):
-                client.delete(znodes.delete_request(name))
-        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
-    txn = client.transaction()
-    for child in subtree(client, znodes.topic(name)):
-        txn.delete(child)
-    if client.exists(znodes.topic_config(name)) is not None:
-        txn.delete(znodes.topic_config(name))
-    if request:
-        txn.delete(znodes.delete_request(name))
-    _commit(txn, f"topic '{name}'")
+    """:func:`delete_topics` of one topic, its error raised: the topic's znodes and its
+    ``/admin/delete_topics`` request go (the view is the caller's to update); a request for a
+    topic that does not exist is deleted too (as Kafka's controller does) before
+    UNKNOWN_TOPIC_OR_PARTITION is raised."""
+    error = delete_topics(session, [name])[name]
+    if error is not None:
+        raise error
 
 
 def add_partitions(
