@@ -37,7 +37,11 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "broker.id": "0",
     "listeners": "",  # empty: PLAINTEXT on --host/--port (broker/listener.py)
     "advertised.listeners": "",  # empty: each listener's own address
-    "listener.security.protocol.map": "",  # NAME:PROTOCOL,... (protocol names map to themselves)
+    # NAME:PROTOCOL,...; Kafka's default, in its order (SocketServerConfigs: each security
+    # protocol's name mapped to itself). A value set replaces it whole, as in Kafka.
+    "listener.security.protocol.map": (
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+    ),
     "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
     "broker.rack": "",  # empty: none (Kafka's null); registered, and answered by Metadata
     "auto.create.topics.enable": "true",

@@ -73,8 +73,9 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "--host/--port); shown with the bound ports.",
     "advertised.listeners": "Addresses given to clients, per listener (empty: each listener's "
     "own).",
-    "listener.security.protocol.map": "NAME:PROTOCOL pairs for listeners whose name is not a "
-    "protocol.",
+    "listener.security.protocol.map": "Listener names and their security protocols, "
+    "NAME:PROTOCOL pairs; the default maps each protocol's name to itself, and a value set "
+    "replaces it whole.",
     "broker.rack": "This broker's rack (empty: none), registered with the broker and answered "
     "by Metadata and DescribeCluster.",
     "advertised.host.name": "Host advertised for the default listener (empty: the bind address).",

@@ -3,8 +3,10 @@
 
 ``listeners`` is a comma-separated list of ``NAME://host:port`` (empty: ``PLAINTEXT://`` on
 ``--host``/``--port``; an empty host binds every interface, port 0 any free port). A NAME is a
-security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) or a name that
-``listener.security.protocol.map`` maps to one (``INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL``).
+name that ``listener.security.protocol.map`` maps to a security protocol (PLAINTEXT, SSL,
+SASL_PLAINTEXT, SASL_SSL). Kafka's default map takes each protocol's name to itself; a map that
+is set replaces it whole, as in Kafka (``INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL`` leaves no
+PLAINTEXT listener name), and a listener whose name it lacks is refused at start.
 ``advertised.listeners`` gives, per listener name, the host:port clients are told to use
 (default: ``advertised.host.name``, else the listener's own host, a bind-all host meaning
 127.0.0.1, with the listener's port; port 0 means the bound port).
@@ -169,7 +171,7 @@ def listeners(config: BrokerConfig) -> list[Listener]:
     for name, host, port in entries:
         if name not in protocols:
             raise ValueError(
-                f"listener {name}: not a security protocol and not in "
+                f"listener {name}: no security protocol defined for it in "
                 "listener.security.protocol.map"
             )
         ad_host, ad_port = advertised.get(name, (host_name or host, port))
@@ -193,7 +195,9 @@ def _parse(key: str, spec: str) -> list[tuple[str, str, int]]:
 
 
 def _protocol_map(spec: str) -> dict[str, str]:
-    protocols = {p: p for p in PROTOCOLS}
+    """Listener name (upper case) -> security protocol, from ``NAME:PROTOCOL,...``: only the
+    names ``spec`` gives (Kafka's default gives each protocol's own name)."""
+    protocols: dict[str, str] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, protocol = item.partition(":")
         protocol = protocol.strip().upper()

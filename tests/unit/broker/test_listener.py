@@ -24,6 +24,22 @@ def test_default_is_plaintext_on_host_and_port(tmp_path: Path) -> None:
     assert named[0].endpoint == ("broker-1", 9092)
 
 
+def test_kafkas_default_protocol_map(tmp_path: Path) -> None:
+    """The map's default is Kafka's string (SocketServerConfigs, as DescribeConfigs answers it),
+    and every security protocol's name resolves through it to that protocol."""
+    c = config(tmp_path)
+    assert c.get("listener.security.protocol.map") == (
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+    )
+    spec = "PLAINTEXT://:9092,SSL://:9093,SASL_PLAINTEXT://:9094,SASL_SSL://:9095"
+    assert [(x.name, x.protocol) for x in listeners(config(tmp_path, listeners=spec))] == [
+        ("PLAINTEXT", "PLAINTEXT"),
+        ("SSL", "SSL"),
+        ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+        ("SASL_SSL", "SASL_SSL"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
@@ -63,7 +79,7 @@ def test_internal_and_external_listeners(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"listeners": "SASL_GSSAPI://:9093"}, "not a security protocol"),
+        ({"listeners": "SASL_GSSAPI://:9093"}, "no security protocol defined"),
         ({"listeners": "SSL://localhost"}, "NAME://host:port"),
         ({"listeners": "localhost:9092"}, "NAME://host:port"),
         ({"listeners": "PLAINTEXT://:70000"}, "port 70000 out of range 0-65535"),
@@ -79,6 +95,14 @@ def test_internal_and_external_listeners(tmp_path: Path) -> None:
         ),
         ({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, "meta-address 0.0.0.0"),
         ({"listener.security.protocol.map": "INTERNAL:KERBEROS"}, "NAME:PROTOCOL"),
+        # a map set replaces Kafka's default whole: PLAINTEXT is no longer a listener name
+        (
+            {
+                "listeners": "PLAINTEXT://:9092,INTERNAL://:9093",
+                "listener.security.protocol.map": "INTERNAL:PLAINTEXT",
+            },
+            "listener PLAINTEXT: no security protocol defined",
+        ),
     ],
 )
 def test_bad_settings_are_refused(tmp_path: Path, props: dict[str, str], message: str) -> None:
