@@ -8,7 +8,9 @@ command's start-up time.
 
 Every command ends as Unix tools do when stdout's reader has gone (``| head``, ``| grep -q``):
 exit status 0, nothing on stderr (click's own handling exits 1). A Ctrl-C while a command's
-module is imported (most of the start-up) exits 130 without a traceback or "Aborted!".
+module is imported (most of the start-up), or while a command waits for the broker (any
+command that does not handle Ctrl-C itself, as ``produce`` and ``consume`` do), exits 130
+without a traceback or "Aborted!".
 """
 
 from __future__ import annotations
@@ -54,10 +56,15 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Runs the command, then flushes stdout, so that a reader gone before the
-        interpreter's own flush at exit is seen here."""
+        interpreter's own flush at exit is seen here. A Ctrl-C no command handled itself
+        (an admin request waiting for a broker) exits 130 quietly: click would print
+        "Aborted!" and exit 1."""
         with _closed_stdout_ends(ctx):
-            result = super().invoke(ctx)
-            sys.stdout.flush()
+            try:
+                result = super().invoke(ctx)
+                sys.stdout.flush()
+            except KeyboardInterrupt:
+                ctx.exit(INTERRUPTED_EXIT)
             return result
 
 

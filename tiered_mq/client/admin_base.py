@@ -21,6 +21,7 @@ from typing import Any, Self
 import confluent_kafka
 from confluent_kafka import admin as _ck_admin
 
+from tiered_mq.client._sigint import SigintDeferred
 from tiered_mq.client.config import AdminConfig
 from tiered_mq.client.errors import ClientError
 from tiered_mq.topic_partition import TopicPartition
@@ -61,10 +62,18 @@ class AdminBase:
         if err.code() == confluent_kafka.KafkaError._AUTHENTICATION:
             self._login_error = err
 
+    def _poll(self) -> None:
+        """Serves librdkafka's callbacks (error_cb, log lines): a Ctrl-C that lands in one
+        of them would be lost in confluent-kafka's C code (a SystemError instead); it is
+        raised here, after the call (client/_sigint.py)."""
+        with SigintDeferred() as sigint:
+            self._admin.poll(0)
+        sigint.raise_if_pending()
+
     def _explain(self, err: ClientError, context: str) -> ClientError:
         """The refused login behind a transport failure or timeout, if librdkafka saw one."""
         if err.name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN"):
-            self._admin.poll(0)
+            self._poll()
             if self._login_error is not None:
                 return ClientError.from_kafka_error(self._login_error, context)
         return err
@@ -93,7 +102,7 @@ class AdminBase:
             except TimeoutError as exc:
                 if time.monotonic() >= deadline:
                     raise self._explain(timed_out(context, self._timeout), context) from exc
-                self._admin.poll(0)
+                self._poll()
                 if self._login_error is not None:
                     raise ClientError.from_kafka_error(self._login_error, context) from exc
 
