@@ -18,7 +18,8 @@ delete only once they are on the log):
   subscribes to (the others answer GROUP_SUBSCRIBED_TO_TOPIC, see consumer_protocol.py); any
   other group with members answers NON_EMPTY_GROUP. A partition without a committed offset
   succeeds. The answer is sent after the tombstones are appended.
-- Expiration (:meth:`GroupAdmin.expire_offsets`, retention rules in offsets.py).
+- Expiration (:meth:`GroupAdmin.expire_offsets`, retention rules in offsets.py): an Empty
+  group's offsets, and a Stable consumer group's offsets of topics no member subscribes to.
 
 After OffsetDelete and expiration an Empty group left without offsets becomes Dead and is
 forgotten, its metadata tombstoned (Kafka's cleanupGroupMetadata); if that append fails the
@@ -41,7 +42,7 @@ from tiered_mq import errors
 from tiered_mq.broker.group.consumer_protocol import PROTOCOL_TYPE, subscribed_topics
 from tiered_mq.broker.group.group import GroupMetadata, GroupState
 from tiered_mq.broker.group.membership import NONE
-from tiered_mq.broker.group.offsets import OffsetManager
+from tiered_mq.broker.group.offsets import ExpiryRule, OffsetManager
 from tiered_mq.broker.group.seams import Scheduler
 from tiered_mq.topic_partition import TopicPartition
 
@@ -162,16 +163,25 @@ class GroupAdmin:
 
     async def expire_offsets(self) -> None:
         """Delete expired offsets; Empty groups left without offsets become Dead."""
-
-        def empty_since(group_id: str) -> int | None:
-            group = self.groups.get(group_id)
-            if group is None:
-                return -1
-            return group.state_timestamp_ms if group.state is S.EMPTY else None
-
-        await self.offsets.expire_offsets(self.scheduler.now_ms(), empty_since)
+        await self.offsets.expire_offsets(self.scheduler.now_ms(), self._expiry_rule)
         for group in list(self.groups.values()):
             await self._maybe_forget_group(group)
+
+    def _expiry_rule(self, group_id: str) -> ExpiryRule | None:
+        """Kafka's offset expiration condition of a classic group: Empty (or only offsets
+        known), every offset, counted from when it became empty; Stable ``consumer`` group
+        whose subscriptions decode, the offsets of topics no member subscribes to, counted
+        from their commit; otherwise none."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return ExpiryRule()
+        if group.state is S.EMPTY:
+            return ExpiryRule(since=group.state_timestamp_ms)
+        if group.state is S.STABLE:
+            subscribed = subscribed_topics(group)
+            if subscribed is not None:
+                return ExpiryRule(kept_topics=frozenset(subscribed))
+        return None
 
     async def _maybe_forget_group(self, group: GroupMetadata) -> None:
         """An Empty group without offsets becomes Dead and is forgotten, its metadata

@@ -24,9 +24,13 @@ bad record must not stop the broker from starting).
 The cache keeps, per offset, the base offset of the batch that stored it (its position), so
 an append that completes after a later one never overwrites it.
 
-Retention (Kafka's KIP-211): offsets of a group expire only while the group has no members,
-``offsets.retention.minutes`` after the later of their commit and the moment the group became
-empty; a commit with an explicit retention (OffsetCommit v2-4) expires at commit + retention.
+Retention (Kafka's KIP-211 and its offset expiration condition): the coordinator says per
+group whether its offsets may expire and which topics are exempt (:class:`ExpiryRule`). An
+empty group's offsets expire ``offsets.retention.minutes`` after the later of their commit and
+the moment the group became empty; while a ``consumer`` group with members is Stable, the
+offsets of topics none of its members subscribes to expire that long after their commit (those
+of subscribed topics never do); in any other state nothing expires. A commit with an explicit
+retention (OffsetCommit v2-4) expires at commit + retention instead, under the same rule.
 Expired offsets are deleted by appending tombstones.
 
 Deletion (OffsetDelete, expiration; DeleteGroups adds the group's own tombstone): one batch of
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.config import OFFSETS_TOPIC, GroupConfig
@@ -56,6 +61,15 @@ from tiered_mq.topic_partition import TopicPartition
 log = logging.getLogger(__name__)
 
 RecordPair = tuple[bytes, bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiryRule:
+    """How a group's offsets may expire now: ``since`` is when the group became empty (-1: the
+    commit alone is the base); the offsets of ``kept_topics`` never expire."""
+
+    since: int = -1
+    kept_topics: frozenset[str] = frozenset()
 
 
 class OffsetManager:
@@ -311,27 +325,28 @@ class OffsetManager:
         self.loaded_groups.pop(group_id, None)
 
     async def expire_offsets(
-        self, now_ms: int, empty_since: Callable[[str], int | None]
+        self, now_ms: int, rule_of: Callable[[str], ExpiryRule | None]
     ) -> list[str]:
         """Tombstone expired offsets; returns the groups left with no offsets.
 
-        ``empty_since(group)`` is when the group became empty (-1 if unknown), None while it has
-        members (its offsets never expire then).
+        ``rule_of(group)`` is the group's :class:`ExpiryRule`, None while none of its offsets
+        may expire (see the module docstring).
         """
         emptied: list[str] = []
         retention = self._config.offsets_retention_ms
         for group_id in list(self._offsets):
-            since = empty_since(group_id)
-            if since is None:
+            rule = rule_of(group_id)
+            if rule is None:
                 continue
             committed = self._offsets[group_id]
             expired = [
                 tp
                 for tp, v in committed.items()
-                if (
+                if tp.topic not in rule.kept_topics
+                and (
                     now_ms >= v.expire_timestamp
                     if v.expire_timestamp >= 0
-                    else now_ms >= max(v.commit_timestamp, since) + retention
+                    else now_ms >= max(v.commit_timestamp, rule.since) + retention
                 )
             ]
             if not expired:
