@@ -357,8 +357,9 @@ class LocalLog:
         retention_bytes: int,
         upper_bound_offset: int | None = None,
     ) -> list[LogSegment]:
-        """Oldest segments (never the active one) past ``retention_ms`` or beyond
-        ``retention_bytes``, or wholly below the log start offset; only segments whose data is
+        """Oldest segments past ``retention_ms`` or beyond ``retention_bytes``, or wholly below
+        the log start offset (retention.deletable_segments); the active segment among them
+        when it holds data and breaches the time or size rule. Only segments whose data is
         all below ``upper_bound_offset`` (the first offset not yet uploaded) when given."""
         return _retention.deletable_segments(
             self._segments.all(),
@@ -374,11 +375,20 @@ class LocalLog:
     ) -> list[LogSegment]:
         """Delete what the config's retention allows: with ``remote.storage.enable`` the local
         retention settings bound by ``upper_bound_offset``, else (or with
-        ``remote.log.copy.disable``) retention.ms/bytes."""
+        ``remote.log.copy.disable``) retention.ms/bytes. An active segment that breaches them
+        is rolled first, as Kafka does: deleted at once when nothing bounds it, else left for
+        the uploader (and deleted by a later pass)."""
         limits = _retention.retention_limits(self.config, upper_bound_offset)
         if limits is None:
             return []
-        return self.delete_segments(self.retention_candidates(now_ms, *limits))
+        candidates = self.retention_candidates(now_ms, *limits)
+        segments = self._segments.all()
+        if (candidates and candidates[-1] is segments[-1]) or _retention.must_roll_active(
+            segments, candidates, now_ms, limits[0], limits[1]
+        ):
+            logger.info("%s: rolling the active segment, which breaches retention", self.dir.name)
+            self.roll()
+        return self.delete_segments(candidates)
 
     def delete_segments(
         self, which: Sequence[LogSegment] | Callable[[LogSegment], bool]

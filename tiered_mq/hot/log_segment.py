@@ -195,6 +195,11 @@ class LogSegment:
         self._ensure_tail()
         return self._offset_of_max_timestamp
 
+    def last_modified_ms(self) -> int:
+        """The ``.log`` file's last modification time (ms): retention's date of a segment
+        whose batches carry no timestamp."""
+        return os.fstat(self._fd).st_mtime_ns // 1_000_000
+
     # ---- reads ------------------------------------------------------------------------------
 
     def iter_headers(self, position: int = 0) -> Iterator[tuple[int, BatchHeader]]:

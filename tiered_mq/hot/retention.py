@@ -1,21 +1,28 @@
 """Local retention: which of the oldest segments may be deleted.
 
-Kafka's three rules, checked from the oldest segment and stopping at the first that is kept
-(so only a prefix of the log is ever deleted, and never the active segment):
+Kafka's three rules (``UnifiedLog.deletableSegments``), checked from the oldest segment and
+stopping at the first that is kept, so only a prefix of the log is ever deleted:
 
-- time: the segment's greatest timestamp is older than ``retention.ms`` (-1: forever);
+- time: the segment's largest timestamp is older than ``retention.ms`` (-1: forever); a
+  segment whose batches carry no timestamp (max -1) is dated by its ``.log`` file's last
+  modification, as Kafka's ``LogSegment.largestTimestamp``;
 - size: the log without the segment is still at least ``retention.bytes`` (-1: unbounded);
-- log start offset: the segment lies wholly below the log start offset.
+- log start offset: the segment lies wholly below the log start offset (the next segment
+  starts at or below it; never the active segment).
 
-With tiered storage an ``upper_bound_offset`` (the first offset not yet in the object store)
-keeps every segment holding data at or above it, unless ``remote.log.copy.disable`` stopped the
-uploads (KIP-950): then retention.ms/bytes apply to the local log, unbounded, as in Kafka.
+The active segment is a candidate too when it holds data and breaches the time or size rule:
+the caller rolls it first (an empty active segment then takes its place), so a quiet topic's
+expired records go after ``retention.ms``, not after ``segment.ms`` (Kafka rolls and deletes
+it the same way). With tiered storage an ``upper_bound_offset`` (the first offset not yet in
+the object store) keeps every segment holding data at or above it, unless
+``remote.log.copy.disable`` stopped the uploads (KIP-950): then retention.ms/bytes apply to the
+local log, unbounded, as in Kafka. An active segment kept only by that bound is rolled all the
+same (:func:`must_roll_active`), so it can be uploaded and then deleted locally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 from typing import Protocol, TypeVar
 
 from tiered_mq.hot.log_config import LogConfig
@@ -27,8 +34,27 @@ class _Segment(Protocol):
 
     def max_timestamp(self) -> int: ...
 
+    def next_offset(self) -> int: ...
+
+    def last_modified_ms(self) -> int: ...
+
 
 S = TypeVar("S", bound=_Segment)
+
+
+def largest_timestamp(segment: _Segment) -> int:
+    """The time retention.ms judges a segment by: its greatest batch max timestamp, or, when
+    no batch carries one (-1), its ``.log`` file's last modification (Kafka's
+    ``largestTimestamp``)."""
+    max_ts = segment.max_timestamp()
+    return max_ts if max_ts >= 0 else segment.last_modified_ms()
+
+
+def _breaches(segment: _Segment, total: int, now_ms: int, ms: int, size_limit: int) -> bool:
+    """The time or size rule holds for ``segment`` with ``total`` bytes in the log."""
+    return (ms >= 0 and now_ms - largest_timestamp(segment) > ms) or (
+        size_limit >= 0 and total - segment.size >= size_limit
+    )
 
 
 def deletable_segments(
@@ -39,21 +65,40 @@ def deletable_segments(
     log_start_offset: int,
     upper_bound_offset: int | None = None,
 ) -> list[S]:
-    """The oldest segments (excluding the last, active one) that retention allows deleting."""
+    """The oldest segments that retention allows deleting; the last (active) one among them
+    only when it holds data (the caller rolls it before deleting it)."""
     total = sum(s.size for s in segments)
     out: list[S] = []
-    for segment, following in pairwise(segments):
-        end = following.base_offset  # every offset in the segment is below this
+    for i, segment in enumerate(segments):
+        following = segments[i + 1] if i + 1 < len(segments) else None
+        if following is None and segment.size == 0:
+            break
+        # every offset in the segment is below this
+        end = segment.next_offset() if following is None else following.base_offset
         if upper_bound_offset is not None and end > upper_bound_offset:
             break
-        by_time = retention_ms >= 0 and now_ms - segment.max_timestamp() > retention_ms
-        by_size = retention_bytes >= 0 and total - segment.size >= retention_bytes
-        by_start = end <= log_start_offset
-        if not (by_time or by_size or by_start):
+        by_start = following is not None and end <= log_start_offset
+        if not (by_start or _breaches(segment, total, now_ms, retention_ms, retention_bytes)):
             break
         out.append(segment)
         total -= segment.size
     return out
+
+
+def must_roll_active(
+    segments: Sequence[S],
+    deletable: Sequence[S],
+    now_ms: int,
+    retention_ms: int,
+    retention_bytes: int,
+) -> bool:
+    """Whether the active segment breaches retention and is kept only because it is not
+    uploaded (every older segment is ``deletable``): Kafka then rolls it (``shouldRoll``) so
+    the uploader copies it and local retention can delete it."""
+    if not segments or len(deletable) != len(segments) - 1 or segments[-1].size == 0:
+        return False
+    total = sum(s.size for s in segments[len(deletable) :])
+    return _breaches(segments[-1], total, now_ms, retention_ms, retention_bytes)
 
 
 def retention_limits(

@@ -35,7 +35,7 @@ def test_retention_by_time_and_size(tmp_path: Path) -> None:
     assert [s.base_offset for s in by_size] == [0, 6]  # keeps 18 + 24 + ... >= 4 batches
     assert log.retention_candidates(10**9, -1, -1) == []
     everything = log.retention_candidates(10**9, 0, -1)
-    assert [s.base_offset for s in everything] == [0, 6, 12, 18]  # never the active segment
+    assert [s.base_offset for s in everything] == [0, 6, 12, 18, 24]  # the active one too
     bounded = log.retention_candidates(10**9, 0, -1, upper_bound_offset=12)
     assert [s.base_offset for s in bounded] == [0, 6]
 

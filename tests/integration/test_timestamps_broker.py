@@ -1,0 +1,63 @@
+"""Record timestamps as users who replay by time meet them, through confluent-kafka: retention
+by a segment's largest timestamp (the active segment included) and the produce-time window."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.broker_process import BrokerProcess
+
+DAY = 86_400_000
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    data = Path(tmp_path_factory.mktemp("timestamps")) / "data"
+    args = ["--config", "log.retention.check.interval.ms=200"]
+    with BrokerProcess(data, extra_args=args) as b:
+        yield b
+
+
+def create(broker: BrokerProcess, topic: str, **config: str) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config=config)])[topic].result(timeout=30)
+
+
+def produce(broker: BrokerProcess, topic: str, timestamps: list[int]) -> list[KafkaError | None]:
+    """One batch of records stamped ``timestamps``; the delivery error of each."""
+    errors: list[KafkaError | None] = []
+    conf = {"bootstrap.servers": broker.bootstrap, "linger.ms": 200, "retries": 0}
+    producer = Producer(conf)
+    for ts in timestamps:
+        producer.produce(topic, b"v", timestamp=ts, on_delivery=lambda e, _m: errors.append(e))
+    assert producer.flush(30) == 0
+    return errors
+
+
+def watermarks(broker: BrokerProcess, topic: str) -> tuple[int, int]:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "watermarks"})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        return int(low), int(high)
+    finally:
+        consumer.close()
+
+
+def test_expired_records_in_the_active_segment_are_deleted(broker: BrokerProcess) -> None:
+    """Kafka rolls and deletes an active segment past retention.ms; it was kept until
+    segment.ms (7 days) rolled it."""
+    create(broker, "expired-active", **{"retention.ms": "60000", "file.delete.delay.ms": "0"})
+    now = int(time.time() * 1000)
+    assert produce(broker, "expired-active", [now - 2 * DAY, now - 2 * DAY + 1]) == [None, None]
+    deadline = time.monotonic() + 15
+    while watermarks(broker, "expired-active") != (2, 2) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert watermarks(broker, "expired-active") == (2, 2)
+    assert produce(broker, "expired-active", [now]) == [None]  # the log goes on at offset 2
+    assert watermarks(broker, "expired-active") == (2, 3)
