@@ -61,3 +61,15 @@ def test_expired_records_in_the_active_segment_are_deleted(broker: BrokerProcess
     assert watermarks(broker, "expired-active") == (2, 2)
     assert produce(broker, "expired-active", [now]) == [None]  # the log goes on at offset 2
     assert watermarks(broker, "expired-active") == (2, 3)
+
+
+def test_an_old_record_after_the_first_of_its_batch_is_refused(broker: BrokerProcess) -> None:
+    """message.timestamp.before.max.ms judges every record, as Kafka's LogValidator: a batch
+    whose second record is two days old was appended, its first being new."""
+    create(broker, "before-max", **{"message.timestamp.before.max.ms": str(DAY)})
+    now = int(time.time() * 1000)
+    errors = produce(broker, "before-max", [now, now - 2 * DAY, now - 1])
+    assert [e and e.code() for e in errors] == [KafkaError.INVALID_TIMESTAMP] * 3
+    assert watermarks(broker, "before-max") == (0, 0)
+    assert produce(broker, "before-max", [now, now - DAY // 2]) == [None, None]
+    assert watermarks(broker, "before-max") == (0, 2)

@@ -3,11 +3,14 @@
 Per partition, in request order: batch-level validation only (exactly one batch, CRC-32C,
 magic, size against ``max.message.bytes``, codec, a record count matching the offset range;
 zstd needs v7+; past the first record's start, records are read only to check a compacted
-topic's keys or to re-encode to the topic's codec), then the leader append, which rewrites base
-offsets in the request's own buffer and writes it to the active segment (zero copy from the
-socket buffer to the file). A batch larger than the topic's ``segment.bytes`` fits no segment:
-the append refuses it with RECORD_LIST_TOO_LARGE (hot/log_append.py, where Kafka's
-UnifiedLog.append checks it), nothing appended, the other partitions unaffected.
+topic's keys, to re-encode to the topic's codec, or, on a topic that sets
+``message.timestamp.before.max.ms``, to judge each record's timestamp: a batch stamped out of
+order may hold an older record than its first, INVALID_TIMESTAMP as in Kafka), then the leader
+append, which rewrites base offsets in the request's own buffer and writes it to the active
+segment (zero copy from the socket buffer to the file). A batch larger than the topic's
+``segment.bytes`` fits no segment: the append refuses it with RECORD_LIST_TOO_LARGE
+(hot/log_append.py, where Kafka's UnifiedLog.append checks it), nothing appended, the other
+partitions unaffected.
 acks=0 sends no response at all; acks=1 and acks=-1 answer once the batch is in the log
 (single node: the ISR is this broker, so the high watermark moved with the append; acks=-1
 needs ``min.insync.replicas`` in-sync replicas, else NOT_ENOUGH_REPLICAS). An acks=0 request
@@ -62,6 +65,8 @@ from tiered_mq.errors import (
     UnsupportedVersionError,
     invalid_record,
 )
+from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.hot.record_timestamps import check_record_timestamps, needs_record_check
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.record.batch import iter_batches
 from tiered_mq.topic_partition import TopicPartition
@@ -110,15 +115,19 @@ def _decoded_checks(
     level: int | None,
     api_version: int,
     max_size: int,
+    timestamps: tuple[LogConfig, int] | None = None,
 ) -> tuple[Any, list[Any]]:
     """The checks that decode records (in a worker thread: a batch may take up to ``max_size``
-    bytes and a second to decompress): a compacted topic's key check, and re-encoding with the
-    topic's codec (``recompress_to``, None: kept as sent) at the topic's ``level``. Returns
-    the records to append and their batches. Records that cannot be encoded again (offset
-    deltas out of order, a timestamp out of range) are INVALID_RECORD (CORRUPT_MESSAGE before
-    v8)."""
+    bytes and a second to decompress): a compacted topic's key check, each record's timestamp
+    against ``message.timestamp.before.max.ms`` (``timestamps``: the topic's config and now;
+    hot/record_timestamps.py), and re-encoding with the topic's codec (``recompress_to``,
+    None: kept as sent) at the topic's ``level``. Returns the records to append and their
+    batches. Records that cannot be encoded again (offset deltas out of order, a timestamp out
+    of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8)."""
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
+    if timestamps is not None:  # INVALID_TIMESTAMP for any record out of the window (Kafka)
+        check_record_timestamps(records, batches, *timestamps, max_size=max_size)
     if recompress_to is not None:
         try:
             records = recompress(records, batches, recompress_to, level=level, max_size=max_size)
@@ -153,7 +162,8 @@ async def _append(
     config = partition.log.config
     codec = target_codec(config.compression_type)
     recompress_to = codec if needs_recompression(batches, codec) else None
-    if config.compact or recompress_to is not None:  # records decoded: off the loop
+    timestamps = (config, partition.log.clock()) if needs_record_check(config, batches) else None
+    if config.compact or recompress_to is not None or timestamps is not None:  # off the loop
         max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
         records, batches = await asyncio.to_thread(
             _decoded_checks,
@@ -164,6 +174,7 @@ async def _append(
             None if recompress_to is None else target_level(config, recompress_to),
             ctx.api_version,
             max_size,
+            timestamps,
         )
     # checked again under the partition lock: the transaction may have ended meanwhile
     verify = (lambda: _verify_transactional(ctx, tp, txn_id, batches)) if transactional else None

@@ -1,0 +1,57 @@
+"""Produce-time check of every record's timestamp against message.timestamp.before.max.ms.
+
+Kafka's LogValidator judges each record of a CreateTime batch: a timestamp (other than -1,
+none) below ``now - message.timestamp.before.max.ms`` or above ``now +
+message.timestamp.after.max.ms`` fails the whole batch with INVALID_TIMESTAMP. The append path
+(log_append.check_timestamp) judges a batch by its header alone: its first timestamp and its
+max timestamp. That settles the after bound (no record is above the max timestamp) and, for
+records in time order, the before bound; but a producer may stamp a batch out of order, and a
+record after the first may be the oldest. So when a topic sets ``before.max.ms`` (the default,
+Long.MAX_VALUE, never refuses) the records of each batch of more than one record are decoded
+(in the produce handler's worker thread) and each is judged. Nothing is written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tiered_mq.errors import InvalidTimestampError
+from tiered_mq.hot.log_config import LONG_MAX, LogConfig
+from tiered_mq.record.batch import BatchHeader
+from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
+from tiered_mq.record.records import NO_TIMESTAMP, decode_batch
+
+
+def needs_record_check(config: LogConfig, batches: Sequence[tuple[int, BatchHeader]]) -> bool:
+    """Whether some batch's records must be decoded to judge their timestamps: a CreateTime
+    topic with ``message.timestamp.before.max.ms`` set and a data batch of several records."""
+    return (
+        not config.log_append_time
+        and config.message_timestamp_before_max_ms < LONG_MAX
+        and any(h.records_count > 1 and not h.is_control for _, h in batches)
+    )
+
+
+def check_record_timestamps(
+    records: bytes | bytearray | memoryview,
+    batches: Sequence[tuple[int, BatchHeader]],
+    config: LogConfig,
+    now: int,
+    *,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> None:
+    """Raise InvalidTimestampError (Kafka's message) for the first record whose timestamp lies
+    outside ``[now - before.max.ms, now + after.max.ms]``."""
+    low = now - config.message_timestamp_before_max_ms
+    after = config.message_timestamp_after_max_ms
+    high = now + after if after < LONG_MAX else LONG_MAX
+    for position, header in batches:
+        if header.records_count <= 1 or header.is_control:
+            continue  # one record: the header's first and max timestamps are that record's
+        for record in decode_batch(records, position, max_size=max_size)[1]:
+            ts = record.timestamp
+            if ts != NO_TIMESTAMP and not low <= ts <= high:
+                raise InvalidTimestampError(
+                    f"Timestamp {ts} of message with offset {record.offset} is out of range. "
+                    f"The timestamp should be within [{low}, {high}]"
+                )
