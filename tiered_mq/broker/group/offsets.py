@@ -35,11 +35,11 @@ Expired offsets are deleted by appending tombstones.
 
 Deletion (OffsetDelete, expiration; DeleteGroups adds the group's own tombstone): one batch of
 tombstones (offset key, null value) on the group's partition, and only then does the cache drop
-the offsets. :meth:`delete_offsets` keeps an offset that a commit appended after the tombstones
-has put in the cache meanwhile (the log's order decides, as on reload). A tombstone is durable
-once appended, so an acknowledged deletion does not come back after a restart; a crash before
-the append leaves the offsets in place. Pending transactional offsets are not touched: their
-transaction's marker settles them, now and on reload alike.
+the offsets. :meth:`delete_offsets` and :meth:`delete_group` keep an offset that a commit
+appended after the tombstones has put in the cache meanwhile (the log's order decides, as on
+reload). A tombstone is durable once appended, so an acknowledged deletion does not come back
+after a restart; a crash before the append leaves the offsets in place. Pending transactional
+offsets are not touched: their transaction's marker settles them, now and on reload alike.
 """
 
 from __future__ import annotations
@@ -315,13 +315,14 @@ class OffsetManager:
         return deleted
 
     async def delete_group(self, group_id: str, now_ms: int) -> None:
-        """Tombstone every offset and the group metadata of ``group_id``."""
-        records = self._tombstones(group_id, self._offsets.get(group_id, {}))
+        """Tombstone every offset and the group metadata of ``group_id``, then drop the
+        offsets from the cache; one a commit appended after the tombstones (the group created
+        again meanwhile) stays, as on reload."""
+        doomed = list(self._offsets.get(group_id, {}))
+        records = self._tombstones(group_id, doomed)
         records.append((fmt.encode_group_key(fmt.GroupKey(group_id)), None))
-        await self._append(group_id, records, now_ms)
-        for tp in self._offsets.pop(group_id, {}):
-            self._uncount(group_id, tp.topic)
-        self._positions.pop(group_id, None)
+        position = await self._append(group_id, records, now_ms)
+        self._drop_before(group_id, doomed, position)
         self.loaded_groups.pop(group_id, None)
 
     async def expire_offsets(
