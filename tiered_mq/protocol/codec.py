@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Any, Final
 
 from tiered_mq.errors import InvalidRequestError, UnsupportedVersionError
-from tiered_mq.protocol import decoder, encoder, fetch_codec, produce_codec, wire
+from tiered_mq.protocol import decoder, encoder, fetch_codec, metadata_codec, produce_codec, wire
 from tiered_mq.protocol.api_versions import SUPPORTED, ApiKey
 from tiered_mq.protocol.decoder import Reader
 from tiered_mq.protocol.encoder import Chunk, WriteFn, Writer, chunk_size
@@ -49,6 +49,7 @@ _DECODE_ERRORS: Final = (struct.error, IndexError, ValueError, OverflowError, Ty
 # read once: an Enum class attribute goes through EnumType.__getattr__ (~70 ns on Python 3.11)
 _PRODUCE: Final = ApiKey.PRODUCE
 _FETCH: Final = ApiKey.FETCH
+_METADATA: Final = ApiKey.METADATA
 _API_VERSIONS: Final = ApiKey.API_VERSIONS
 
 
@@ -153,6 +154,10 @@ def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
         chunks = fetch_codec.write_response(version, response_header, body)
         if chunks is not None:
             return chunks
+    if header.api_key == _METADATA and version <= metadata_codec.MAX_VERSION:
+        frame = metadata_codec.write_response(version, response_header, body)
+        if frame is not None:
+            return [frame]
     w = Writer()
     w.buf += b"\x00\x00\x00\x00"
     w.buf += response_header

@@ -1,0 +1,151 @@
+"""Metadata v0-8 response writer, written out by hand.
+
+A client asks Metadata for every topic at start, on every ``topic.metadata.refresh.interval.ms``
+and after a leadership error, and the answer grows with the cluster (one entry per partition):
+the schema-driven writer spent about half of the broker's CPU for such a request on it. Its
+shape is small and fixed (messages/metadata.py; all supported versions are non-flexible: no
+tagged fields)::
+
+    response  throttle_time_ms i32 (v3+),
+              brokers [i32 n] { node_id i32, host str16, port i32, rack str16? (v1+) },
+              cluster_id str16? (v2+), controller_id i32 (v1+),
+              topics [i32 n] { error_code i16, name str16, is_internal bool (v1+),
+                  partitions [i32 n] { error_code i16, partition_index i32, leader_id i32,
+                      leader_epoch i32 (v7+), replica_nodes [i32 n] i32,
+                      isr_nodes [i32 n] i32, offline_replicas [i32 n] i32 (v5+) },
+                  topic_authorized_operations i32 (v8+) },
+              cluster_authorized_operations i32 (v8)
+
+It gives exactly the bytes the schema-driven writer gives (encoder.py; checked by
+tests/unit/protocol/test_metadata_codec.py), a missing field taking its declared default as
+there. It reports no error: it returns None for anything outside the common case (a null where
+none is allowed, a value out of range, a string over 32767 bytes, a field of another type), and
+the caller falls back to the generic writer, which writes it or raises its usual error.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Final
+
+_I16: Final = struct.Struct(">h")
+_I32: Final = struct.Struct(">i")
+_UNSET_OPERATIONS: Final = -(2**31)  # the authorized-operations fields' default
+_ERRORS: Final = (
+    struct.error,
+    TypeError,
+    KeyError,
+    AttributeError,
+    UnicodeError,
+    ValueError,
+    OverflowError,
+)
+_MAX_CACHED_NODES: Final = 16  # replica lists up to this long share a compiled Struct
+
+MIN_VERSION: Final = 0
+MAX_VERSION: Final = 8
+
+# (leader epoch?, offline replicas?, replicas, isr, offline) -> the Struct of a whole partition
+_PARTITIONS: dict[tuple[bool, bool, int, int, int], struct.Struct] = {}
+
+
+def _partition_struct(epoch: bool, offline: bool, nr: int, ni: int, no: int) -> struct.Struct:
+    """error_code, partition_index, leader_id, [leader_epoch], the arrays with their counts."""
+    key = (epoch, offline, nr, ni, no)
+    st = _PARTITIONS.get(key)
+    if st is None:
+        fmt = ">hii" + ("i" if epoch else "") + "i" * (nr + 1) + "i" * (ni + 1)
+        if offline:
+            fmt += "i" * (no + 1)
+        st = struct.Struct(fmt)
+        if max(nr, ni, no) <= _MAX_CACHED_NODES:
+            _PARTITIONS[key] = st
+    return st
+
+
+def _str16(buf: bytearray, value: Any) -> None:
+    """A non-null string; raises ValueError past 32767 bytes, AttributeError on a non-str."""
+    b = value.encode("utf-8")
+    n = len(b)
+    if n > 0x7FFF:
+        raise ValueError("string too long")
+    buf += _I16.pack(n)
+    buf += b
+
+
+def _nullable_str16(buf: bytearray, value: Any) -> None:
+    if value is None:
+        buf += b"\xff\xff"
+    else:
+        _str16(buf, value)
+
+
+def write_response(version: int, header: bytes, body: dict[str, Any]) -> bytearray | None:
+    """The whole frame (int32 size, ``header``, body) of a Metadata v0-8 response, or None to
+    let the generic writer do it."""
+    buf = bytearray(b"\x00\x00\x00\x00")
+    buf += header
+    try:
+        _write_body(buf, version, body)
+    except _ERRORS:
+        return None
+    struct.pack_into(">i", buf, 0, len(buf) - 4)
+    return buf
+
+
+def _write_body(buf: bytearray, version: int, body: dict[str, Any]) -> None:
+    get = body.get
+    if version >= 3:
+        buf += _I32.pack(get("throttle_time_ms", 0))
+    brokers = get("brokers", [])
+    buf += _I32.pack(len(brokers))
+    for b in brokers:
+        bget = b.get
+        buf += _I32.pack(bget("node_id", 0))
+        _str16(buf, bget("host", ""))
+        buf += _I32.pack(bget("port", 0))
+        if version >= 1:
+            _nullable_str16(buf, bget("rack"))
+    if version >= 2:
+        _nullable_str16(buf, get("cluster_id"))
+    if version >= 1:
+        buf += _I32.pack(get("controller_id", -1))
+    topics = get("topics", [])
+    buf += _I32.pack(len(topics))
+    epoch = version >= 7
+    offline = version >= 5
+    for t in topics:
+        tget = t.get
+        buf += _I16.pack(tget("error_code", 0))
+        _str16(buf, tget("name", ""))
+        if version >= 1:
+            buf += b"\x01" if tget("is_internal", False) else b"\x00"
+        partitions = tget("partitions", [])
+        buf += _I32.pack(len(partitions))
+        for p in partitions:
+            _write_partition(buf, p, epoch, offline)
+        if version >= 8:
+            buf += _I32.pack(tget("topic_authorized_operations", _UNSET_OPERATIONS))
+    if version == 8:
+        buf += _I32.pack(get("cluster_authorized_operations", _UNSET_OPERATIONS))
+
+
+def _write_partition(buf: bytearray, p: dict[str, Any], epoch: bool, offline: bool) -> None:
+    pget = p.get
+    replicas = pget("replica_nodes", [])
+    isr = pget("isr_nodes", [])
+    off = pget("offline_replicas", []) if offline else ()
+    if replicas is None or isr is None or off is None:
+        raise TypeError("null array")
+    st = _partition_struct(epoch, offline, len(replicas), len(isr), len(off))
+    head: tuple[Any, ...] = (
+        pget("error_code", 0),
+        pget("partition_index", 0),
+        pget("leader_id", 0),
+    )
+    if epoch:
+        head += (pget("leader_epoch", -1),)
+    if offline:
+        buf += st.pack(*head, len(replicas), *replicas, len(isr), *isr, len(off), *off)
+    else:
+        buf += st.pack(*head, len(replicas), *replicas, len(isr), *isr)
