@@ -444,15 +444,21 @@ class ReplicaManager:
 
     async def ensure_internal_topic(
         self, name: str, partitions: int, configs: dict[str, str]
-    ) -> None:
-        """Create the internal topic ``name`` unless it exists (idempotent, race-safe)."""
-        if self.coordinator.get_topic(name) is not None:
-            return
+    ) -> int:
+        """Create the internal topic ``name`` with ``partitions`` unless it exists (idempotent,
+        race-safe); returns its partition count, an existing topic's whatever ``partitions``
+        says (as Kafka reads the count of ``__consumer_offsets`` from the topic itself)."""
+        meta = self.coordinator.get_topic(name)
+        if meta is not None:
+            return meta.partitions
         assert self.topic_registry is not None, "topic registry not wired"
         try:
             await self.topic_registry.create_topic(name, partitions, configs, internal=True)
         except TopicAlreadyExistsError:
-            pass
+            meta = self.coordinator.get_topic(name)
+            if meta is not None:
+                return meta.partitions
+        return partitions
 
     async def append_internal(self, tp: TopicPartition, records: bytes) -> int:
         """Append a batch built by the broker itself (group metadata); returns its base offset."""

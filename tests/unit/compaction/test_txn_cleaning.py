@@ -42,8 +42,8 @@ class LogAsReplicaManager:
     def __init__(self, log: LocalLog) -> None:
         self.log = log
 
-    async def ensure_internal_topic(self, name: str, n: int, configs: dict[str, str]) -> None:
-        pass
+    async def ensure_internal_topic(self, name: str, n: int, configs: dict[str, str]) -> int:
+        return n
 
     async def append_internal(self, tp: TopicPartition, records: bytes) -> int:
         raise AssertionError("read only")

@@ -1,5 +1,9 @@
 """Committed offsets: an in-memory cache backed by the compacted topic ``__consumer_offsets``.
 
+A group's partition is ``abs(java hashCode(group id)) % N``, N the partition count of the
+topic as it exists (``offsets.topic.num.partitions`` only when :meth:`start` creates it; a
+changed setting would otherwise map every group to another partition and lose its offsets).
+
 Write path: a commit becomes one batch (one record per partition, key/value formats in
 :mod:`log_format`) appended to the group's partition of ``__consumer_offsets`` with
 ``append_internal``; the cache is updated only after the append returns, so an offset a client
@@ -76,6 +80,10 @@ class OffsetManager:
     def __init__(self, replica_manager: ReplicaManagerLike, config: GroupConfig) -> None:
         self._rm = replica_manager
         self._config = config
+        # the partition count of __consumer_offsets: the config's until start() reads the
+        # topic's own (which wins, as in Kafka, so offsets.topic.num.partitions changed after
+        # the topic exists does not move the groups to other partitions)
+        self._partitions = config.offsets_topic_num_partitions
         self._offsets: dict[str, dict[TopicPartition, fmt.OffsetValue]] = {}
         self._positions: dict[str, dict[TopicPartition, int]] = {}  # same keys as _offsets
         # topic -> group -> how many of the topic's partitions the group has in _offsets: a
@@ -87,14 +95,23 @@ class OffsetManager:
         self.offline = OfflinePartitions(log)  # partitions whose storage failed, for a while
 
     def partition_for(self, group_id: str) -> TopicPartition:
-        n = self._config.offsets_topic_num_partitions
-        return TopicPartition(OFFSETS_TOPIC, fmt.partition_for(group_id, n))
+        return TopicPartition(OFFSETS_TOPIC, fmt.partition_for(group_id, self._partitions))
 
     # -- loading ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        n = self._config.offsets_topic_num_partitions
-        await self._rm.ensure_internal_topic(OFFSETS_TOPIC, n, self._config.topic_configs())
+        wanted = self._config.offsets_topic_num_partitions
+        configs = self._config.topic_configs()
+        n = await self._rm.ensure_internal_topic(OFFSETS_TOPIC, wanted, configs)
+        if n != wanted:
+            log.warning(
+                "%s has %d partitions, offsets.topic.num.partitions says %d: the topic's count "
+                "is used (it cannot change once the topic exists)",
+                OFFSETS_TOPIC,
+                n,
+                wanted,
+            )
+        self._partitions = n
         for partition in range(n):
             self.load_partition(TopicPartition(OFFSETS_TOPIC, partition))
 
@@ -288,7 +305,7 @@ class OffsetManager:
     def complete_txn(self, producer_id: int, commit: bool, partition: int) -> int:
         """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` ``partition``:
         settle its pending offsets there; returns how many were applied to the cache."""
-        n = self._config.offsets_topic_num_partitions
+        n = self._partitions
         settled: GroupOffsets = self.pending.complete(
             producer_id, commit, lambda g: fmt.partition_for(g, n) == partition
         )

@@ -45,7 +45,9 @@ class LocalLogLike(Protocol):
 class ReplicaManagerLike(Protocol):
     async def ensure_internal_topic(
         self, name: str, partitions: int, configs: dict[str, str]
-    ) -> None: ...
+    ) -> int:
+        """Create the topic unless it exists; its partition count (an existing topic's)."""
+        ...
 
     async def append_internal(self, tp: TopicPartition, records: bytes) -> int: ...
 

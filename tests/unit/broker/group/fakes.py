@@ -102,10 +102,11 @@ class FakeReplicaManager:
 
     async def ensure_internal_topic(
         self, name: str, partitions: int, configs: dict[str, str]
-    ) -> None:
-        self.topics.setdefault(name, (partitions, configs))
-        for p in range(partitions):
+    ) -> int:
+        existing, _ = self.topics.setdefault(name, (partitions, configs))
+        for p in range(existing):
             self.logs.setdefault(TopicPartition(name, p), FakeLog())
+        return existing
 
     async def append_internal(self, tp: TopicPartition, records: bytes) -> int:
         if self.fail_appends:
