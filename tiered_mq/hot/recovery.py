@@ -14,7 +14,13 @@ Steps, in order (each is idempotent, so a crash during recovery is recovered by 
    torn or corrupt batch; their indexes are rebuilt. Segments after a truncated one are deleted
    (their data cannot follow a hole). Older segments are trusted; their indexes are checked
    lazily on first use.
-5. An empty directory gets one empty segment at ``start_offset``; the directory is fsynced then
+5. A log whose recovered end lies below its checkpointed log start offset (the unflushed
+   tail was lost in a power failure after DeleteRecords or retention had moved the start past
+   it, or segment files were deleted by hand) loses every segment and producer snapshot, and
+   starts empty at that log start offset, as Kafka's ``LogLoader.recoverLog`` does: offsets
+   below a log start offset that was acknowledged (a DeleteRecords low watermark) are never
+   given out again, and the log start never moves back (open_log).
+6. An empty directory gets one empty segment at ``start_offset``; the directory is fsynced then
    (its files survive a crash), unless the caller fsyncs it itself (``sync_dir`` False: the
    broker groups the fsyncs of the partitions it creates together, replica_manager.py). Lost
    in a crash before that fsync, the files are created again by the next open: the same empty
@@ -137,7 +143,7 @@ def _first_segment(
     sync_dir: bool,
     index_files: bool = True,
 ) -> LogSegments:
-    """An empty directory's one empty segment at ``start_offset`` (step 5), its directory
+    """An empty directory's one empty segment at ``start_offset`` (step 6), its directory
     fsynced unless the caller does it (``sync_dir`` False)."""
     segments = LogSegments()
     segments.add(LogSegment.create(dir, start_offset, index_interval_bytes, now_ms, index_files))
@@ -196,6 +202,30 @@ def recover_log(
     return result
 
 
+def _start_empty_at(dir: Path, segments: LogSegments, start: int, end: int) -> None:
+    """Step 5: close and delete every segment and producer snapshot of ``dir``, whose log
+    end ``end`` lies below its log start offset ``start`` (the caller then recovers an empty
+    directory, which gets its first segment at ``start``)."""
+    log.warning(
+        "recovery: deleting all segments of %s: their log end offset %d is below the log start "
+        "offset %d (unflushed data lost in a crash, or segment files deleted); the log starts "
+        "empty at %d",
+        dir,
+        end,
+        start,
+        start,
+    )
+    for segment in segments:
+        segment.close()
+    for path in list(dir.iterdir()):
+        base = log_files.offset_from_file_name(path.name)
+        if base is not None and path.name.endswith(
+            (*log_files.SEGMENT_SUFFIXES, log_files.SNAPSHOT_SUFFIX)
+        ):
+            path.unlink()
+    log_files.fsync_dir(dir)
+
+
 def _age_from_first_batch(segment: LogSegment, now_ms: int) -> None:
     """Date a reopened segment from its first batch's max timestamp (Kafka's
     ``rollingBasedTimestamp``) when that is set and not in the future, so ``segment.ms`` and
@@ -228,6 +258,12 @@ def open_log(
     segments = recover_log(
         dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms, sync_dir
     )
+    end = segments.segments.active().next_offset()
+    checkpointed = (recovery_point, start)
+    if start is not None and start > end:
+        _start_empty_at(dir, segments.segments, start, end)
+        segments = recover_log(dir, start, start, index_interval_bytes, now_ms, sync_dir)
+        recovery_point = start
     first, active = segments.segments.first(), segments.segments.last()
     assert first is not None and active is not None
     _age_from_first_batch(active, now_ms)
@@ -236,5 +272,5 @@ def open_log(
         log_start = max(log_start, first.base_offset)
     log_start = min(log_start, active.next_offset())
     return OpenedLog(
-        segments.segments, log_start, recovery_point or 0, (recovery_point, start), segments.created
+        segments.segments, log_start, recovery_point or 0, checkpointed, segments.created
     )
