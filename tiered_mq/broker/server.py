@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import Handler
 from tiered_mq.broker.listener import Listener
+from tiered_mq.broker.metrics import ApiMetrics
 from tiered_mq.broker.principal_mapping import PrincipalMapper
 from tiered_mq.broker.response_writer import CloseConnection, ResponseWriter
 from tiered_mq.broker.sasl import SaslConfig, SaslSession
@@ -96,7 +97,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._filled = 0  # bytes of it filled
         self._pieces: list[bytearray] = []  # the filled pieces before it
         self._missing = 0  # bytes of the frame not yet received
-        self._queue: deque[bytearray] = deque()
+        self._queue: deque[tuple[bytearray, float]] = deque()  # (frame, when it was read)
         self._queued_bytes = 0
         self._wakeup: asyncio.Future[None] | None = None
         self._worker: asyncio.Task[None] | None = None
@@ -109,6 +110,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._sasl = SaslSession(server.sasl_config) if server.sasl_config is not None else None
         self.last_active = time.monotonic()  # the last byte received or response sent
         self.handling = False  # a request is being handled or answered
+        self._timed: ApiMetrics | None = None  # where the request being handled is timed
 
     # connection lifecycle -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -194,7 +196,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         return memoryview(self._recv)[self._end :]
 
     def buffer_updated(self, nbytes: int) -> None:
-        self.last_active = time.monotonic()
+        now = self.last_active = time.monotonic()  # also when the frames completed were read
         if self._frame is not None:
             self._filled += nbytes
             self._missing -= nbytes
@@ -203,7 +205,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if self._pieces:
                     frame = bytearray().join([*self._pieces, frame])
                     self._pieces = []
-                self._enqueue(frame)
+                self._enqueue(frame, now)
             return
         self._end += nbytes
         recv = self._recv
@@ -216,7 +218,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             avail = self._end - begin
             if avail >= size:
                 self._start = begin + size
-                self._enqueue(recv[begin : begin + size])
+                self._enqueue(recv[begin : begin + size], now)
             else:
                 frame = bytearray(min(size, FRAME_CHUNK))  # avail < size, avail <= RECV_BUFFER
                 frame[:avail] = recv[begin : self._end]
@@ -238,10 +240,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
             "(socket.request.max.bytes; sasl.server.max.receive.size before SASL authentication)"
         )
 
-    def _enqueue(self, frame: bytearray) -> None:
+    def _enqueue(self, frame: bytearray, received: float) -> None:
         if self._closed:
             return
-        self._queue.append(frame)
+        self._queue.append((frame, received))
         self._queued_bytes += len(frame) + FRAME_OVERHEAD
         full = self._queued_bytes > MAX_QUEUED_BYTES or len(self._queue) > MAX_QUEUED_REQUESTS
         if full and not self._read_paused:
@@ -264,7 +266,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     await self._wakeup
                     self._wakeup = None
                     continue
-                frame = self._queue.popleft()
+                frame, received = self._queue.popleft()
                 self._queued_bytes -= len(frame) + FRAME_OVERHEAD
                 if (
                     self._read_paused
@@ -275,14 +277,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     if self.transport is not None:
                         self.transport.resume_reading()
                 self.handling = True
+                self._timed = None  # set by _dispatch
+                dequeued, sending = time.monotonic(), 0.0  # sending: 0.0 until a send starts
                 try:
                     chunks = await self._handle(frame)
                     if chunks and not self._closed:
                         assert self._writer is not None
+                        sending = time.monotonic()
                         await self._writer.write(chunks)
                 finally:
                     self.handling = False
-                    self.last_active = time.monotonic()
+                    done = self.last_active = time.monotonic()
+                    if self._timed is not None:
+                        self._timed.timed(received, dequeued, sending or done, done)
                 if self._sasl is not None:
                     if self._sasl.failed:
                         raise CloseConnection("SASL authentication failed")  # after its answer
@@ -310,8 +317,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         support = classify(header)
         if support is not Support.SUPPORTED:
             if header.api_key == ApiKey.API_VERSIONS:
-                requests, _errors, _latency, codes = self.broker.metrics.for_api("api_versions")
-                requests.inc()  # answered, as Kafka answers it, and counted as it counts it
+                api = self.broker.metrics.for_api("api_versions")
+                api.requests.inc()  # answered, as Kafka answers it, and counted as it counts it
+                codes = api.codes
                 unsupported = UnsupportedVersionError.errno
                 codes[unsupported] = codes.get(unsupported, 0) + 1
                 return [api_versions_fallback(header.correlation_id)]
@@ -345,29 +353,27 @@ class KafkaConnection(asyncio.BufferedProtocol):
     async def _dispatch(
         self, handler: Handler, header: RequestHeader, request: dict[str, Any]
     ) -> list[Any] | None:
-        requests, errors, latency, codes = self.broker.metrics.for_api(handler.name)
+        api = self._timed = self.broker.metrics.for_api(handler.name)
         ctx = RequestContext(
             header, self.broker, self.peer, self._sasl, self.server.listener, self._tls_principal
         )
-        started = time.perf_counter()
         try:
             response = await handler.handle(ctx, request)
         except asyncio.CancelledError:
             raise
         except CloseConnection as e:  # the handler's answer is the disconnect (acks=0 Produce)
             if e.response is not None:  # its error codes count, as Kafka's closeConnection
-                error_counter(header.api_key, header.api_version)(e.response, codes)
+                error_counter(header.api_key, header.api_version)(e.response, api.codes)
             raise
         except Exception as e:
-            errors.inc()
+            api.errors.inc()
             log.exception("%s v%d from %s failed", handler.name, header.api_version, self.peer)
             raise CloseConnection(f"{handler.name} handler failed: {e!r}") from None
         finally:
-            requests.inc()
-            latency.observe(time.perf_counter() - started)
+            api.requests.inc()
         if response is None:
             return None
-        error_counter(header.api_key, header.api_version)(response, codes)
+        error_counter(header.api_key, header.api_version)(response, api.codes)
         return encode_response(header, response)
 
     # writing (response_writer.py) -------------------------------------------------------------
