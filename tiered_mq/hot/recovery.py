@@ -6,7 +6,9 @@ Steps, in order (each is idempotent, so a crash during recovery is recovered by 
    already scheduled for deletion) and ``*.tmp`` checkpoint leftovers.
 2. Complete swaps: a ``X.log.swap`` is finished compaction output; every segment whose base
    offset lies in its offset range is deleted, then it is renamed to ``X.log`` (its indexes are
-   rebuilt; other ``X.*.swap`` files are renamed, index swaps dropped).
+   rebuilt; other ``X.*.swap`` files are renamed, index swaps dropped). A ``X.log.swap`` that
+   holds no whole batch (the cleaner never writes one: a zeroed or hand-emptied file) has no
+   offset range: it is deleted with its other ``X.*.swap`` files and every segment is kept.
 3. Delete index files whose ``.log`` is missing.
 4. Open every segment; those at or beyond the recovery point (the greatest base offset <= it,
    and every later one) are scanned batch by batch: headers are checked for every batch, the
@@ -95,6 +97,8 @@ def _swap_next_offset(path: Path) -> int | None:
 def _complete_swaps(dir: Path) -> None:
     swaps = sorted(p for p in dir.iterdir() if p.name.endswith(log_files.SWAP_SUFFIX))
     for swap in swaps:
+        if not swap.exists():  # discarded with its .log.swap below
+            continue
         name = swap.name[: -len(log_files.SWAP_SUFFIX)]
         if name.endswith((log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX)):
             swap.unlink()  # rebuilt from the log
@@ -106,14 +110,16 @@ def _complete_swaps(dir: Path) -> None:
         if base is None:
             continue
         end = _swap_next_offset(swap)
+        if end is None:  # no whole batch (zeroed or emptied by hand): nothing to swap in
+            log.warning("recovery: discarding %s, which holds no whole batch", swap)
+            for ext in log_files.SEGMENT_SUFFIXES:
+                (dir / (log_files.file_name(base) + ext + log_files.SWAP_SUFFIX)).unlink(
+                    missing_ok=True
+                )
+            continue
         for path in list(dir.iterdir()):
             other = log_files.offset_from_file_name(path.name)
-            if (
-                log_files.is_log_file(path.name)
-                and other is not None
-                and base <= other
-                and (end is None or other < end)
-            ):
+            if log_files.is_log_file(path.name) and other is not None and base <= other < end:
                 stem = log_files.file_name(other)
                 for ext in log_files.SEGMENT_SUFFIXES:
                     (dir / (stem + ext)).unlink(missing_ok=True)
