@@ -45,11 +45,15 @@ class InconsistentBrokerIdError(RuntimeError):
 
 
 def read(data_dir: Path) -> dict[str, str] | None:
-    """The properties in ``data_dir``'s file, None when there is none."""
+    """The properties in ``data_dir``'s file, None when there is none; ValueError naming the
+    file when it is not UTF-8 text (the broker does not start, as Kafka's)."""
+    path = data_dir / FILE_NAME
     try:
-        text = (data_dir / FILE_NAME).read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     props = {}
     for line in text.splitlines():
         line = line.strip()

@@ -21,7 +21,9 @@ id); an entity left without configs is dropped. A file written before ``users`` 
 Every write rewrites the whole file atomically: write ``cluster.json.tmp``, fsync it, rename over
 ``cluster.json``, fsync the directory (a CreateTopics or DeleteTopics request: one write for all
 its topics, ``create_topics`` / ``delete_topics``). A crash leaves either the old or the new
-file, never a mix; a stray ``.tmp`` is ignored on open. Writes are serialized by an asyncio
+file, never a mix; a stray ``.tmp`` is ignored on open. A file that is not a JSON object of
+this version (damaged by hand or by the file system) stops the start with a ValueError naming
+it: the cluster's metadata is never guessed. Writes are serialized by an asyncio
 lock; the JSON encoding (one entry a line, json_sections.py) and the fsyncs run in a worker
 thread, so that neither blocks the event loop.
 
@@ -96,6 +98,10 @@ class EmbeddedCoordinator:
             state: dict[str, Any] = json.loads(self._path.read_bytes())
         except FileNotFoundError:
             return _new_state()
+        except ValueError as exc:  # (JSONDecodeError, UnicodeDecodeError)
+            raise ValueError(f"{self._path}: not a JSON document: {exc}") from None
+        if not isinstance(state, dict):
+            raise ValueError(f"{self._path}: not a JSON object")
         if state.get("version") != VERSION:
             raise ValueError(f"{self._path}: unsupported version {state.get('version')}")
         state.setdefault("users", {})
