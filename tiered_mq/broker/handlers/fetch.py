@@ -72,17 +72,18 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
-from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
-from tiered_mq.broker.handlers._common import error_code, require_topic
+from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.broker.leader_epochs import check_current_epoch
 from tiered_mq.errors import (
     FetchSessionIdNotFoundError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
     UnsupportedCompressionTypeError,
 )
 from tiered_mq.protocol.api_versions import ApiKey
@@ -168,19 +169,10 @@ class _Reads:
         self.remote = False
 
 
-async def _read_partition(
-    ctx: RequestContext,
-    tp: TopicPartition,
-    req: dict[str, Any],
-    budget: int,
-    min_one: bool,
-    read_committed: bool,
-    fill: int = 0,
-    reads: _Reads | None = None,
-) -> tuple[dict[str, Any], int]:
-    rm = ctx.broker.replica_manager
-    entry: dict[str, Any] = {
-        "partition_index": tp.partition,
+def _entry(index: int, read_committed: bool) -> dict[str, Any]:
+    """A partition's answer before its read: no records, offsets -1."""
+    return {
+        "partition_index": index,
         "error_code": 0,
         "high_watermark": -1,
         "last_stable_offset": -1,
@@ -189,75 +181,109 @@ async def _read_partition(
         "preferred_read_replica": -1,
         "records": b"",
     }
-    try:
-        require_topic(ctx, AclOperation.READ, tp.topic)
-        partition = rm.get_partition(tp)
-        if req.get("current_leader_epoch", -1) >= 0:  # v9+ (one test on the hot path)
-            check_current_epoch(partition, req["current_leader_epoch"])
-        hwm = partition.high_watermark
-        lso = partition.last_stable_offset
-        entry["high_watermark"] = hwm
-        entry["last_stable_offset"] = lso
-        entry["log_start_offset"] = partition.log_start_offset
-        limit = min(req["partition_max_bytes"], budget)
-        if limit <= 0 and not min_one:
-            return entry, 0
-        offset = req["fetch_offset"]
-        max_offset = lso if read_committed else hwm
-        rlm = ctx.broker.remote_log_manager
-        sequential = fill > limit
-        if (
-            rlm is not None
-            and partition.log_start_offset <= offset < partition.log.local_log_start_offset
-        ):
-            if reads is not None:
-                reads.remote = True
-            if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
-                limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
-            want = max(limit, 1)
-            cold = await rlm.fetches.within(
-                tp,
-                ("regions", tp, offset, want, sequential, min_one),
-                lambda: rlm.read_regions(tp, offset, want, span=sequential, min_one=min_one),
-            )
-            if cold is None:  # the bucket is slow: no records, the client fetches again
-                return entry, 0
-            regions: list[Any] = list(cold.regions)
-            size, end = cold.size, cold.next_offset  # end: one past the last offset read
-            if sequential and size < limit:
-                size, end = _go_on_locally(partition, regions, size, limit, end, max_offset)
-            if not regions:  # no room for its first batch (min_one): no aborted txns to list
-                return entry, 0
-            if read_committed:
-                end = max_offset if end is None else min(end, max_offset)
-                aborted = await rlm.fetches.within(
-                    tp,
-                    ("aborted", tp, offset, end),
-                    lambda: _cold_aborted(rlm, partition, tp, offset, end),
-                )
-                if aborted is None:
-                    return entry, 0
-                entry["aborted_transactions"] = aborted
-            entry["records"] = regions
-            return entry, size
-        if offset < partition.log_start_offset or offset > partition.log_end_offset:
-            raise OffsetOutOfRangeError(
-                f"fetch offset {offset} outside [{partition.log_start_offset}, "
-                f"{partition.log_end_offset}] of {tp}"
-            )
-        if sequential:
-            limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
-        info = partition.read(offset, max(limit, 0), max_offset, min_one)
-        if info is None or not info.regions:
-            return entry, 0
-        entry["records"] = list(info.regions)
-        if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
-            entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
-        return entry, int(info.size)
-    except Exception as e:
-        entry["error_code"] = error_code(e)
-        entry["records"] = b""
-        return entry, 0
+
+
+class _Cold(NamedTuple):
+    """A partition's read that goes to the cold tier, as the local check left it."""
+
+    partition: Any
+    offset: int
+    limit: int
+    max_offset: int
+    sequential: bool
+
+
+def _read_local(
+    ctx: RequestContext,
+    tp: TopicPartition,
+    req: dict[str, Any],
+    entry: dict[str, Any],
+    budget: int,
+    min_one: bool,
+    read_committed: bool,
+    fill: int,
+) -> int | _Cold:
+    """Fill ``entry`` from the local log: the bytes read, or the cold read to make (the offset
+    is below the local log start). Raises the partition's error (``entry`` keeps the offsets
+    set before it). No await: a partition of the local log costs no coroutine."""
+    partition = ctx.broker.replica_manager.get_partition(tp)
+    epoch = req.get("current_leader_epoch", -1)
+    if epoch >= 0:  # v9+ (one test on the hot path)
+        check_current_epoch(partition, epoch)
+    hwm = partition.high_watermark
+    lso = partition.last_stable_offset
+    log_start = partition.log_start_offset
+    entry["high_watermark"] = hwm
+    entry["last_stable_offset"] = lso
+    entry["log_start_offset"] = log_start
+    limit = min(req["partition_max_bytes"], budget)
+    if limit <= 0 and not min_one:
+        return 0
+    offset = req["fetch_offset"]
+    max_offset = lso if read_committed else hwm
+    sequential = fill > limit
+    if (
+        ctx.broker.remote_log_manager is not None
+        and log_start <= offset < partition.log.local_log_start_offset
+    ):
+        return _Cold(partition, offset, limit, max_offset, sequential)
+    if offset < log_start or offset > partition.log_end_offset:
+        raise OffsetOutOfRangeError(
+            f"fetch offset {offset} outside [{log_start}, {partition.log_end_offset}] of {tp}"
+        )
+    if sequential:
+        limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
+    info = partition.read(offset, max(limit, 0), max_offset, min_one)
+    if info is None or not info.regions:
+        return 0
+    entry["records"] = list(info.regions)
+    if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
+        entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
+    return int(info.size)
+
+
+async def _read_cold(
+    ctx: RequestContext,
+    tp: TopicPartition,
+    cold_read: _Cold,
+    entry: dict[str, Any],
+    budget: int,
+    min_one: bool,
+    read_committed: bool,
+    fill: int,
+) -> int:
+    """Fill ``entry`` from the cold tier (see the module docstring): the bytes read."""
+    rlm = ctx.broker.remote_log_manager
+    assert rlm is not None
+    partition, offset, limit, max_offset, sequential = cold_read
+    if sequential:  # filled too, within the cold tier's cap (it pins chunk files)
+        limit = max(limit, min(fill, budget, rlm.fetch_max_bytes))
+    want = max(limit, 1)
+    cold = await rlm.fetches.within(
+        tp,
+        ("regions", tp, offset, want, sequential, min_one),
+        lambda: rlm.read_regions(tp, offset, want, span=sequential, min_one=min_one),
+    )
+    if cold is None:  # the bucket is slow: no records, the client fetches again
+        return 0
+    regions: list[Any] = list(cold.regions)
+    size, end = cold.size, cold.next_offset  # end: one past the last offset read
+    if sequential and size < limit:
+        size, end = _go_on_locally(partition, regions, size, limit, end, max_offset)
+    if not regions:  # no room for its first batch (min_one): no aborted txns to list
+        return 0
+    if read_committed:
+        end = max_offset if end is None else min(end, max_offset)
+        aborted = await rlm.fetches.within(
+            tp,
+            ("aborted", tp, offset, end),
+            lambda: _cold_aborted(rlm, partition, tp, offset, end),
+        )
+        if aborted is None:
+            return 0
+        entry["aborted_transactions"] = aborted
+    entry["records"] = regions
+    return int(size)
 
 
 def _fill(ctx: RequestContext, request: dict[str, Any], now: float) -> int:
@@ -291,21 +317,33 @@ async def _read_all(
         name = topic["topic"]
         parts = []
         before = total
+        # once per topic, as Kafka's filterByAuthorized authorizes each topic name once
+        denied = not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, name)
         for req in topic["partitions"]:
-            entry, size = await _read_partition(
-                ctx,
-                TopicPartition(name, req["partition"]),
-                req,
-                budget,
-                total == 0,
-                read_committed,
-                fill,
-                reads,
-            )
+            index = req["partition"]
+            entry = _entry(index, read_committed)
             parts.append(entry)
+            if denied:
+                entry["error_code"] = TopicAuthorizationFailedError.errno
+                errored = True
+                continue
+            tp = TopicPartition(name, index)
+            min_one = total == 0
+            try:
+                size = _read_local(ctx, tp, req, entry, budget, min_one, read_committed, fill)
+                if isinstance(size, _Cold):
+                    if reads is not None:
+                        reads.remote = True
+                    size = await _read_cold(
+                        ctx, tp, size, entry, budget, min_one, read_committed, fill
+                    )
+            except Exception as e:
+                entry["error_code"] = error_code(e)
+                entry["records"] = b""
+                errored = True
+                continue
             total += size
             budget -= size
-            errored = errored or entry["error_code"] != 0
         responses.append({"topic": name, "partitions": parts})
         if reads is not None:
             reads.by_topic.append((name, total - before))
