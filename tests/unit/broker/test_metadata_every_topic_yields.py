@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests.unit.broker.conftest import Client, serving
-from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers import metadata
 
 METADATA = 3
@@ -23,19 +22,19 @@ async def test_every_topic_yields_between_batches(
 ) -> None:
     monkeypatch.setattr(metadata, "YIELD_EVERY_PARTITIONS", 2)
     events: list[str] = []
-    original = metadata._topic_entry
+    original = metadata._Entries.entry
 
-    def entry(ctx: RequestContext, name: str) -> dict[str, Any]:
+    def entry(self: metadata._Entries, name: str) -> dict[str, Any]:
         if not events:
             asyncio.get_running_loop().call_soon(events.append, OTHER)
         events.append(name)
-        return original(ctx, name)
+        return original(self, name)
 
     async with serving(tmp_path / "data") as (broker, client):
         names = [f"t{i}" for i in range(6)]
         for name in names:
             await broker.topic_registry.create_topic(name, 1)
-        monkeypatch.setattr(metadata, "_topic_entry", entry)
+        monkeypatch.setattr(metadata._Entries, "entry", entry)
         answer = await Client.call(client, METADATA, 8, {"topics": None})
         listed = sorted(t["name"] for t in answer["topics"] if t["error_code"] == 0)
         assert listed == sorted([*names, "__consumer_offsets"])

@@ -48,43 +48,71 @@ API_KEY = ApiKey.METADATA
 YIELD_EVERY_PARTITIONS = 1000
 
 
-def _topic_entry(ctx: RequestContext, name: str) -> dict[str, Any]:
-    broker = ctx.broker
-    meta = broker.topic_registry.get_topic(name)
-    if meta is None:
-        return {"error_code": UnknownTopicOrPartitionError.errno, "name": name, "partitions": []}
-    partitions = []
-    offline = broker.replica_manager.offline
-    node_id = broker.config.node_id
-    partition_state = broker.coordinator.partition_state
-    for p in range(meta.partitions):
-        tp = TopicPartition(name, p)
-        state = partition_state(tp)
-        if state is None:
-            leader, epoch, replicas = node_id, 0, [node_id]
-            isr = replicas
-        else:
-            leader, epoch = state.leader, state.leader_epoch
-            replicas, isr = list(state.replicas), list(state.isr)
-        is_offline = bool(offline) and tp in offline
-        down = is_offline and leader == node_id  # its only possible leader: this broker
-        partitions.append(
-            {
-                "error_code": LeaderNotAvailableError.errno if down else 0,
-                "partition_index": p,
-                "leader_id": -1 if down else leader,
-                "leader_epoch": epoch,
-                "replica_nodes": replicas,
-                "isr_nodes": isr,
-                "offline_replicas": [node_id] if is_offline else [],
+class _Entries:
+    """Builds the topic entries of one request, with what they are read from looked up once
+    (a request for every topic builds one per topic)."""
+
+    __slots__ = ("_get_topic", "_node_id", "_offline", "_partition_state")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        broker = ctx.broker
+        self._get_topic = broker.topic_registry.get_topic
+        self._offline = broker.replica_manager.offline  # changed in place, never replaced
+        self._node_id = broker.config.node_id
+        self._partition_state = broker.coordinator.partition_state
+
+    def entry(self, name: str) -> dict[str, Any]:
+        meta = self._get_topic(name)
+        if meta is None:
+            return {
+                "error_code": UnknownTopicOrPartitionError.errno,
+                "name": name,
+                "partitions": [],
             }
-        )
-    return {
-        "error_code": 0,
-        "name": name,
-        "is_internal": is_internal(name),
-        "partitions": partitions,
-    }
+        partitions = []
+        offline = self._offline
+        node_id = self._node_id
+        partition_state = self._partition_state
+        alone: tuple[int, ...] = (node_id,)  # a partition without recorded state: this broker leads it alone
+        for p in range(meta.partitions):
+            tp = TopicPartition(name, p)
+            state = partition_state(tp)
+            if state is None:
+                leader, epoch, replicas, isr = node_id, 0, alone, alone
+            else:
+                leader, epoch = state.leader, state.leader_epoch
+                replicas, isr = state.replicas, state.isr  # tuples: written as arrays
+            if offline and tp in offline:
+                down = leader == node_id  # its only possible leader: this broker
+                partitions.append(
+                    {
+                        "error_code": LeaderNotAvailableError.errno if down else 0,
+                        "partition_index": p,
+                        "leader_id": -1 if down else leader,
+                        "leader_epoch": epoch,
+                        "replica_nodes": replicas,
+                        "isr_nodes": isr,
+                        "offline_replicas": alone,
+                    }
+                )
+                continue
+            partitions.append(
+                {
+                    "error_code": 0,
+                    "partition_index": p,
+                    "leader_id": leader,
+                    "leader_epoch": epoch,
+                    "replica_nodes": replicas,
+                    "isr_nodes": isr,
+                    "offline_replicas": (),
+                }
+            )
+        return {
+            "error_code": 0,
+            "name": name,
+            "is_internal": is_internal(name),
+            "partitions": partitions,
+        }
 
 
 async def _maybe_create(ctx: RequestContext, name: str, allow: bool) -> int:
@@ -130,13 +158,14 @@ async def _every_topic(ctx: RequestContext) -> list[dict[str, Any]]:
     one deleted just before the listing."""
     topics = []
     since_yield = 0
+    entries = _Entries(ctx)
     for name in ctx.broker.topic_registry.list_topics():
         if since_yield >= YIELD_EVERY_PARTITIONS:
             await asyncio.sleep(0)
             since_yield = 0
         if not _may(ctx, AclOperation.DESCRIBE, name):
             continue
-        entry = _topic_entry(ctx, name)
+        entry = entries.entry(name)
         if entry["error_code"] != UnknownTopicOrPartitionError.errno:
             topics.append(entry)
             since_yield += len(entry["partitions"]) + 1
@@ -151,6 +180,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     else:
         allow = bool(request.get("allow_auto_topic_creation", True))
         topics = []
+        entries = _Entries(ctx)
         for name in dict.fromkeys(t["name"] for t in requested):  # once each, as Kafka's set
             if not _may(ctx, AclOperation.DESCRIBE, name):
                 code = TopicAuthorizationFailedError.errno
@@ -159,7 +189,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             if code:
                 topics.append({"error_code": code, "name": name, "partitions": []})
             else:
-                topics.append(_topic_entry(ctx, name))
+                topics.append(entries.entry(name))
     if request.get("include_topic_authorized_operations"):
         for entry in topics:
             if entry["error_code"] == 0:
