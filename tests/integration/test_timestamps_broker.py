@@ -73,3 +73,25 @@ def test_an_old_record_after_the_first_of_its_batch_is_refused(broker: BrokerPro
     assert watermarks(broker, "before-max") == (0, 0)
     assert produce(broker, "before-max", [now, now - DAY // 2]) == [None, None]
     assert watermarks(broker, "before-max") == (0, 2)
+
+
+def test_a_backfill_rolls_segments_by_record_time(broker: BrokerProcess) -> None:
+    """segment.ms counts record time (Kafka's timeWaitedForRoll): ten batches stamped 90
+    minutes apart, sent in a second, fill ten one-hour segments, and retention.ms then deletes
+    the six whose records are older than six hours. Before, they shared one segment, kept whole
+    while its newest record was young."""
+    config = {"segment.ms": "3600000", "retention.ms": str(13 * 1_800_000)}  # 6.5 hours
+    create(broker, "backfill", **config, **{"file.delete.delay.ms": "0"})
+    now = int(time.time() * 1000)
+    for i in range(10):
+        assert produce(broker, "backfill", [now - 15 * 3_600_000 + i * 5_400_000]) == [None]
+    deadline = time.monotonic() + 15
+    while watermarks(broker, "backfill")[0] != 6 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert watermarks(broker, "backfill") == (6, 10)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "backfill"})
+    try:  # a lookup before the retained records answers the first of them
+        asked = TopicPartition("backfill", 0, now - 20 * 3_600_000)
+        assert consumer.offsets_for_times([asked], timeout=10)[0].offset == 6
+    finally:
+        consumer.close()

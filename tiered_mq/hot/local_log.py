@@ -198,12 +198,14 @@ class LocalLog:
         last = batches[-1][1]
         size = batches[-1][0] + last.size - batches[0][0]
         log_append.check_segment_size(size, self.config.segment_bytes, self.dir.name)
+        info = log_append.append_info(batches, size, append_time)
         active = self.active_segment
-        if log_append.must_roll(active, self.config, size, len(batches), last.last_offset, now):
+        if log_append.must_roll(
+            active, self.config, size, len(batches), last.last_offset, now, info.max_timestamp
+        ):
             active = self.roll()
         active.append(records, batches)
         self._log_end_offset = last.next_offset
-        info = log_append.append_info(batches, size, append_time)
         self._unflushed_messages += info.records_count
         if flush_due(self.config, self._unflushed_messages, self._last_flush_ms, now):
             self.flush()

@@ -101,6 +101,7 @@ class LogSegment:
         self._offset_of_max_timestamp = base_offset
         self._bytes_since_last_index_entry = 0
         self._recent = RecentBatches()  # the last batches appended (see translate_offset)
+        self._rolling_ts: int | None = None  # first batch's max timestamp; None: not read yet
 
     @classmethod
     def create(
@@ -194,6 +195,19 @@ class LogSegment:
     def offset_of_max_timestamp(self) -> int:
         self._ensure_tail()
         return self._offset_of_max_timestamp
+
+    def time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
+        """How long the segment has waited to be rolled, as Kafka's ``timeWaitedForRoll``:
+        ``message_timestamp`` (the greatest timestamp of the records being appended) minus
+        the first batch's max timestamp (``rollingBasedTimestamp``), so records stamped with
+        an older time (a backfill) roll segments by their own clock; ``now_ms - created_ms``
+        when the first batch carries no timestamp (or the segment is empty)."""
+        if self._rolling_ts is None and self.size:
+            for _, header in self.iter_headers():
+                self._rolling_ts = header.max_timestamp
+                break
+        first = NO_TIMESTAMP if self._rolling_ts is None else self._rolling_ts
+        return message_timestamp - first if first >= 0 else now_ms - self.created_ms
 
     def last_modified_ms(self) -> int:
         """The ``.log`` file's last modification time (ms): retention's date of a segment
@@ -339,6 +353,7 @@ class LogSegment:
         position, header = found
         removed = self.size - position
         self._recent.clear()
+        self._rolling_ts = None
         os.ftruncate(self._fd, position)
         self.size = position
         self.offset_index.truncate_to_position(position)
@@ -354,6 +369,7 @@ class LogSegment:
         ``validate_from``; truncate at the first torn or invalid batch. Returns bytes removed."""
         file_size = os.fstat(self._fd).st_size
         self._recent.clear()
+        self._rolling_ts = None
         buffer, buffer_start = b"", 0
 
         def get(pos: int, n: int) -> memoryview:

@@ -133,7 +133,10 @@ async def test_a_producer_whose_last_entry_is_a_marker_keeps_that_marker(tmp_pat
     with an ABORT marker (no data since): its data and the COMMIT marker go (after the
     horizon), the epoch-1 marker stays, so a replay still fences epoch 0."""
     clock = Clock()
-    partition = open_partition(tmp_path / "t-0")
+    # segments roll by size and by hand only: the markers carry wall-clock time, the records
+    # the test clock's, and segment.ms counts record time (Kafka's timeWaitedForRoll)
+    config = LogConfig.from_properties({**PROPS, "segment.ms": str(10**15)})
+    partition = Partition.open(TP, tmp_path / "t-0", config)
     cleaner = LogCleaner(lambda: {TP: partition}, registry=None, clock=clock)
     fields = {"producer_id": 5, "producer_epoch": 0, "base_sequence": 0, "is_transactional": 1}
     await produce(partition, batch(clock, [(b"k", b"txn")], **fields))

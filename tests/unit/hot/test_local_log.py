@@ -159,9 +159,9 @@ def test_maybe_roll_by_segment_ms(tmp_path: Path) -> None:
     assert log.maybe_roll(clock.now + 1000)
     assert [s.base_offset for s in log.segments()] == [0, 3]
     clock.now += 5000
-    log.append_as_leader(make_batch(), 0)  # new segment was created at the old clock: no roll yet
+    log.append_as_leader(make_batch(timestamp=clock.now), 0)  # into the empty segment
     clock.now += 5000
-    log.append_as_leader(make_batch(), 0)  # rolled before this append
+    log.append_as_leader(make_batch(timestamp=clock.now), 0)  # 5 s of record time: rolled
     assert [s.base_offset for s in log.segments()] == [0, 3, 6]
 
 
@@ -176,9 +176,9 @@ def test_max_compaction_lag_rolls_a_compacted_log(tmp_path: Path) -> None:
     assert not log.maybe_roll(clock.now + 999)
     assert log.maybe_roll(clock.now + 1000) and not plain.maybe_roll(clock.now + 1000)
     clock.now += 1000
-    log.append_as_leader(make_batch(), 0)
-    clock.now += 1000
-    log.append_as_leader(make_batch(), 0)  # rolled before this append
+    log.append_as_leader(make_batch(timestamp=clock.now), 0)
+    clock.now += 1001
+    log.append_as_leader(make_batch(timestamp=clock.now), 0)  # rolled before this append
     assert [s.base_offset for s in log.segments()] == [0, 3, 6]
     assert [s.base_offset for s in plain.segments()] == [0]
 

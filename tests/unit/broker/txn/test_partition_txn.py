@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,10 @@ from tiered_mq.topic_partition import TopicPartition
 TP = TopicPartition("t", 0)
 
 
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def open_partition(dir: Path, **props: str) -> Partition:
     return Partition.open(TP, dir, LogConfig.from_properties(props))
 
@@ -26,7 +31,7 @@ async def produce(
 ) -> int:
     buf = bytearray(
         encode_batch(
-            [(b"k", b"v%d" % i, (), 1000) for i in range(n)],
+            [(b"k", b"v%d" % i, (), now_ms()) for i in range(n)],  # the markers' clock
             producer_id=pid,
             producer_epoch=epoch if pid >= 0 else -1,
             base_sequence=seq,
