@@ -72,6 +72,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "group.min.session.timeout.ms": "6000",
     "group.max.session.timeout.ms": "1800000",
     "group.initial.rebalance.delay.ms": "300",  # Kafka: 3000 (broker/group/config.py says why)
+    "group.max.size": "2147483647",  # JoinGroup beyond it: GROUP_MAX_SIZE_REACHED
     "transaction.state.log.num.partitions": "50",
     "transaction.state.log.replication.factor": "1",  # FIXED_VALUES
     "transaction.state.log.segment.bytes": "104857600",
@@ -186,6 +187,7 @@ FIXED_VALUES: Final[dict[str, str]] = {
 
 #: configs with a lower bound (Kafka's ``atLeast``): ``check_values`` refuses a smaller value
 MIN_VALUES: Final[dict[str, int]] = {
+    "group.max.size": 1,
     "transactional.id.expiration.ms": 1,
     "transaction.remove.expired.transaction.cleanup.interval.ms": 1,
     "producer.id.expiration.ms": 1,

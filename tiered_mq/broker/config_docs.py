@@ -108,6 +108,8 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "group.max.session.timeout.ms": "Longest session timeout a consumer may ask for.",
     "group.initial.rebalance.delay.ms": "Wait for more members before a new group's first "
     "rebalance (tiered-mq's default 300; Kafka's 3000).",
+    "group.max.size": "Most members a consumer group may have; a JoinGroup beyond it is "
+    "answered GROUP_MAX_SIZE_REACHED.",
     "transaction.state.log.num.partitions": "Partitions of __transaction_state.",
     "transaction.state.log.replication.factor": "Replicas of __transaction_state; one broker: 1.",
     "transaction.state.log.segment.bytes": "segment.bytes of __transaction_state.",

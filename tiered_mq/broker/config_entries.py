@@ -97,6 +97,7 @@ _BROKER_TYPES = {
     "group.min.session.timeout.ms": "INT",
     "group.max.session.timeout.ms": "INT",
     "group.initial.rebalance.delay.ms": "INT",
+    "group.max.size": "INT",
     "transaction.state.log.num.partitions": "INT",
     "producer.id.block.size": "INT",
     "zookeeper.session.timeout.ms": "INT",

@@ -32,6 +32,7 @@ class GroupConfig:
     group_initial_rebalance_delay_ms: int = 300
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
+    group_max_size: int = 2_147_483_647
 
     @property
     def offsets_retention_ms(self) -> int:

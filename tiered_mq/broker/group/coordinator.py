@@ -16,7 +16,8 @@ and one ``OffsetManager``.
 
 Lifecycle: ``start()`` creates ``__consumer_offsets`` if needed, replays every partition into
 the cache, restores the groups it finds (a group with members comes back Stable and its
-members must heartbeat within their session timeout, as in Kafka), and starts the offset
+members must heartbeat within their session timeout, as in Kafka; one with more members than
+``group.max.size`` rebalances at once), and starts the offset
 expiration task; until it returns, requests are answered COORDINATOR_LOAD_IN_PROGRESS here,
 before any of the parts is called. Likewise, while a group's partition of ``__consumer_offsets``
 is offline after a storage failure (a full disk, see store_failures.py), its JoinGroup,
@@ -120,6 +121,7 @@ class GroupCoordinator:
         await self.offsets.start()
         for group_id, value in self.offsets.loaded_groups.items():
             self._restore_group(group_id, value)
+            self.membership.rebalance_if_over_capacity(self.groups[group_id])
         for group_id in self.offsets.groups():
             self.groups.setdefault(group_id, GroupMetadata(group_id))
         self.loaded = True

@@ -29,6 +29,12 @@ Session timeouts are ``Scheduler`` timers, one per member, re-armed by every hea
 sync; a member with a JoinGroup or SyncGroup parked is kept alive (the join deadline or the
 leader bounds that wait). When a timer fires the member is removed as if it had left.
 
+``group.max.size`` (Kafka's acceptJoiningMember, checked before anything else of a JoinGroup
+but the group id and session timeout): a JoinGroup that would take the group beyond it is
+answered GROUP_MAX_SIZE_REACHED with no member id, and a refused current or pending member
+leaves the group; an Empty group takes anyone, and during a join phase only the first to have
+a JoinGroup parked count, so a group over the maximum sheds the last members to rejoin.
+
 The empty group id is refused by all four with INVALID_GROUP_ID, as in Kafka (the offset APIs
 serve it: a group created by a simple commit under it still has no members).
 
@@ -97,6 +103,9 @@ class Membership(Rebalancer):
                 return join_error(errors.UnknownMemberIdError.errno, member_id)
             group = GroupMetadata(group_id, state_timestamp_ms=self.scheduler.now_ms())
             self.groups[group_id] = group
+        if not self._accepts_joining(group, member_id):
+            self._refuse_over_capacity(group, member_id)
+            return join_error(errors.GroupMaxSizeReachedError.errno)
         if group.state is S.DEAD:
             return join_error(errors.CoordinatorNotAvailableError.errno, member_id)
         if not group.supports_protocols(protocol_type, [name for name, _ in protocols]):
@@ -118,6 +127,35 @@ class Membership(Rebalancer):
         if isinstance(result, dict):
             return result
         return await asyncio.shield(result)
+
+    def _accepts_joining(self, group: GroupMetadata, member_id: str) -> bool:
+        """Kafka's acceptJoiningMember under ``group.max.size``: an Empty group takes anyone;
+        during PreparingRebalance a member whose JoinGroup is parked, else anyone while fewer
+        than the maximum have one parked (so the last to rejoin a group over the maximum are
+        the ones left out); otherwise a current member, else anyone while the group is below
+        the maximum. A new static member counts as new (as in Kafka)."""
+        limit = self.config.group_max_size
+        member = group.members.get(member_id) if member_id else None
+        if group.state in (S.EMPTY, S.DEAD):
+            return True
+        if group.state is S.PREPARING_REBALANCE:
+            if member is not None and member.awaiting_join is not None:
+                return True
+            parked = sum(m.awaiting_join is not None for m in group.members.values())
+            return parked < limit
+        return member is not None or len(group.members) < limit
+
+    def _refuse_over_capacity(self, group: GroupMetadata, member_id: str) -> None:
+        """A member refused GROUP_MAX_SIZE_REACHED leaves the group (Kafka removes it): its
+        id, pending or current, is forgotten and the join phase may end without it."""
+        if member_id in group.pending_members:
+            timer = group.pending_members.pop(member_id)
+            if timer is not None:
+                timer.cancel()
+        elif member_id in group.members:
+            log.info("group %s: member %s refused, group.max.size", group.group_id, member_id)
+            self._remove_member(group, member_id, errors.GroupMaxSizeReachedError.errno)
+        self._maybe_complete_join(group)
 
     def _join_new_member(
         self, group: GroupMetadata, member: MemberMetadata, require_known_member_id: bool

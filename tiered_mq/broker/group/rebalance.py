@@ -239,6 +239,14 @@ class Rebalancer:
         self._prepare_rebalance(group, f"members {missing} sent no SyncGroup in time")
         self._maybe_complete_join(group)  # e.g. nobody is left: Empty at once
 
+    def rebalance_if_over_capacity(self, group: GroupMetadata) -> None:
+        """A group loaded Stable with more members than ``group.max.size`` (lowered since it
+        formed) rebalances, as Kafka does for a freshly loaded group: its members rejoin and
+        those beyond the maximum are refused GROUP_MAX_SIZE_REACHED (membership.py)."""
+        if group.state is S.STABLE and len(group.members) > self.config.group_max_size:
+            limit = self.config.group_max_size
+            self._prepare_rebalance(group, f"{len(group.members)} members, group.max.size {limit}")
+
     async def _store_quietly(self, group: GroupMetadata) -> None:
         try:
             await self._store_group(group)
