@@ -70,7 +70,12 @@ from tiered_mq.hot.log_segment import IndexPoints, LogSegment
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
 from tiered_mq.hot.transaction_index import AbortedTxn
-from tiered_mq.record.batch import DELETE_HORIZON_FLAG, BatchHeader, set_attribute_flags
+from tiered_mq.record.batch import (
+    DELETE_HORIZON_FLAG,
+    BatchHeader,
+    read_header,
+    set_attribute_flags,
+)
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
@@ -270,8 +275,9 @@ def clean_group(
                 if out is None:
                     changed = True
                     continue
-                if out is not data:
-                    changed = True
+                if out is not data:  # index it by what is written: a re-encoded batch's
+                    changed = True  # max timestamp is its kept records' (Kafka's filterTo)
+                    header = read_header(out)
                 writer.write(out, header)
         txn_index = b"".join(e.encode() for e in index)
         if txn_index != b"".join(
