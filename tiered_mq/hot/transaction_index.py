@@ -14,13 +14,16 @@ is always in the segment: compaction/txn_filter.py), 34 bytes, big-endian (Kafka
 A read_committed fetch lists the aborted transactions overlapping the range it returns, so the
 consumer drops their records. Entries are appended without fsync: a torn trailing entry (a
 crash mid-write) is ignored on load, and entries for markers past a truncated log end are
-dropped (:meth:`TransactionIndex.truncate_to`); the partition re-adds missing entries when it
-replays the log tail on open (see broker/txn/partition_txn.py).
+dropped (:meth:`TransactionIndex.truncate_to`), as are entries that name no ABORT marker of
+their producer (a zeroed tail decodes as producer 0's transaction at offset 0:
+:meth:`TransactionIndex.retain`, broker/txn/partition_txn.py); the partition re-adds missing
+entries when it replays the log tail on open (see broker/txn/partition_txn.py).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -84,8 +87,13 @@ class TransactionIndex:
 
     def truncate_to(self, offset: int) -> list[AbortedTxn]:
         """Drop entries whose marker is at or above ``offset``; return the kept ones."""
+        return self.retain(lambda e: e.last_offset < offset)
+
+    def retain(self, keep: Callable[[AbortedTxn], bool]) -> list[AbortedTxn]:
+        """Drop the entries ``keep`` refuses (the file is rewritten, a torn trailing entry
+        cut); return the kept ones."""
         entries = self.entries()
-        kept = [e for e in entries if e.last_offset < offset]
+        kept = [e for e in entries if keep(e)]
         if len(kept) != len(entries) or (
             self.path.exists() and self.path.stat().st_size != len(entries) * ENTRY_SIZE
         ):

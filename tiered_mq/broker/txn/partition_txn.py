@@ -18,7 +18,8 @@ reloads that offset range from the new file (:meth:`PartitionTxns.reload_range`)
 stays the union of the segments' indexes.
 
 Recovery (:meth:`PartitionTxns.load` then :func:`replay`): every segment's ``.txnindex`` is
-read, entries at or past the log end offset dropped (truncated log); the log tail past the
+read, entries at or past the log end offset (truncated log) or naming no ABORT marker of their
+producer (a zeroed or damaged file: :func:`names_abort`) dropped; the log tail past the
 newest producer snapshot is replayed batch header by batch header, and for each control batch
 (small: one record) the marker is read (ABORT or COMMIT, and its coordinator epoch); an ABORT
 missing from the index (lost in a crash before the snapshot) is appended again. Index files
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import partial
 
 from tiered_mq.broker.producer_state import CompletedTxn, ProducerStateManager
 from tiered_mq.hot.local_log import LocalLog
@@ -54,6 +56,25 @@ def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> Cont
     return ControlRecord(ControlType.UNKNOWN, -1)
 
 
+def names_abort(segment: LogSegment, end: int, entry: AbortedTxn) -> bool:
+    """Whether ``entry``'s marker offset holds an ABORT marker of its producer in
+    ``segment`` (whose data ends at ``end``), its transaction starting at or before it."""
+    if not (
+        entry.first_offset <= entry.last_offset and segment.base_offset <= entry.last_offset < end
+    ):
+        return False
+    found = segment.translate_offset(entry.last_offset)
+    if found is None:
+        return False
+    position, header = found
+    return (
+        header.is_control
+        and header.base_offset == entry.last_offset
+        and header.producer_id == entry.producer_id
+        and read_marker(segment, position, header).type is ControlType.ABORT
+    )
+
+
 class PartitionTxns:
     """Aborted transactions of one partition (under the partition lock)."""
 
@@ -63,18 +84,30 @@ class PartitionTxns:
         self._known: set[tuple[int, int]] = set()  # (producer id, marker offset)
 
     def load(self) -> None:
-        leo = self.log.log_end_offset
+        """Read every segment's ``.txnindex``, keeping the entries whose marker is an ABORT
+        of their producer in that segment below the log end offset (:func:`names_abort`);
+        the others (a truncated log, a zeroed or damaged file) are dropped from the file."""
+        segments = self.log.segments()
         self.aborted, self._known = [], set()
-        for segment in self.log.segments():
+        for segment in segments:
             index = TransactionIndex(self.log.dir, segment.base_offset)
             if not index.path.exists():
                 continue
+            end = self.log.next_segment_base(segment)
             try:
-                entries = index.truncate_to(leo)
+                count = len(index.entries())
+                entries = index.retain(partial(names_abort, segment, end))
             except ValueError as exc:
                 log.warning("%s: unreadable transaction index, rebuilt: %s", index.path, exc)
                 index.delete()
                 continue
+            if len(entries) != count:
+                log.warning(
+                    "%s: dropped %d entries that name no ABORT marker of their producer below "
+                    "the log end offset",
+                    index.path,
+                    count - len(entries),
+                )
             for e in entries:
                 self._remember(e)
 
