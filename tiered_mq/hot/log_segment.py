@@ -19,7 +19,10 @@ the log end, reads that batch's header alone instead of scanning from the index 
 Crash behaviour: data written but not fsynced may be lost or torn; indexes may hold entries
 for lost data or a torn last entry. ``recover(validate_from)`` scans the batch headers from
 byte 0, checks every batch with base offset >= ``validate_from`` with its CRC-32C, truncates
-the file at the first torn or invalid batch, and rebuilds both indexes. A segment below the
+the file at the first torn or invalid batch, and rebuilds both indexes. A batch whose offsets
+do not follow the previous batch's, or lie more than INT_MAX past the segment's base offset
+(appends roll before that: such a base offset, which the CRC does not cover, is corrupt), is
+invalid. A segment below the
 recovery point is trusted; its indexes are sanity-checked on first use and rebuilt from the
 headers if they fail.
 """
@@ -35,6 +38,7 @@ from pathlib import Path
 from tiered_mq.errors import CorruptRecordError, KafkaStorageError, LogCorruptionError
 from tiered_mq.hot import log_files
 from tiered_mq.hot.header_scan import SCAN_CHUNK, scan_headers
+from tiered_mq.hot.log_config import INT_MAX
 from tiered_mq.hot.offset_index import OffsetIndex
 from tiered_mq.hot.recent_batches import RecentBatches
 from tiered_mq.hot.time_index import NO_TIMESTAMP, TimeIndex
@@ -388,6 +392,7 @@ class LogSegment:
                 or position + header.size > file_size
                 or header.base_offset < next_offset
                 or header.last_offset_delta < 0
+                or header.last_offset - self.base_offset > INT_MAX  # not in a 32-bit index
             ):
                 break
             if header.base_offset >= validate_from:
