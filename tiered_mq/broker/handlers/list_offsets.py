@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
@@ -58,15 +58,24 @@ EARLIEST_LOCAL = -4  # KIP-405 (v8 in Kafka; accepted at every version here)
 LATEST_TIERED = -5  # KIP-1005 (v9 in Kafka): highest offset in the bucket, -1 when none
 
 
-async def _lookup(
+class _Remote(NamedTuple):
+    """A lookup that asks the bucket, as the local part left it."""
+
+    partition: Any
+    rlm: RemoteLogManager
+    start: int  # the log start offset
+    upper: int  # offsets at or above it are never answered
+
+
+def _lookup_local(
     ctx: RequestContext,
     tp: TopicPartition,
     timestamp: int,
     current_epoch: int,
     read_committed: bool,
-    timeout_ms: int,
-) -> tuple[int, int, int]:
-    """(timestamp, offset, leader epoch) answered for ``tp`` (see the module docstring)."""
+) -> tuple[int, int, int] | _Remote:
+    """(timestamp, offset, leader epoch) answered for ``tp`` (see the module docstring), or the
+    bucket lookup to make (a timestamp or -3 on a partition with tiered data). No await."""
     partition = ctx.broker.replica_manager.get_partition(tp)
     check_current_epoch(partition, current_epoch)
     upper = partition.last_stable_offset if read_committed else partition.high_watermark
@@ -83,35 +92,50 @@ async def _lookup(
         tiered_end = rlm.highest_uploaded_offset(tp) if rlm is not None else -1
         return -1, tiered_end, epoch_of_offset(partition, tiered_end) if tiered_end >= 0 else -1
     start = partition.log_start_offset
-    tiered = rlm is not None and start < partition.log.local_log_start_offset
+    if rlm is not None and start < partition.log.local_log_start_offset:
+        return _Remote(partition, rlm, start, upper)
     if timestamp == MAX_TIMESTAMP:
         found = partition.log.offset_of_max_timestamp()
-        if rlm is not None and tiered:
-            local_max = -1 if found is None else int(found[1])
-            remote = await rlm.list_offsets.lookup(
-                tp,
-                (tp, MAX_TIMESTAMP, start, local_max),
-                lambda: _remote_max_timestamp(rlm, tp, start, local_max),
-                timeout_ms,
-            )
-            found = remote or found
     else:
-        found = None
-        if rlm is not None and tiered:
-            found = await rlm.list_offsets.lookup(
-                tp,
-                (tp, timestamp, start),
-                lambda: rlm.offset_for_timestamp(tp, timestamp, start),
-                timeout_ms,
-            )
-        if found is None:
-            found = partition.log.offset_for_timestamp(timestamp)
+        found = partition.log.offset_for_timestamp(timestamp)
+    return _found(partition, found, upper)
+
+
+def _found(partition: Any, found: Any, upper: int) -> tuple[int, int, int]:
+    """The answer for a timestamp lookup's (offset, timestamp), None when it found none."""
     if found is None:
         return -1, -1, -1
     offset, ts = int(found[0]), int(found[1])
     if offset >= upper:
         return -1, -1, -1
     return ts, offset, epoch_of_offset(partition, offset)
+
+
+async def _lookup_remote(
+    tp: TopicPartition, timestamp: int, remote: _Remote, timeout_ms: int
+) -> tuple[int, int, int]:
+    """The answer of a lookup on a partition with tiered data (its bucket asked first)."""
+    partition, rlm, start, upper = remote
+    if timestamp == MAX_TIMESTAMP:
+        found = partition.log.offset_of_max_timestamp()
+        local_max = -1 if found is None else int(found[1])
+        from_bucket = await rlm.list_offsets.lookup(
+            tp,
+            (tp, MAX_TIMESTAMP, start, local_max),
+            lambda: _remote_max_timestamp(rlm, tp, start, local_max),
+            timeout_ms,
+        )
+        found = from_bucket or found
+    else:
+        found = await rlm.list_offsets.lookup(
+            tp,
+            (tp, timestamp, start),
+            lambda: rlm.offset_for_timestamp(tp, timestamp, start),
+            timeout_ms,
+        )
+        if found is None:
+            found = partition.log.offset_for_timestamp(timestamp)
+    return _found(partition, found, upper)
 
 
 async def _remote_max_timestamp(
@@ -126,14 +150,11 @@ async def _remote_max_timestamp(
     return await rlm.offset_for_timestamp(tp, remote_max, start)
 
 
-async def _answer(
-    ctx: RequestContext,
-    name: str,
-    p: dict[str, Any],
-    read_committed: bool,
-    timeout_ms: int,
-    duplicate: bool,
-) -> dict[str, Any]:
+def _answer(
+    ctx: RequestContext, name: str, p: dict[str, Any], read_committed: bool, duplicate: bool
+) -> tuple[dict[str, Any], TopicPartition | None, _Remote | None]:
+    """A partition's answer, and when the bucket must be asked first, its partition and the
+    lookup to finish (the answer is then filled by :func:`_finish`)."""
     entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
     try:
         require_topic(ctx, AclOperation.DESCRIBE, name)
@@ -141,13 +162,24 @@ async def _answer(
         if duplicate:
             raise InvalidRequestError(f"{tp} is listed more than once")
         current = p.get("current_leader_epoch", -1)
-        ts, offset, epoch = await _lookup(
-            ctx, tp, p["timestamp"], current, read_committed, timeout_ms
-        )
+        answer = _lookup_local(ctx, tp, p["timestamp"], current, read_committed)
+        if isinstance(answer, _Remote):
+            return entry, tp, answer
+        ts, offset, epoch = answer
         entry.update(timestamp=ts, offset=offset, leader_epoch=epoch)
     except Exception as e:
         entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
-    return entry
+    return entry, None, None
+
+
+async def _finish(
+    entry: dict[str, Any], tp: TopicPartition, timestamp: int, remote: _Remote, timeout_ms: int
+) -> None:
+    try:
+        ts, offset, epoch = await _lookup_remote(tp, timestamp, remote, timeout_ms)
+        entry.update(timestamp=ts, offset=offset, leader_epoch=epoch)
+    except Exception as e:
+        entry.update(error_code=error_code(e), timestamp=-1, offset=-1, leader_epoch=-1)
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
@@ -155,22 +187,17 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     timeout_ms = int(request.get("timeout_ms") or 0)
     asked = [(t["name"], t["partitions"]) for t in request["topics"]]
     named = Counter((name, p["partition_index"]) for name, ps in asked for p in ps)
-    # every partition's lookup side by side: one wait for the bucket per request, not each
-    answers = iter(
-        await asyncio.gather(
-            *(
-                _answer(
-                    ctx,
-                    name,
-                    p,
-                    read_committed,
-                    timeout_ms,
-                    named[name, p["partition_index"]] > 1,
-                )
-                for name, ps in asked
-                for p in ps
-            )
-        )
-    )
-    topics = [{"name": name, "partitions": [next(answers) for _ in ps]} for name, ps in asked]
+    topics = []
+    remote = []
+    for name, ps in asked:
+        entries = []
+        for p in ps:
+            duplicate = named[name, p["partition_index"]] > 1
+            entry, tp, lookup = _answer(ctx, name, p, read_committed, duplicate)
+            entries.append(entry)
+            if lookup is not None and tp is not None:
+                remote.append(_finish(entry, tp, p["timestamp"], lookup, timeout_ms))
+        topics.append({"name": name, "partitions": entries})
+    if remote:  # the bucket lookups side by side: one wait per request, not one each
+        await asyncio.gather(*remote)
     return {"throttle_time_ms": 0, "topics": topics}
