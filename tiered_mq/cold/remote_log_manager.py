@@ -256,6 +256,7 @@ class RemoteLogManager:
             ensure_topic_manifest=ensure_topic_manifest,
         )
         self._uploaders[tp] = uploader
+        self.metrics.start(tp.topic, tp.partition)
         uploader.start()
 
     def _stop_soon(self, tp: TopicPartition) -> None:

@@ -219,6 +219,7 @@ class RemoteReader:
         next_offset: int | None = None
         requested = offset
         self._metrics.fetch_requests.inc()
+        self._metrics.topic(tp.topic).fetch_requests += 1
         try:
             segment = await self._segment_for(tp, offset)
             while True:
@@ -250,11 +251,14 @@ class RemoteReader:
                     f"{tp}: offset {requested} deleted from the bucket during the read"
                 ) from e
             self._metrics.fetch_errors.inc()  # an object of a readable segment is lost
+            self._metrics.topic(tp.topic).fetch_errors += 1
             raise
         except Exception:
             self._metrics.fetch_errors.inc()
+            self._metrics.topic(tp.topic).fetch_errors += 1
             raise
         self._metrics.fetch_bytes.inc(total)
+        self._metrics.topic(tp.topic).fetch_bytes += total
         return RemoteRead(regions, total, next_offset)
 
     async def _validated_regions(

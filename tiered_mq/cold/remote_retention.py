@@ -109,6 +109,7 @@ async def _finish_deletes(
         await store.delete_many(keys)
     except Exception:
         metrics.delete_errors.inc()
+        metrics.topic(writer.tp.topic).delete_errors += 1
         raise
 
     def mark_finished(m: PartitionManifest) -> None:
@@ -119,6 +120,7 @@ async def _finish_deletes(
 
     await writer.commit(mark_finished)
     metrics.delete_segments.inc(len(doomed))
+    metrics.topic(writer.tp.topic).delete_segments += len(doomed)
     log.info("%s: deleted %d remote segment(s)", writer.tp, len(doomed))
 
 

@@ -190,6 +190,7 @@ class PartitionUploader:
                 failures += 1
                 self.last_error = f"{type(e).__name__}: {e}"
                 self._metrics.upload_errors.inc()
+                self._metrics.topic(self.tp.topic).upload_errors += 1
                 self._publish_lag()  # the lag grows while the bucket is unreachable
                 delay = self._settings.retry_delay(failures)
                 log.warning("%s: tiering pass failed (retry in %.1fs): %s", self.tp, delay, e)
@@ -369,6 +370,7 @@ class PartitionUploader:
         finally:
             self._in_flight.discard(upload_id)
         self._metrics.upload_segments.inc()
+        self._metrics.topic(self.tp.topic).upload_segments += 1
         self._publish()
         log.debug("%s: uploaded segment %d-%d", self.tp, entry.base_offset, entry.end_offset)
 
@@ -376,6 +378,7 @@ class PartitionUploader:
         await self._limiter.acquire(len(data))
         await self.store.put(key, data)
         self._metrics.upload_bytes.inc(len(data))
+        self._metrics.topic(self.tp.topic).upload_bytes += len(data)
 
     async def _abandon(self, entry: RemoteSegment, written: list[str]) -> None:
         """Best effort after a failed copy; what fails here cleanup_unfinished redoes."""
@@ -471,8 +474,8 @@ class PartitionUploader:
 
     def _publish(self) -> None:
         m = self.manifest
-        labels = (self.tp.topic, str(self.tp.partition))
         self._publish_lag()
-        self._metrics.log_bytes.labels(*labels).set(m.size_bytes())
-        self._metrics.log_segments.labels(*labels).set(len(m.readable_segments()))
+        self._metrics.set_log_size(
+            self.tp.topic, self.tp.partition, m.size_bytes(), len(m.readable_segments())
+        )
         self._on_manifest(self.tp, m)
