@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,10 @@ from tiered_mq.topic_partition import TopicPartition
 TP = TopicPartition("t", 0)
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def open_partition(dir: Path, **props: str) -> Partition:
-    return Partition.open(TP, dir, LogConfig.from_properties(props))
+    """Records are stamped 1000 (1970), markers with the wall clock: segment.ms, which counts
+    record time, is set beyond that gap so only segment.bytes rolls (unless a test sets it)."""
+    return Partition.open(TP, dir, LogConfig.from_properties({"segment.ms": str(10**15), **props}))
 
 
 async def produce(
@@ -31,7 +28,7 @@ async def produce(
 ) -> int:
     buf = bytearray(
         encode_batch(
-            [(b"k", b"v%d" % i, (), now_ms()) for i in range(n)],  # the markers' clock
+            [(b"k", b"v%d" % i, (), 1000) for i in range(n)],
             producer_id=pid,
             producer_epoch=epoch if pid >= 0 else -1,
             base_sequence=seq,
