@@ -8,10 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import (
+    TIMESTAMP_CREATE_TIME,
+    Consumer,
+    KafkaError,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import BrokerProcess
+from tests.integration.broker_process import BrokerProcess, request
+from tiered_mq.record.records import encode_batch
 
 DAY = 86_400_000
 
@@ -95,3 +102,40 @@ def test_a_backfill_rolls_segments_by_record_time(broker: BrokerProcess) -> None
         assert consumer.offsets_for_times([asked], timeout=10)[0].offset == 6
     finally:
         consumer.close()
+
+
+def raw_produce(broker: BrokerProcess, topic: str, records: bytes) -> int:
+    """Produce v8 of ``records`` to partition 0; the partition's error code."""
+    data = [{"name": topic, "partition_data": [{"index": 0, "records": records}]}]
+    body = {"acks": -1, "timeout_ms": 1000, "topic_data": data}
+    answer = request(broker.port, 0, 8, body)["responses"][0]["partition_responses"][0]
+    return int(answer["error_code"])
+
+
+def test_a_producer_batch_flagged_log_append_time(broker: BrokerProcess) -> None:
+    """Kafka's LogValidator: a LogAppendTime topic refuses it (INVALID_TIMESTAMP); a CreateTime
+    topic stores it as CreateTime, so consumers see each record's own timestamp. It was
+    accepted (restamped) by the first, and stored as LogAppendTime by the second."""
+    now = int(time.time() * 1000)
+    flagged = encode_batch(
+        [(b"k", b"a", [], now - 2000), (b"k", b"b", [], now - 1000)],
+        log_append_time=True,
+        append_time=now,
+    )
+    create(broker, "flagged-lat", **{"message.timestamp.type": "LogAppendTime"})
+    assert raw_produce(broker, "flagged-lat", flagged) == KafkaError.INVALID_TIMESTAMP
+    assert watermarks(broker, "flagged-lat") == (0, 0)
+    create(broker, "flagged-ct")
+    assert raw_produce(broker, "flagged-ct", flagged) == 0
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "flagged"})
+    try:
+        consumer.assign([TopicPartition("flagged-ct", 0, 0)])
+        seen = []
+        deadline = time.monotonic() + 15
+        while len(seen) < 2 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                seen.append(message.timestamp())
+    finally:
+        consumer.close()
+    assert seen == [(TIMESTAMP_CREATE_TIME, now - 2000), (TIMESTAMP_CREATE_TIME, now - 1000)]

@@ -28,6 +28,7 @@ from tiered_mq.record.batch import (
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
     assign_offset_and_epoch,
+    set_attribute_flags,
     set_log_append_time,
 )
 
@@ -99,15 +100,24 @@ def assign_leader_offsets(
 ) -> tuple[list[tuple[int, BatchHeader]], int]:
     """Rewrite each batch's base offset (consecutive from ``base_offset``) and leader epoch in
     ``records``; with LogAppendTime also its max timestamp and timestamp-type bit, otherwise
-    check its timestamps. Returns the updated ``(position, header)`` pairs and the log append
-    time (-1 unless LogAppendTime). A timestamp error may leave earlier batches rewritten in
-    the buffer, but nothing is appended."""
+    check its timestamps. A producer's batch flagged LogAppendTime is taken as Kafka's
+    LogValidator takes it: INVALID_TIMESTAMP on a LogAppendTime topic; on a CreateTime topic
+    judged by its max timestamp (every record's, under that flag) and stored as CreateTime
+    (flag cleared, CRC recomputed). Returns the updated ``(position, header)`` pairs and the
+    log append time (-1 unless LogAppendTime). A timestamp error may leave earlier batches
+    rewritten in the buffer, but nothing is appended."""
     append_time = now if config.log_append_time else -1
     offset = base_offset
     assigned: list[tuple[int, BatchHeader]] = []
     for position, header in batches:
         assign_offset_and_epoch(records, position, offset, leader_epoch)
+        producer_lat = header.is_log_append_time and not header.is_control
         if append_time >= 0:
+            if producer_lat:  # Kafka's LogValidator refuses it on a LogAppendTime topic
+                raise InvalidTimestampError(
+                    "Invalid timestamp type in message. Producer should not set timestamp "
+                    "type to LogAppendTime."
+                )
             set_log_append_time(records, position, append_time)
             header = header._replace(
                 base_offset=offset,
@@ -116,7 +126,12 @@ def assign_leader_offsets(
                 max_timestamp=append_time,
             )
         else:
-            check_timestamp(config, header, now)
+            if producer_lat:  # its records carry its max timestamp: judged, stored CreateTime
+                check_timestamp(config, header._replace(base_timestamp=header.max_timestamp), now)
+                set_attribute_flags(records, position, TIMESTAMP_TYPE_MASK, clear=True)
+                header = header._replace(attributes=header.attributes & ~TIMESTAMP_TYPE_MASK)
+            else:
+                check_timestamp(config, header, now)
             header = header._replace(base_offset=offset, partition_leader_epoch=leader_epoch)
         assigned.append((position, header))
         offset += header.last_offset_delta + 1

@@ -196,10 +196,14 @@ def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -
     set_attribute_flags(buf, pos, TIMESTAMP_TYPE_MASK)
 
 
-def set_attribute_flags(buf: bytearray | memoryview, pos: int, flags: int) -> None:
-    """Set attribute bits ``flags`` of the batch at ``pos`` and recompute its CRC-32C (which
-    also covers any other field the caller rewrote in [21, end) before)."""
+def set_attribute_flags(
+    buf: bytearray | memoryview, pos: int, flags: int, *, clear: bool = False
+) -> None:
+    """Set (or with ``clear``, clear) attribute bits ``flags`` of the batch at ``pos`` and
+    recompute its CRC-32C (which also covers any other field the caller rewrote in
+    [21, end) before)."""
     header = read_header(buf, pos)
-    _ATTRIBUTES.pack_into(buf, pos + 21, header.attributes | flags)
+    attributes = header.attributes & ~flags if clear else header.attributes | flags
+    _ATTRIBUTES.pack_into(buf, pos + 21, attributes)
     crc = crc32c.crc32c(memoryview(buf)[pos + CRC_START : pos + header.size])
     _CRC.pack_into(buf, pos + 17, crc)
