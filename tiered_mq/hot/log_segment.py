@@ -23,13 +23,15 @@ the file at the first torn or invalid batch, and rebuilds both indexes. A batch 
 do not follow the previous batch's, or lie more than INT_MAX past the segment's base offset
 (appends roll before that: such a base offset, which the CRC does not cover, is corrupt), is
 invalid. A segment below the
-recovery point is trusted; its indexes are sanity-checked on first use and rebuilt from the
-headers if they fail.
+recovery point is trusted; on first use its indexes are sanity-checked and rebuilt from the
+headers if they fail, and a torn tail (its last batch or header cut short: damage on disk,
+which Kafka's reads take as the segment's end) is truncated.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import struct
 from collections.abc import Iterator, Sequence
@@ -52,6 +54,7 @@ from tiered_mq.record.batch import (
 )
 from tiered_mq.record.file_records import FileRegion
 
+log = logging.getLogger(__name__)
 _LENGTH = struct.Struct(">qi")
 _NO_VALIDATION = 2**63 - 1
 
@@ -158,6 +161,10 @@ class LogSegment:
     # ---- tail state -------------------------------------------------------------------------
 
     def _check_indexes(self) -> None:
+        """On first use of a segment opened from disk: rebuild its indexes when missing or
+        insane, and truncate a torn tail (a header or batch cut short: a segment below the
+        recovery point damaged on disk), so that ``size`` is a batch boundary and a read never
+        sends the torn bytes followed by the next segment's batches."""
         if self._indexes_checked:
             return
         self._indexes_checked = True
@@ -165,6 +172,19 @@ class LogSegment:
             self.offset_index.is_sane(self.size) and self.time_index.is_sane()
         ):
             self.recover(_NO_VALIDATION)
+        elif not self._tail_is_whole():
+            removed = self.recover(_NO_VALIDATION)
+            log.warning("%s: truncated a torn tail of %d bytes", self.log_path, removed)
+
+    def _tail_is_whole(self) -> bool:
+        """Whether the batches from the last offset index entry end exactly at ``size``."""
+        _, position = self.offset_index.last_entry()
+        try:
+            for at, header in self.iter_headers(position):
+                position = at + header.size
+        except LogCorruptionError:
+            return False
+        return position == self.size
 
     def _ensure_tail(self) -> None:
         """Next offset, max timestamp and bytes since the last index entry, from the last index
