@@ -157,7 +157,9 @@ class TransactionCoordinator:
         async with self._topic_lock:
             if self._topic_ready:
                 return
-            await self.rm.ensure_internal_topic(
+            # the topic's own count once it exists, as Kafka reads it from the topic:
+            # transaction.state.log.num.partitions only sizes it at creation
+            self.num_partitions = await self.rm.ensure_internal_topic(
                 fmt.TRANSACTION_STATE_TOPIC,
                 self.num_partitions,
                 {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)},
