@@ -22,10 +22,10 @@ byte 0, checks every batch with base offset >= ``validate_from`` with its CRC-32
 the file at the first torn or invalid batch, and rebuilds both indexes. A batch whose offsets
 do not follow the previous batch's, or lie more than INT_MAX past the segment's base offset
 (appends roll before that: such a base offset, which the CRC does not cover, is corrupt), is
-invalid. A segment below the
-recovery point is trusted; on first use its indexes are sanity-checked and rebuilt from the
-headers if they fail, and a torn tail (its last batch or header cut short: damage on disk,
-which Kafka's reads take as the segment's end) is truncated.
+invalid. A segment below the recovery point is trusted; on first use its indexes are
+sanity-checked and rebuilt from the headers if they fail, and a torn tail (its last batch or
+header cut short: damage on disk, which Kafka's reads take as the segment's end) is
+truncated.
 """
 
 from __future__ import annotations
