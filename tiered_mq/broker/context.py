@@ -6,7 +6,10 @@
 ``producer_id_manager``, ``remote_log_manager`` (None until the cold tier is wired), ``metrics``;
 ``sasl`` is the connection's SASL session (None on a listener without SASL), ``listener`` the
 listener it came in on (its advertised address is the one to answer with), ``tls_principal``
-the ``User:<subject DN>`` of a TLS client certificate.
+the ``User:<subject DN>`` of a TLS client certificate. ``client_closed`` is done once the client
+has shut its side of the connection (a FIN on plain TCP; None outside a connection): a handler
+that would wait (a Fetch long poll) answers at once then, as Kafka closes such a connection at
+once and keeps nothing of it for the wait.
 
 ``principal`` is who sent the request, as ACLs name it; ``authorize(operation, resource_type,
 name)`` asks the broker's authorizer (always true when none is configured).
@@ -14,6 +17,7 @@ name)`` asks the broker's authorizer (always true when none is configured).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +39,7 @@ class RequestContext:
     sasl: SaslSession | None = None
     listener: Listener | None = None
     tls_principal: str | None = None
+    client_closed: asyncio.Future[None] | None = None
 
     @property
     def principal(self) -> str:

@@ -43,16 +43,30 @@ class FetchPurgatory:
     def __len__(self) -> int:
         return sum(len(w) for w in self._watchers.values())
 
-    async def wait(self, tps: list[TopicPartition], timeout_s: float) -> bool:
-        """Wait until one of ``tps`` gets data or ``timeout_s`` passes; True if woken."""
-        if timeout_s <= 0:
+    async def wait(
+        self,
+        tps: list[TopicPartition],
+        timeout_s: float,
+        cut_short: asyncio.Future[None] | None = None,
+    ) -> bool:
+        """Wait until one of ``tps`` gets data, ``timeout_s`` passes or ``cut_short`` (the
+        client's connection closing) is done; True if woken by data."""
+        if timeout_s <= 0 or (cut_short is not None and cut_short.done()):
             return False
         fut = self.watch(tps)
         timer = asyncio.get_running_loop().call_later(timeout_s, _expire, fut)
+
+        def expire_now(_: asyncio.Future[None]) -> None:
+            _expire(fut)
+
+        if cut_short is not None:
+            cut_short.add_done_callback(expire_now)
         try:
             return await fut
         finally:
             timer.cancel()
+            if cut_short is not None:
+                cut_short.remove_done_callback(expire_now)
             self.unwatch(fut, tps)
 
 

@@ -23,7 +23,10 @@ Per connection (a ``BufferedProtocol``; no stream objects on the hot path):
 - Unsupported requests: ApiVersions of an unknown version gets ``api_versions_fallback``; any
   other unknown API key or version, a header or body that does not decode, or a handler that
   raises, closes that connection only (as Kafka does). A client that disconnects mid-request
-  only loses its own connection; its queued requests are dropped.
+  only loses its own connection; its queued requests are dropped. A client that shuts its side
+  (a FIN) has what it sent answered, then the connection closes; a Fetch parked in a long poll
+  then is answered at once with what the log has (``RequestContext.client_closed``), so a client
+  that sends a long poll and closes does not hold its socket for ``max_wait_ms``.
 - Idle connections: one that has neither received nor sent a byte for
   ``connections.max.idle.ms`` (Kafka's 10 minutes; 0 or less: never), and has no request being
   handled, is closed by ``KafkaServer``'s reaper, as Kafka's Selector does: a client that went
@@ -110,6 +113,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._read_paused = False
         self._writer: ResponseWriter | None = None
         self._eof = False
+        self._client_closed: asyncio.Future[None] | None = None  # done at EOF or loss
         self._tls = False
         self._tls_principal: str | None = None  # User:<DN> of a client certificate
         self._sasl = SaslSession(server.sasl_config) if server.sasl_config is not None else None
@@ -141,6 +145,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.server.connections.add(self)
         self.broker.metrics.connections.inc()
+        self._client_closed = asyncio.get_running_loop().create_future()
         self._worker = asyncio.get_running_loop().create_task(
             self._process_requests(), name=f"kafka-connection-{self.peer}"
         )
@@ -171,6 +176,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
         self._wake(self._wakeup)
+        self._wake(self._client_closed)
         if self._writer is not None:
             self._writer.close()
 
@@ -248,6 +254,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         the transport closes: TLS has no half-close)."""
         self._eof = True
         self._wake(self._wakeup)
+        self._wake(self._client_closed)  # a parked Fetch answers now (context.py)
         return not self._tls  # True: keep the transport open for our responses
 
     def _refuse(self, size: int) -> None:
@@ -372,7 +379,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
     ) -> list[Any] | None:
         api = self._timed = self.broker.metrics.for_api(handler.name)
         ctx = RequestContext(
-            header, self.broker, self.peer, self._sasl, self.server.listener, self._tls_principal
+            header,
+            self.broker,
+            self.peer,
+            self._sasl,
+            self.server.listener,
+            self._tls_principal,
+            self._client_closed,
         )
         try:
             response = await handler.handle(ctx, request)

@@ -63,7 +63,8 @@ def context(peer: str, **configs: int) -> tuple[Any, FakeRemote]:
         config=SimpleNamespace(get_int=lambda key: values[key]),
     )
     allow_all = lambda *_: True  # noqa: E731 - no authorizer
-    return SimpleNamespace(broker=broker, client_host=peer, authorize=allow_all), remote
+    ctx = SimpleNamespace(broker=broker, client_host=peer, authorize=allow_all, client_closed=None)
+    return ctx, remote
 
 
 @pytest.fixture(autouse=True)

@@ -71,7 +71,10 @@ def context() -> tuple[Any, OneBatchRemote]:
         config=SimpleNamespace(get_int=lambda key: values[key]),
     )
     allow_all = lambda *_: True  # noqa: E731 - no authorizer
-    return SimpleNamespace(broker=broker, client_host="10.0.0.9", authorize=allow_all), remote
+    ctx = SimpleNamespace(
+        broker=broker, client_host="10.0.0.9", authorize=allow_all, client_closed=None
+    )
+    return ctx, remote
 
 
 def request(partitions: int, isolation_level: int) -> dict[str, Any]:

@@ -390,18 +390,19 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         for p in t["partitions"]
     ]
     purgatory = ctx.broker.replica_manager.purgatory
+    closed = ctx.client_closed
     reads = _Reads()
     while True:
         responses, total, errored = await _read_all(ctx, request, fill, reads)
         if total >= min_bytes or errored or not tps or reads.remote:
             break
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
+        if remaining <= 0 or (closed is not None and closed.done()):
+            break  # a client that has gone is answered now, not after max_wait_ms
         # woken or timed out, read again: the answer comes from the log as it is now (Kafka's
         # DelayedFetch.onComplete reads again), never from the read before the wait, whose
         # records may have been deleted meanwhile (DeleteRecords, retention)
-        await purgatory.wait(tps, remaining)
+        await purgatory.wait(tps, remaining, closed)
     _for_version(ctx, responses)
     if total:  # BytesOutPerSec by topic, counted as the response is built (as Kafka)
         metrics = ctx.broker.metrics
