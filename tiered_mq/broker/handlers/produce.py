@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from typing import Any
+from typing import Any, Final
 
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
@@ -76,6 +76,7 @@ ZSTD = 4
 MIN_VERSION = 3
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka lets only this client id write internal topics
 ZSTD_MIN_VERSION = 7
+_WRITE: Final = AclOperation.WRITE  # read once: an Enum class attribute costs a lookup call
 
 
 def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
@@ -142,24 +143,25 @@ async def _append(
     ctx: RequestContext, tp: TopicPartition, records: Any, acks: int, txn_id: str | None = None
 ) -> dict[str, Any]:
     broker = ctx.broker
-    require_topic(ctx, AclOperation.WRITE, tp.topic)
+    require_topic(ctx, _WRITE, tp.topic)
     if records is None:
         raise CorruptRecordError("null records")
     if is_internal(tp.topic) and ctx.header.client_id != ADMIN_CLIENT_ID:
         raise InvalidTopicError(f"Cannot append to internal topic {tp.topic}")
+    version = ctx.header.api_version
     partition = broker.replica_manager.get_partition(tp)
-    batches = validate_records(records, partition.log.config.max_message_bytes, ctx.api_version)
-    min_isr = partition.log.config.min_insync_replicas
+    config = partition.log.config
+    batches = validate_records(records, config.max_message_bytes, version)
+    min_isr = config.min_insync_replicas
     if acks == -1 and len(partition.isr) < min_isr:
         raise NotEnoughReplicasError(
             f"{tp}: {len(partition.isr)} in-sync replicas, min.insync.replicas is {min_isr}"
         )
-    if ctx.api_version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
+    if version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
         raise UnsupportedCompressionTypeError(
-            f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{ctx.api_version}"
+            f"zstd needs produce v{ZSTD_MIN_VERSION}+, got v{version}"
         )
     transactional = _verify_transactional(ctx, tp, txn_id, batches)
-    config = partition.log.config
     codec = target_codec(config.compression_type)
     recompress_to = codec if needs_recompression(batches, codec) else None
     timestamps = (config, partition.log.clock()) if needs_record_check(config, batches) else None
@@ -172,7 +174,7 @@ async def _append(
             config.compact,
             recompress_to,
             None if recompress_to is None else target_level(config, recompress_to),
-            ctx.api_version,
+            version,
             max_size,
             timestamps,
         )
@@ -181,11 +183,15 @@ async def _append(
     result = await partition.append_as_leader(records, batches, verify)
     if not result.duplicate:
         metrics = broker.metrics
-        appended = sum(h.records_count for _, h in batches)
-        metrics.bytes_in.inc(len(records))
+        if len(batches) == 1:  # Produce v3+: one batch per partition
+            appended = batches[0][1].records_count
+        else:  # re-encoded batches
+            appended = sum(h.records_count for _, h in batches)
+        size = len(records)
+        metrics.bytes_in.inc(size)
         metrics.messages_in.inc(appended)
         stats = metrics.topic(tp.topic)
-        stats.bytes_in += len(records)
+        stats.bytes_in += size
         stats.messages_in += appended
     return {
         "index": tp.partition,
