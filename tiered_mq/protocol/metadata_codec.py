@@ -45,21 +45,22 @@ _MAX_CACHED_NODES: Final = 16  # replica lists up to this long share a compiled 
 MIN_VERSION: Final = 0
 MAX_VERSION: Final = 8
 
-# (leader epoch?, offline replicas?, replicas, isr, offline) -> the Struct of a whole partition
-_PARTITIONS: dict[tuple[bool, bool, int, int, int], struct.Struct] = {}
+# per (leader epoch?, offline replicas?): (replicas, isr, offline counts) -> the Struct of a
+# whole partition
+_PARTITIONS: dict[tuple[bool, bool], dict[tuple[int, int, int], struct.Struct]] = {
+    (epoch, offline): {} for epoch in (False, True) for offline in (False, True)
+}
 
 
-def _partition_struct(epoch: bool, offline: bool, nr: int, ni: int, no: int) -> struct.Struct:
+def _partition_struct(epoch: bool, offline: bool, counts: tuple[int, int, int]) -> struct.Struct:
     """error_code, partition_index, leader_id, [leader_epoch], the arrays with their counts."""
-    key = (epoch, offline, nr, ni, no)
-    st = _PARTITIONS.get(key)
-    if st is None:
-        fmt = ">hii" + ("i" if epoch else "") + "i" * (nr + 1) + "i" * (ni + 1)
-        if offline:
-            fmt += "i" * (no + 1)
-        st = struct.Struct(fmt)
-        if max(nr, ni, no) <= _MAX_CACHED_NODES:
-            _PARTITIONS[key] = st
+    nr, ni, no = counts
+    fmt = ">hii" + ("i" if epoch else "") + "i" * (nr + 1) + "i" * (ni + 1)
+    if offline:
+        fmt += "i" * (no + 1)
+    st = struct.Struct(fmt)
+    if max(counts) <= _MAX_CACHED_NODES:
+        _PARTITIONS[epoch, offline][counts] = st
     return st
 
 
@@ -114,30 +115,51 @@ def _write_body(buf: bytearray, version: int, body: dict[str, Any]) -> None:
     buf += _I32.pack(len(topics))
     epoch = version >= 7
     offline = version >= 5
+    structs = _PARTITIONS[epoch, offline]
     for t in topics:
-        tget = t.get
-        buf += _I16.pack(tget("error_code", 0))
-        _str16(buf, tget("name", ""))
+        try:  # the handler's entries hold every field but topic_authorized_operations
+            code, name, internal, partitions = (
+                t["error_code"],
+                t["name"],
+                t["is_internal"],
+                t["partitions"],
+            )
+        except KeyError:
+            tget = t.get
+            code, name = tget("error_code", 0), tget("name", "")
+            internal, partitions = tget("is_internal", False), tget("partitions", [])
+        buf += _I16.pack(code)
+        _str16(buf, name)
         if version >= 1:
-            buf += b"\x01" if tget("is_internal", False) else b"\x00"
-        partitions = tget("partitions", [])
+            buf += b"\x01" if internal else b"\x00"
         buf += _I32.pack(len(partitions))
         for p in partitions:
-            _write_partition(buf, p, epoch, offline)
+            try:  # the handler's entries hold every field
+                replicas, isr = p["replica_nodes"], p["isr_nodes"]
+                off = p["offline_replicas"] if offline else ()
+                head: tuple[Any, ...] = (p["error_code"], p["partition_index"], p["leader_id"])
+                if epoch:
+                    head += (p["leader_epoch"],)
+            except KeyError:
+                replicas, isr, off, head = _partition_defaults(p, epoch, offline)
+            counts = (len(replicas), len(isr), len(off))  # a null array: TypeError
+            st = structs.get(counts) or _partition_struct(epoch, offline, counts)
+            if offline:
+                buf += st.pack(*head, counts[0], *replicas, counts[1], *isr, counts[2], *off)
+            else:
+                buf += st.pack(*head, counts[0], *replicas, counts[1], *isr)
         if version >= 8:
-            buf += _I32.pack(tget("topic_authorized_operations", _UNSET_OPERATIONS))
+            buf += _I32.pack(t.get("topic_authorized_operations", _UNSET_OPERATIONS))
     if version == 8:
         buf += _I32.pack(get("cluster_authorized_operations", _UNSET_OPERATIONS))
 
 
-def _write_partition(buf: bytearray, p: dict[str, Any], epoch: bool, offline: bool) -> None:
+def _partition_defaults(
+    p: dict[str, Any], epoch: bool, offline: bool
+) -> tuple[Any, Any, Any, tuple[Any, ...]]:
+    """A partition entry's arrays and leading fields, a missing one taking its default."""
     pget = p.get
-    replicas = pget("replica_nodes", [])
-    isr = pget("isr_nodes", [])
     off = pget("offline_replicas", []) if offline else ()
-    if replicas is None or isr is None or off is None:
-        raise TypeError("null array")
-    st = _partition_struct(epoch, offline, len(replicas), len(isr), len(off))
     head: tuple[Any, ...] = (
         pget("error_code", 0),
         pget("partition_index", 0),
@@ -145,7 +167,4 @@ def _write_partition(buf: bytearray, p: dict[str, Any], epoch: bool, offline: bo
     )
     if epoch:
         head += (pget("leader_epoch", -1),)
-    if offline:
-        buf += st.pack(*head, len(replicas), *replicas, len(isr), *isr, len(off), *off)
-    else:
-        buf += st.pack(*head, len(replicas), *replicas, len(isr), *isr)
+    return pget("replica_nodes", []), pget("isr_nodes", []), off, head
