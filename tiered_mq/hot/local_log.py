@@ -229,8 +229,7 @@ class LocalLog:
         active = self.active_segment
         if active.size == 0:
             return active
-        active.on_become_inactive()
-        active.flush()
+        active.on_become_inactive()  # fsyncs it
         new_base = self._log_end_offset
         segment = self._start_segment(new_base)
         self.recovery_point = max(self.recovery_point, new_base)

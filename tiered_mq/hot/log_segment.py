@@ -437,12 +437,15 @@ class LogSegment:
         return file_size - position
 
     def on_become_inactive(self) -> None:
-        """On roll: record the final max timestamp in the time index, release write handles
-        (and the memory of the last batches appended)."""
+        """On roll: record the final max timestamp in the time index, fsync the .log and both
+        indexes (a rolled segment is below the recovery point, so recovery trusts them as
+        they are), then release the write handles (and the memory of the last batches
+        appended). KafkaStorageError when the disk refuses the fsync."""
         self._recent.clear()
         self._ensure_tail()
         if self.size:
             self.time_index.maybe_append([(self._max_timestamp, self._offset_of_max_timestamp)])
+        self.flush()
         self.offset_index.close()
         self.time_index.close()
 

@@ -471,3 +471,27 @@ def test_real_full_disk_on_tmpfs(tmp_path: Path) -> None:
         reopened.active_segment.close()
     finally:
         os.system(f"umount -l {mount}")
+
+
+def test_roll_fsyncs_the_rolled_segments_log_and_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rolled segment lies below the recovery point, which recovery trusts without a scan,
+    so its .log, .index and .timeindex are fsynced by the roll itself (the index handles were
+    closed before the flush, and their entries were never fsynced)."""
+    synced: list[str] = []
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def record(fd: int, real: object = real) -> None:
+            synced.append(Path(f"/proc/self/fd/{fd}").readlink().name)
+            real(fd)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, record)
+    log = open_log(tmp_path / "t-0", segment_bytes="100000", index_interval_bytes="1")
+    for i in range(3):
+        log.append_as_leader(make_batch(3, seed=i), 0)
+    synced.clear()
+    log.roll()
+    rolled = "00000000000000000000"
+    assert {f"{rolled}.log", f"{rolled}.index", f"{rolled}.timeindex"} <= set(synced)
