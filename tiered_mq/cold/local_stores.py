@@ -5,10 +5,11 @@ the one store of that name in this process, so every ``memory://name`` URL sees 
 
 ``FileStore``: one file per key under a root directory (``root/a/b/c`` for key ``a/b/c``).
 A put writes ``.tmp-<uuid>`` beside the target, fsyncs it and renames it over the target, so a
-reader sees the old object or the new one, never a torn one; a crash leaves at most a temporary
-file, which ``list`` ignores (like every name starting with a dot). The ETag is the MD5 of the
-content (what S3 returns for single-part puts). Conditional puts take a process-wide lock and an
-``fcntl`` lock on ``root/.lock``, so two processes sharing the directory cannot both win.
+reader sees the old object or the new one, never a torn one; a failed put (full disk) removes its
+temporary file, and a crash leaves at most one, which ``list`` ignores (like every name starting
+with a dot). The ETag is the MD5 of the content (what S3 returns for single-part puts).
+Conditional puts take a process-wide lock and an ``fcntl`` lock on ``root/.lock``, so two
+processes sharing the directory cannot both win.
 Keys may not contain empty, ``.`` or ``..`` segments.
 
 Fault injection for tests: ``fail_next(op, exc)`` makes the next call of ``op`` raise ``exc``.
@@ -174,15 +175,16 @@ class FileStore(_FaultInjection):
 
     def _write(self, key: str, data: bytes) -> str:
         path = self._path(key)
+        tmp = path.with_name(f".tmp-{uuid.uuid4().hex}")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".tmp-{uuid.uuid4().hex}")
             with open(tmp, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             tmp.replace(path)
         except OSError as e:
+            tmp.unlink(missing_ok=True)  # a failed put (full disk) leaves nothing behind
             raise ObjectStoreError(key, f"write failed: {e}") from e
         return content_etag(data)
 

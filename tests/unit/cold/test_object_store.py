@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.integration.tmpfs import mounted_tmpfs
 from tests.unit.cold.conftest import MotoS3
 from tests.unit.cold.object_store_contract import *  # noqa: F403  (the contract tests)
 from tiered_mq.cold.local_stores import FileStore
@@ -63,6 +64,19 @@ def test_file_store_is_atomic_and_hides_temporaries(tmp_path: Path) -> None:
     assert [o.key for o in store.list("")] == ["a/b"]
     with pytest.raises(ObjectStoreError, match="invalid key"):
         store.put("a/../b", b"x")
+
+
+def test_file_store_put_on_a_full_disk_leaves_no_temporary(tmp_path: Path) -> None:
+    """A put the disk refuses (a real full tmpfs) fails with ObjectStoreError and removes its
+    temporary file, so repeated failed uploads do not eat the space that is left."""
+    with mounted_tmpfs(tmp_path / "small", "size=1m") as root:
+        store = FileStore(root)
+        store.put("kept", b"k" * 1000)
+        for _ in range(3):
+            with pytest.raises(ObjectStoreError, match="write failed"):
+                store.put("a/big", b"x" * (2 << 20))
+        assert sorted(p.name for p in root.rglob("*") if p.is_file()) == ["kept"]
+        assert store.get("kept")[0] == b"k" * 1000
 
 
 def test_file_store_conditional_put_across_instances(tmp_path: Path) -> None:
