@@ -262,7 +262,10 @@ def _struct_writer(fields: tuple[Field, ...], version: int, flex: bool) -> Write
             except struct.error as e:
                 raise ValueError(f"fields {[n for n, _ in key]}: {e}") from None
         if flex:
-            write_tags(w, d)
+            if tagged:
+                write_tags(w, d)
+            else:  # no tagged field declared: an empty tag section
+                w.buf += b"\x00"
 
     return write
 
