@@ -31,6 +31,9 @@ Counts = dict[int, int]
 CountFn = Callable[[dict[str, Any], Counts], None]
 
 _COUNTERS: dict[tuple[int, int], CountFn] = {}
+# counters of a struct whose only error code is one direct field (a partition): that field's
+# name and default, so a list of them is counted in one loop, without a call per item
+_SINGLE: dict[CountFn, tuple[str, int]] = {}
 
 
 def error_counter(api_key: int, version: int) -> CountFn:
@@ -78,9 +81,23 @@ def _struct_counter(fields: tuple[Field, ...], version: int) -> CountFn | None:
             code = body.get(name, default)
             counts[code] = counts.get(code, 0) + 1
 
+        _SINGLE[count_one] = (name, default)
         return count_one
     if len(arrays) == 1 and not direct and not structs:  # a list of topics or partitions
         ((name, sub),) = arrays
+        single = _SINGLE.get(sub)
+        if single is not None:  # a list of partitions
+            item_name, item_default = single
+
+            def count_items(body: dict[str, Any], counts: Counts) -> None:
+                items = body.get(name)
+                if items:
+                    get = counts.get
+                    for item in items:
+                        code = item.get(item_name, item_default)
+                        counts[code] = get(code, 0) + 1
+
+            return count_items
 
         def count_each(body: dict[str, Any], counts: Counts) -> None:
             items = body.get(name)
@@ -90,15 +107,25 @@ def _struct_counter(fields: tuple[Field, ...], version: int) -> CountFn | None:
 
         return count_each
 
+    items_of = [(name, sub, _SINGLE.get(sub)) for name, sub in arrays]
+
     def count(body: dict[str, Any], counts: Counts) -> None:
         for name, default in direct:
             code = body.get(name, default)
             counts[code] = counts.get(code, 0) + 1
-        for name, sub in arrays:
+        for name, sub, single in items_of:
             items = body.get(name)
-            if items:
+            if not items:
+                continue
+            if single is None:
                 for item in items:
                     sub(item, counts)
+                continue
+            item_name, item_default = single  # a list of partitions: one loop
+            get = counts.get
+            for item in items:
+                code = item.get(item_name, item_default)
+                counts[code] = get(code, 0) + 1
         for name, sub in structs:
             value = body.get(name)
             if value is not None:
