@@ -2,7 +2,10 @@
 
 One :class:`SegmentSplit` per remote segment (a ``.log`` object), or per byte range of a segment
 larger than ``maxBytesPerSplit``: the segment's ``.index`` object is fetched and the log is cut at
-index positions (each one a batch start), so every split holds whole batches.
+index positions (each one a batch start), so every split holds whole batches. A segment that the
+read's offsets cover only in part (the range starts or ends inside it) is bounded the same way:
+its split is a ranged GET from the index entry at or below the start to the first entry past the
+end, not the whole object.
 
 Pruning, in order (each one means fewer objects read):
 
@@ -295,8 +298,9 @@ def plan_partition(
             size_bytes=seg.size_bytes,
             later=following[id(seg)] if opts.read_committed else (),
         )
-        large = seg.size_bytes > opts.max_bytes_per_split and seg.key(layout.INDEX) is not None
-        if large:
+        large = seg.size_bytes > opts.max_bytes_per_split
+        partial = first_offset > seg.base_offset or split_end <= seg.end_offset
+        if (large or partial) and seg.key(layout.INDEX) is not None:
             ranges = _byte_ranges(bucket, seg, base, opts.max_bytes_per_split)
         else:
             ranges = [Range(base, first_offset, split_end - 1)]
@@ -379,12 +383,22 @@ def _byte_ranges(
     Range j = ``[P_j, P_j+1)`` holds offsets above the index entry just before P_j and below the
     entry at P_j+1 (an entry names a batch's last offset and where the batch starts; the same
     bounds hold if a writer indexed base offsets); ranges whose conservative offset range misses
-    ``[start_offset, end_offset)`` are dropped.
+    ``[start_offset, end_offset)`` are dropped. The first range kept starts at the greatest
+    entry at or below ``start_offset``, and every range ends at the first entry whose
+    predecessor reaches ``end_offset - 1`` (the batches from there on lie past the end): a read
+    that starts or ends inside a segment is one ranged GET of about the bytes it needs, not the
+    whole object. An index object missing since the manifest was read: one whole range.
     """
     index_key = seg.key(layout.INDEX)
     assert index_key is not None
-    index = OffsetIndexView.parse(seg.base_offset, bucket.get(index_key))
+    try:
+        index = OffsetIndexView.parse(seg.base_offset, bucket.get(index_key))
+    except ObjectNotFoundError:
+        return [Range(base, base.start_offset, base.end_offset - 1)]
     positions, rel = index.positions, index.relative_offsets
+    # batches from position ``stop`` on hold only offsets >= end_offset (None: read to the end)
+    after = bisect_left(rel, base.end_offset - 1 - seg.base_offset) + 1
+    stop = positions[after] if after < len(positions) else None
     cuts: list[int] = [-1]  # index entries where ranges start; -1 = position 0
     for i, position in enumerate(positions):
         if position - (0 if cuts[-1] < 0 else positions[cuts[-1]]) >= max_bytes:
@@ -400,6 +414,10 @@ def _byte_ranges(
             continue
         if base.start_offset > low:  # start at the batch holding start_offset
             begin = max(begin, index.lookup(base.start_offset))
+        if stop is not None and (end_pos is None or stop < end_pos):
+            end_pos = stop
+        if end_pos is not None and begin >= end_pos:
+            continue
         rest = () if end_pos is None else ((base.log_key, end_pos, seg.size_bytes),)
         split = replace(base, start_position=begin, end_position=end_pos, later=rest + base.later)
         out.append(Range(split, max(low, base.start_offset), min(high, base.end_offset - 1)))
