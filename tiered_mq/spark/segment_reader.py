@@ -159,7 +159,10 @@ class _Cuts:
         offsets = batch.column(4).to_numpy()
         keep = (offsets >= self.start_offset) & (offsets < self.end_offset)
         if self.start_timestamp is not None or self.end_timestamp is not None:
+            # records below the split's start (deleted, or read from an earlier split) count
+            # for neither boundary, as Kafka's ListOffsets searches from the log start on
             ts = batch.column(5).cast(pa.int64()).to_numpy() // 1000
+            ts = np.where(offsets >= self.start_offset, ts, np.iinfo(np.int64).min)
             if self.start_timestamp is not None:
                 hits = np.nonzero(ts >= self.start_timestamp)[0]
                 if len(hits):

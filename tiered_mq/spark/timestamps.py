@@ -6,9 +6,9 @@ start), and compares the resolved start and end offsets. This module answers the
 from the bucket, for the planner (planner.py), when the answer decides whether a read fails:
 
 - :func:`has_match`: whether any record reaches T, from the manifest alone when it can say
-  (a segment whose ``max_timestamp`` reaches T and that is read from its base offset holds
-  such a record); None when only a segment read part-way (the log start or an overlap falls
-  inside it) could hold one;
+  (the first segment whose ``max_timestamp`` reaches T is read from its base offset: it holds
+  such a record); None when that segment is read part-way (the log start or an overlap falls
+  inside it: its max timestamp may be a deleted record's, which ListOffsets does not count);
 - :func:`offset_for_time`: the exact offset. The first segment whose ``max_timestamp`` reaches T
   is read: only the byte window that its ``.timeindex`` and ``.index`` bound (the first record
   at or after T lies after the greatest time-index entry below T and at or before the first
@@ -100,7 +100,7 @@ def resolve(
     if end_ts is not None:
         end_what = f"the first record at or after the end timestamp {end_ts}"
         if start_ts is None:
-            if has_match(cover, end_ts, high=start) is False:
+            if has_match(cover, end_ts, high=start) is False and has_match(cover, end_ts):
                 return start, end, start_ts, end_ts  # the end lies at or after the start
             e = _exact(bucket, cover, end_ts, latest)
             if e < start:
@@ -134,8 +134,12 @@ def _exact(bucket: Bucket, cover: Cover, timestamp: int, latest: int) -> int:
 
 def has_match(cover: Cover, timestamp: int, low: int = 0, high: int | None = None) -> bool | None:
     """Whether a record of ``cover`` at an offset in ``[low, high)`` has a timestamp >=
-    ``timestamp``; None when only a read can say (the segments that may hold one are read
-    from inside, or stretch past ``high``)."""
+    ``timestamp``; None when only a read can say. True only when the first segment that may
+    hold one is read whole and lies in the range: the executors then find the record by its
+    timestamp from that segment on (planner.py hands the timestamp to its split). A segment read
+    part-way (the log start, moved by DeleteRecords, or an overlap falls inside it) may owe its
+    ``max_timestamp`` to a record below the read, which Kafka's ListOffsets does not count:
+    then None, and the caller reads the exact offset."""
     candidates = [
         (seg, first)
         for seg, first in cover
@@ -145,9 +149,9 @@ def has_match(cover: Cover, timestamp: int, low: int = 0, high: int | None = Non
     ]
     if not candidates:
         return False
-    for seg, first in candidates:
-        if first <= seg.base_offset and low <= first and (high is None or seg.end_offset < high):
-            return True  # the record with the segment's max timestamp lies in the range
+    seg, first = candidates[0]
+    if first <= seg.base_offset and low <= first and (high is None or seg.end_offset < high):
+        return True  # the record with the segment's max timestamp lies in the range
     return None
 
 
