@@ -1,5 +1,6 @@
-"""Produce of a decompression bomb where the broker decodes records (a ``compression.type``
-topic, a compacted topic): MESSAGE_TOO_LARGE, nothing appended, the broker keeps serving."""
+"""Produce of a decompression bomb (produce reads every record; a ``compression.type`` topic
+and a compacted topic decode them again): MESSAGE_TOO_LARGE, nothing appended, the broker
+keeps serving."""
 
 from __future__ import annotations
 
@@ -88,15 +89,15 @@ async def test_bomb_refused_nothing_appended_then_serving(
     assert broker.replica_manager.max_decompressed_bytes == BOUND
 
 
-async def test_bomb_under_producer_compression_is_stored_untouched(
+async def test_bomb_under_producer_compression_is_refused(
     bounded: tuple[Broker, Client],
 ) -> None:
-    # compression.type=producer, not compacted: the broker never decodes records (Kafka too),
-    # so the bound does not apply; consumers bound their own decoding.
+    # compression.type=producer, not compacted: produce still reads every record (as Kafka's
+    # LogValidator does), so the bound applies there too
     _, client = bounded
     await _create(client, "plain")
     bomb = bomb_batch(ZSTD, 64 * MiB)
-    assert part(await client.call(PRODUCE, 8, produce_body("plain", bomb)))["error_code"] == 0
+    assert part(await client.call(PRODUCE, 8, produce_body("plain", bomb)))["error_code"] == 10
 
 
 def test_require_keys_passes_the_bound() -> None:

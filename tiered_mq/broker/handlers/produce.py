@@ -1,11 +1,13 @@
 """Produce (0), served for v3-8 (v0-2 answer UNSUPPORTED_VERSION per partition).
 
-Per partition, in request order: batch-level validation only (exactly one batch, CRC-32C,
+Per partition, in request order: batch-level validation (exactly one batch, CRC-32C,
 magic, size against ``max.message.bytes``, codec, a record count matching the offset range;
-zstd needs v7+; past the first record's start, records are read only to check a compacted
+zstd needs v7+), then every record is read as Kafka's LogValidator reads it (framing, a
+count matching the records, offset deltas 0..n-1, nothing after the last record: else
+INVALID_RECORD, CORRUPT_MESSAGE before v8), and decoded records also serve to check a compacted
 topic's keys, to re-encode to the topic's codec, or, on a topic that sets
-``message.timestamp.before.max.ms``, to judge each record's timestamp: a batch stamped out of
-order may hold an older record than its first, INVALID_TIMESTAMP as in Kafka), then the leader
+``message.timestamp.before.max.ms``, to judge each record's timestamp (a batch stamped out of
+order may hold an older record than its first, INVALID_TIMESTAMP as in Kafka); then the leader
 append, which rewrites base offsets in the request's own buffer and writes it to the active
 segment (zero copy from the socket buffer to the file). A batch larger than the topic's
 ``segment.bytes`` fits no segment: the append refuses it with RECORD_LIST_TOO_LARGE
@@ -19,16 +21,17 @@ reads no answer, the disconnect makes it refresh its metadata and log the failur
 duplicate idempotent batch answers its original base offset and appends nothing.
 A topic whose ``compression.type`` is not ``producer`` gets its batches re-encoded with that
 codec first (recompress.py). A compacted topic refuses records without a key
-(compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Both decode records, so
-they run in a worker thread: a big batch (up to ``message.max.decompressed.bytes``) never
-stalls the other connections. A connection's requests are still handled one at a time, so a
-producer's batches keep their order. Transactional batches must come with the request's
-``transactional_id`` from the transaction's current producer epoch, to a partition added with
-AddPartitionsToTxn (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH or
-INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py ``verify_produce``), checked before
-the work and again under the partition lock, right before the append (Kafka's verification
-guard, KIP-890): a transaction that ended while the batch was re-encoded refuses it, instead of
-the batch landing after the transaction's marker and holding the last stable offset forever.
+(compaction/validation.py: INVALID_RECORD, CORRUPT_MESSAGE before v8). Compressed batches,
+batches over 256 records and these paths decode in a worker thread: a big batch (up to
+``message.max.decompressed.bytes``) never stalls the other connections. A connection's
+requests are still handled one at a time, so a producer's batches keep their order.
+Transactional batches must come with the request's ``transactional_id`` from the transaction's
+current producer epoch, to a partition added with AddPartitionsToTxn (else INVALID_TXN_STATE,
+INVALID_PRODUCER_EPOCH or INVALID_PRODUCER_ID_MAPPING; see broker/txn/coordinator.py
+``verify_produce``), checked before the work and again under the partition lock, right before
+the append (Kafka's verification guard, KIP-890): a transaction that ended while the batch was
+re-encoded refuses it, instead of the batch landing after the transaction's marker and holding
+the last stable offset forever.
 Clients may not write the internal topics (``__consumer_offsets``, ``__transaction_state``):
 INVALID_TOPIC_EXCEPTION, as in Kafka (whose own admin client id is let through).
 With an authorizer, the principal needs WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED)
@@ -69,6 +72,8 @@ from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.record_timestamps import check_record_timestamps, needs_record_check
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.record.batch import iter_batches
+from tiered_mq.record.compression import DecompressedTooLargeError
+from tiered_mq.record.records import check_records
 from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.PRODUCE
@@ -76,6 +81,7 @@ ZSTD = 4
 MIN_VERSION = 3
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka lets only this client id write internal topics
 ZSTD_MIN_VERSION = 7
+INLINE_CHECK_RECORDS = 256  # ~1 us each; more, or compressed ones, are read in a thread
 _WRITE: Final = AclOperation.WRITE  # read once: an Enum class attribute costs a lookup call
 
 
@@ -108,6 +114,22 @@ def _verify_transactional(
     return True
 
 
+def _check_records(records: Any, batches: list[Any], api_version: int, max_size: int) -> None:
+    """Every record of the (one) batch read as Kafka's LogValidator reads it: count, framing,
+    offset deltas 0..n-1 and no byte after the last record, else INVALID_RECORD (CORRUPT_MESSAGE
+    before v8), nothing appended. Before, only the first record was looked at: a batch with a
+    broken second record, bytes after the last one or more records than its count was stored,
+    and consumers then lost records, refused the fetch, or looped on offsets past the high
+    watermark."""
+    for pos, h in batches:
+        try:
+            check_records(records, h, pos, max_size=max_size)
+        except DecompressedTooLargeError:
+            raise
+        except CorruptRecordError as e:
+            raise invalid_record(f"invalid records: {e.args[0]}", api_version) from None
+
+
 def _decoded_checks(
     records: Any,
     batches: list[Any],
@@ -124,7 +146,9 @@ def _decoded_checks(
     hot/record_timestamps.py), and re-encoding with the topic's codec (``recompress_to``,
     None: kept as sent) at the topic's ``level``. Returns the records to append and their
     batches. Records that cannot be encoded again (offset deltas out of order, a timestamp out
-    of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8)."""
+    of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8). Every record is read first
+    (:func:`_check_records`)."""
+    _check_records(records, batches, api_version, max_size)
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
     if timestamps is not None:  # INVALID_TIMESTAMP for any record out of the window (Kafka)
@@ -165,7 +189,12 @@ async def _append(
     codec = target_codec(config.compression_type)
     recompress_to = codec if needs_recompression(batches, codec) else None
     timestamps = (config, partition.log.clock()) if needs_record_check(config, batches) else None
-    if config.compact or recompress_to is not None or timestamps is not None:  # off the loop
+    if (
+        config.compact
+        or recompress_to is not None
+        or timestamps is not None
+        or any(h.compression or h.records_count > INLINE_CHECK_RECORDS for _, h in batches)
+    ):  # off the loop
         max_size = broker.replica_manager.max_decompressed_bytes  # decompression bombs: code 10
         records, batches = await asyncio.to_thread(
             _decoded_checks,
@@ -178,6 +207,8 @@ async def _append(
             max_size,
             timestamps,
         )
+    else:  # a small uncompressed batch: reading its records costs less than a thread hop
+        _check_records(records, batches, version, broker.replica_manager.max_decompressed_bytes)
     # checked again under the partition lock: the transaction may have ended meanwhile
     verify = (lambda: _verify_transactional(ctx, tp, txn_id, batches)) if transactional else None
     result = await partition.append_as_leader(records, batches, verify)
