@@ -32,6 +32,14 @@ def sasl_conf(
     }
 
 
+def recent_timestamp_ms() -> int:
+    """A record timestamp for tests that set their own: an hour ago, in whole seconds. It lies
+    inside the default retention.ms (7 days) of a long-lived broker, so a retention check
+    between the produce and the read cannot delete the records (as it would for a fixed date
+    long past), and inside every timestamp window's default."""
+    return (int(time.time()) - 3600) * 1000
+
+
 def take(consumer: Consumer, n: int, timeout: float = 30) -> list[Message]:
     """Up to ``n`` messages (fewer once ``timeout`` passes); any error message fails."""
     got: list[Message] = []

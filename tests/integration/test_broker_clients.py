@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from tests.integration.broker_process import FETCH, LIST_OFFSETS, BrokerProcess, request
-from tests.integration.client_helpers import kcat_round_trip
+from tests.integration.client_helpers import kcat_round_trip, recent_timestamp_ms
 from tests.kafka_requests import fetch_body
 from tiered_mq.record.records import decode_batches, encode_batch
 
@@ -162,7 +162,7 @@ def test_aiokafka_codec(shared_broker: BrokerProcess, codec: str | None) -> None
 def test_offsets_for_times(shared_broker: BrokerProcess) -> None:
     topic = new_topic(shared_broker)
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
-    base = 1_700_000_000_000
+    base = recent_timestamp_ms()
     for i in range(10):
         producer.produce(topic, value=f"v{i}".encode(), timestamp=base + i * 1000)
         producer.flush(5)  # one batch per message: the time index sees each timestamp
@@ -184,7 +184,7 @@ def test_list_offsets_max_timestamp(shared_broker: BrokerProcess) -> None:
     timestamp, wherever it sits; librdkafka's admin, then a raw v10 request (flexible)."""
     topic = new_topic(shared_broker)
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
-    base = 1_700_000_000_000
+    base = recent_timestamp_ms()
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
     tp = TopicPartition(topic, 0)
 
@@ -217,7 +217,7 @@ def test_list_offsets_without_an_offset_answers_no_leader_epoch(
     offset keeps its epoch. librdkafka passed the epoch 0 of such an answer on to the user."""
     topic = new_topic(shared_broker)
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 0})
-    base = 1_700_000_000_000
+    base = recent_timestamp_ms()
     consumer = Consumer({"bootstrap.servers": shared_broker.bootstrap, "group.id": "unused"})
 
     def raw(timestamp: int) -> tuple[int, int, int]:

@@ -32,7 +32,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, stored_batches
-from tests.integration.client_helpers import broker_certificate, take
+from tests.integration.client_helpers import broker_certificate, recent_timestamp_ms, take
 from tests.integration.conftest import BrokerFactory
 from tests.integration.test_broker_clients import consume_all, new_topic
 from tests.integration.test_transactions_admin import read_committed, stuck_transaction
@@ -734,7 +734,7 @@ def test_java_admin_offsets_records_and_groups(java: Java, shared_broker: Broker
     offsets through listConsumerGroups, describeConsumerGroups, listConsumerGroupOffsets,
     alterConsumerGroupOffsets and deleteConsumerGroups; ListOffsets v7-9, describeLogDirs,
     listTransactions, describeProducers and deleteConsumerGroupOffsets."""
-    n, base_ts = 100, 1_700_000_000_000
+    n, base_ts = 100, recent_timestamp_ms()
     topic = new_topic(shared_broker, 2)
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 5})
     for i in range(n):
@@ -864,7 +864,7 @@ def test_java_reads_confluent_kafka_records(
 ) -> None:
     """confluent-kafka produces (null keys, headers, set timestamps); Java reads every record
     as written, and a group commit by Java is what confluent-kafka reads as committed."""
-    n, base_ts, group = 300, 1_700_000_000_000, f"java-cross-{codec}-{time.monotonic_ns()}"
+    n, base_ts, group = 300, recent_timestamp_ms(), f"java-cross-{codec}-{time.monotonic_ns()}"
     topic = new_topic(shared_broker, 2)
     producer = Producer(
         {"bootstrap.servers": shared_broker.bootstrap, "compression.type": codec, "linger.ms": 5}

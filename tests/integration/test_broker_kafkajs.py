@@ -35,7 +35,7 @@ import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, stored_batches
-from tests.integration.client_helpers import take
+from tests.integration.client_helpers import recent_timestamp_ms, take
 
 NODE = shutil.which("node")
 CLIENT_DIR = Path(__file__).with_name("kafkajs_client")
@@ -492,7 +492,7 @@ def confluent_messages(
     topic: str,
 ) -> Iterator[tuple[int, str | None, str | None, list[tuple[str, str | bytes | None]], int]]:
     """(partition, key, value, headers, timestamp) with the edge cases a reader must keep."""
-    base = 1_700_000_000_000
+    base = recent_timestamp_ms()
     yield 0, None, "no key", [], base
     yield 0, "tombstone", None, [], base + 1
     yield 0, "empty", "", [("empty", ""), ("null", None)], base + 2

@@ -28,6 +28,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.integration.broker_process import BrokerProcess, stored_batches
+from tests.integration.client_helpers import recent_timestamp_ms
 from tests.integration.test_broker_clients import consume_all, new_topic
 
 pytestmark = pytest.mark.integration
@@ -300,7 +301,7 @@ def test_sarama_reads_confluent_kafka_data(
 ) -> None:
     """confluent-kafka produces (any codec, zstd included; null keys, headers, set timestamps);
     Sarama reads every record as written."""
-    n, base_ts = 300, 1_700_000_000_000
+    n, base_ts = 300, recent_timestamp_ms()
     topic = new_topic(shared_broker)
     producer = Producer(
         {"bootstrap.servers": shared_broker.bootstrap, "compression.type": codec, "linger.ms": 5}
