@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from tiered_mq.broker.acl.binding import AclOperation, ResourceType
@@ -194,7 +195,8 @@ class _Cold(NamedTuple):
 
 
 def _read_local(
-    ctx: RequestContext,
+    get_partition: Callable[[TopicPartition], Any],
+    tiered: bool,
     tp: TopicPartition,
     req: dict[str, Any],
     entry: dict[str, Any],
@@ -204,9 +206,10 @@ def _read_local(
     fill: int,
 ) -> int | _Cold:
     """Fill ``entry`` from the local log: the bytes read, or the cold read to make (the offset
-    is below the local log start). Raises the partition's error (``entry`` keeps the offsets
-    set before it). No await: a partition of the local log costs no coroutine."""
-    partition = ctx.broker.replica_manager.get_partition(tp)
+    is below the local log start; ``tiered``: a cold tier is wired). Raises the partition's
+    error (``entry`` keeps the offsets set before it). No await: a partition of the local log
+    costs no coroutine."""
+    partition = get_partition(tp)
     epoch = req.get("current_leader_epoch", -1)
     if epoch >= 0:  # v9+ (one test on the hot path)
         check_current_epoch(partition, epoch)
@@ -222,15 +225,14 @@ def _read_local(
     offset = req["fetch_offset"]
     max_offset = lso if read_committed else hwm
     sequential = fill > limit
-    if (
-        ctx.broker.remote_log_manager is not None
-        and log_start <= offset < partition.log.local_log_start_offset
-    ):
+    if tiered and log_start <= offset < partition.log.local_log_start_offset:
         return _Cold(partition, offset, limit, max_offset, sequential)
     if offset < log_start or offset > partition.log_end_offset:
         raise OffsetOutOfRangeError(
             f"fetch offset {offset} outside [{log_start}, {partition.log_end_offset}] of {tp}"
         )
+    if offset >= max_offset:  # nothing to read yet: a consumer at the end of the log
+        return 0
     if sequential:
         limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
     info = partition.read(offset, max(limit, 0), max_offset, min_one)
@@ -313,6 +315,8 @@ async def _read_all(
     if reads is not None:
         reads.by_topic.clear()
         reads.remote = False
+    get_partition = ctx.broker.replica_manager.get_partition
+    tiered = ctx.broker.remote_log_manager is not None
     for topic in request["topics"]:
         name = topic["topic"]
         parts = []
@@ -330,7 +334,9 @@ async def _read_all(
             tp = TopicPartition(name, index)
             min_one = total == 0
             try:
-                size = _read_local(ctx, tp, req, entry, budget, min_one, read_committed, fill)
+                size = _read_local(
+                    get_partition, tiered, tp, req, entry, budget, min_one, read_committed, fill
+                )
                 if isinstance(size, _Cold):
                     if reads is not None:
                         reads.remote = True
