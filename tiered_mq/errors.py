@@ -24,6 +24,8 @@ class KafkaError(Exception):
     errno: ClassVar[int] = -1
     retriable: ClassVar[bool] = False
     message: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
+    # Produce v8+ (KIP-467): (index in its batch, message) of each record refused, else empty
+    record_errors: tuple[tuple[int, str], ...] = ()
 
     def __str__(self) -> str:
         detail = super().__str__()
@@ -176,3 +178,25 @@ class ObjectNotFoundError(ObjectStoreError):
 
 class PreconditionFailedError(ObjectStoreError):
     """A conditional put lost: the object changed since it was read (a stale writer)."""
+
+
+def rejected_records(
+    errors: list[tuple[int, str]], api_version: int, *, timestamp: bool = False
+) -> KafkaError:
+    """Kafka's RecordValidationException for the records ``errors`` name ((index in the batch,
+    message), every one refused): INVALID_TIMESTAMP with ``timestamp``, else
+    :func:`invalid_record`, with Kafka's summary as the error message and ``errors`` as the
+    response's ``record_errors``."""
+    if timestamp:
+        exc = InvalidTimestampError(
+            "One or more records have been rejected due to invalid timestamp"
+        )
+    else:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        exc = invalid_record(
+            f"One or more records have been rejected due to {len(errors)} record errors in "
+            f"total, and only showing the first three errors at most: [{shown}]",
+            api_version,
+        )
+    exc.record_errors = tuple(errors)
+    return exc

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiered_mq.errors import invalid_record
+from tiered_mq.errors import invalid_record, rejected_records
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.record.records import decode_batch
@@ -27,16 +27,20 @@ def require_keys(
     *,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> None:
-    """Raise when a data record in ``batches`` has no key (control batches are the broker's)."""
+    """Raise when a data record in ``batches`` has no key (control batches are the broker's),
+    naming every such record in the error's ``record_errors``, as Kafka does."""
+    missing: list[tuple[int, str]] = []
     for position, header in batches:
         if header.is_control:
             continue
         previous = -1
-        for record in decode_batch(records, position, max_size=max_size)[1]:
+        decoded = decode_batch(records, position, max_size=max_size)[1]
+        for index, record in enumerate(decoded):
             delta = record.offset - header.base_offset
             if record.key is None:
-                message = f"compacted topic cannot accept a record without key (delta {delta})"
-                raise invalid_record(message, api_version)
+                missing.append((index, "Compacted topic cannot accept message without key"))
             if delta <= previous:
                 raise invalid_record(f"record offset delta {delta} after {previous}", api_version)
             previous = delta
+    if missing:
+        raise rejected_records(missing, api_version)

@@ -20,6 +20,7 @@ from tiered_mq.errors import (
     MessageTooLargeError,
     RecordListTooLargeError,
     UnknownServerError,
+    rejected_records,
 )
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.hot.log_segment import LogSegment
@@ -79,15 +80,26 @@ def check_timestamp(config: LogConfig, header: BatchHeader, now: int) -> None:
     """CreateTime batches must lie within message.timestamp.before/after.max.ms of ``now``
     (per batch: its first and max timestamps). A record without a timestamp (-1,
     NO_TIMESTAMP) has none to judge and passes, as in Kafka's LogValidator."""
+    before, after = config.message_timestamp_before_max_ms, config.message_timestamp_after_max_ms
     if (
-        config.message_timestamp_before_max_ms < LONG_MAX
+        before < LONG_MAX
         and header.base_timestamp != NO_TIMESTAMP
-        and header.base_timestamp < now - config.message_timestamp_before_max_ms
-    ) or (
-        config.message_timestamp_after_max_ms < LONG_MAX
-        and header.max_timestamp > now + config.message_timestamp_after_max_ms
+        and header.base_timestamp < now - before
     ):
-        raise InvalidTimestampError(f"batch timestamps out of range at {now}")
+        ts = header.base_timestamp  # the first record's (producers start the batch there)
+    elif after < LONG_MAX and header.max_timestamp > now + after and header.records_count == 1:
+        ts = header.max_timestamp  # the one record's
+    elif after < LONG_MAX and header.max_timestamp > now + after:
+        raise InvalidTimestampError(f"batch timestamps out of range at {now}")  # some record's
+    else:
+        return
+    low = now - before if before < LONG_MAX else -LONG_MAX
+    high = now + after if after < LONG_MAX else LONG_MAX
+    message = (
+        f"Timestamp {ts} of message with offset {header.base_offset} is out of range. "
+        f"The timestamp should be within [{low}, {high}]"
+    )
+    raise rejected_records([(0, message)], 8, timestamp=True)
 
 
 def assign_leader_offsets(
@@ -114,10 +126,12 @@ def assign_leader_offsets(
         producer_lat = header.is_log_append_time and not header.is_control
         if append_time >= 0:
             if producer_lat:  # Kafka's LogValidator refuses it on a LogAppendTime topic
-                raise InvalidTimestampError(
+                message = (
                     "Invalid timestamp type in message. Producer should not set timestamp "
                     "type to LogAppendTime."
                 )
+                errors = [(i, message) for i in range(header.records_count)]
+                raise rejected_records(errors, 8, timestamp=True)
             set_log_append_time(records, position, append_time)
             header = header._replace(
                 base_offset=offset,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiered_mq.errors import InvalidTimestampError
+from tiered_mq.errors import rejected_records
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
@@ -40,18 +40,25 @@ def check_record_timestamps(
     *,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> None:
-    """Raise InvalidTimestampError (Kafka's message) for the first record whose timestamp lies
-    outside ``[now - before.max.ms, now + after.max.ms]``."""
+    """Raise InvalidTimestampError when a record's timestamp lies outside
+    ``[now - before.max.ms, now + after.max.ms]``, naming each such record (Kafka's message) in
+    the error's ``record_errors``."""
     low = now - config.message_timestamp_before_max_ms
     after = config.message_timestamp_after_max_ms
     high = now + after if after < LONG_MAX else LONG_MAX
+    out_of_range: list[tuple[int, str]] = []
     for position, header in batches:
         if header.records_count <= 1 or header.is_control:
             continue  # one record: the header's first and max timestamps are that record's
-        for record in decode_batch(records, position, max_size=max_size)[1]:
+        for index, record in enumerate(decode_batch(records, position, max_size=max_size)[1]):
             ts = record.timestamp
             if ts != NO_TIMESTAMP and not low <= ts <= high:
-                raise InvalidTimestampError(
-                    f"Timestamp {ts} of message with offset {record.offset} is out of range. "
-                    f"The timestamp should be within [{low}, {high}]"
+                out_of_range.append(
+                    (
+                        index,
+                        f"Timestamp {ts} of message with offset {record.offset} is out of "
+                        f"range. The timestamp should be within [{low}, {high}]",
+                    )
                 )
+    if out_of_range:
+        raise rejected_records(out_of_range, 8, timestamp=True)

@@ -62,6 +62,7 @@ from tiered_mq.errors import (
     InvalidRequiredAcksError,
     InvalidTopicError,
     InvalidTxnStateError,
+    KafkaError,
     NotEnoughReplicasError,
     TransactionalIdAuthorizationFailedError,
     UnsupportedCompressionTypeError,
@@ -85,14 +86,17 @@ INLINE_CHECK_RECORDS = 256  # ~1 us each; more, or compressed ones, are read in 
 _WRITE: Final = AclOperation.WRITE  # read once: an Enum class attribute costs a lookup call
 
 
-def _error(index: int, code: int, message: str | None = None) -> dict[str, Any]:
+def _error(
+    index: int, code: int, message: str | None = None, records: tuple[tuple[int, str], ...] = ()
+) -> dict[str, Any]:
+    """A refused partition; ``records``: the refused records (v8+ ``record_errors``)."""
     return {
         "index": index,
         "error_code": code,
         "base_offset": -1,
         "log_append_time_ms": -1,
         "log_start_offset": -1,
-        "record_errors": [],
+        "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in records],
         "error_message": message,
     }
 
@@ -260,7 +264,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 tp = TopicPartition(name, index)
                 parts.append(await _append(ctx, tp, pd["records"], acks, txn_id))
             except Exception as e:
-                parts.append(_error(index, error_code(e), error_message(e)))
+                errors = e.record_errors if isinstance(e, KafkaError) else ()
+                parts.append(_error(index, error_code(e), error_message(e), errors))
         responses.append({"name": name, "partition_responses": parts})
     if acks == 0:
         failed = [
