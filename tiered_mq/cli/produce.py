@@ -5,6 +5,8 @@ A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 empty); a line without SEP is an error that stops the run after flushing what was already sent.
 A line whose record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000
 unless ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit,
+the size counted as librdkafka counts it (``record_size``: value, key, headers and a fixed
+``RECORD_OVERHEAD``, so a line of 999,970 bytes is already refused at the default),
 and the run goes on with the next line (as ``kafka-console-producer`` reports a
 RecordTooLargeException for that record alone); such lines make the exit status 1. A line that
 finds the producer's queue full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``,
@@ -40,6 +42,7 @@ from tiered_mq.cli._interrupt import CtrlC
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError
 from tiered_mq.client.producer import Producer
+from tiered_mq.record.varint import size_of_varint
 
 LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes``: the largest record it accepts to send."""
@@ -47,6 +50,11 @@ FLUSH_TIMEOUT_S = 30.0
 """How long the end of a run waits for the broker to acknowledge what was sent."""
 FLUSH_ROUND_S = 0.2
 """One wait of ``Producer.flush``: a Ctrl-C is seen between two."""
+RECORD_OVERHEAD = 36
+"""What librdkafka adds to a record's key, value and headers before comparing it with
+``message.max.bytes`` (``RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD``): the largest varints of a v2
+record's length (5), timestamp delta (10), offset delta, key length, value length and header
+count (5 each), and its attributes byte."""
 TOO_LARGE = "MESSAGE_TOO_LARGE"
 """The name of the error ``Producer.send`` raises for a record above ``message.max.bytes``."""
 
@@ -65,12 +73,25 @@ def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, byte
     return key, value
 
 
+def record_size(key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> int:
+    """A record's size as librdkafka compares it with ``message.max.bytes``: key, value, each
+    header's name and value with their zigzag-varint lengths, and ``RECORD_OVERHEAD``."""
+    size = RECORD_OVERHEAD + len(key or b"") + len(value)
+    for name, header_value in headers:
+        name_size = len(name.encode())
+        size += size_of_varint(name_size) + name_size
+        size += size_of_varint(len(header_value)) + len(header_value)
+    return size
+
+
 def too_large_message(lineno: int, size: int, limit: object) -> str:
-    """The error line of an input line whose record is above ``message.max.bytes``."""
+    """The error line of an input line whose record (``record_size``) is above
+    ``message.max.bytes``."""
     return (
-        f"Error: line {lineno} not sent: {TOO_LARGE}: its record ({size} bytes) is larger than"
-        f" the producer's message.max.bytes ({limit}; -X message.max.bytes=N raises it, up to"
-        " the topic's max.message.bytes)"
+        f"Error: line {lineno} not sent: {TOO_LARGE}: its record ({size} bytes with key, headers"
+        f" and librdkafka's {RECORD_OVERHEAD}-byte record overhead) is larger than the producer's"
+        f" message.max.bytes ({limit}; -X message.max.bytes=N raises it, up to the topic's"
+        " max.message.bytes)"
     )
 
 
@@ -219,7 +240,7 @@ def command(
                     if err.name != TOO_LARGE:
                         raise
                     too_large.append(lineno)
-                    size = len(value) + len(key or b"")
+                    size = record_size(key, value, record_headers)
                     tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
                     continue
                 count += 1
