@@ -84,13 +84,14 @@ def validate_records(
     """Batch-level checks of produced records (Kafka's ProduceRequest and LogValidator rules);
     raises the Kafka error the client must see. Reads headers only, no record.
 
-    Exactly one batch per partition (Produce v3+) of magic 2, at least one record, a record
-    count that matches the offset range (``last_offset_delta + 1``), no control batch and no
-    producer id without a sequence: else INVALID_RECORD (produce v8+, KIP-467), CORRUPT_MESSAGE
-    before, as Kafka's ProduceRequest.validateRecords and LogValidator.validateBatch refuse them
-    (InvalidRecordException; a Java producer does not retry it, CORRUPT_MESSAGE it would). A
-    batch breaking them would move the high watermark by its ``last_offset_delta`` while
-    serving other offsets. A bad CRC or length stays CORRUPT_MESSAGE, as in Kafka."""
+    Exactly one batch per partition (Produce v3+) of magic 2, base offset 0, at least one
+    record, a record count that matches the offset range (``last_offset_delta + 1``), no
+    control batch and no producer id without a sequence: else INVALID_RECORD (produce v8+,
+    KIP-467), CORRUPT_MESSAGE before, as Kafka's ProduceRequest.validateRecords, UnifiedLog and
+    LogValidator.validateBatch refuse them (InvalidRecordException; a Java producer does not
+    retry it, CORRUPT_MESSAGE it would). A batch breaking them would move the high watermark by
+    its ``last_offset_delta`` while serving other offsets. A bad CRC or length stays
+    CORRUPT_MESSAGE, as in Kafka."""
     if len(records) == 0:
         raise invalid_record(
             f"produce v{api_version} needs at least one record batch per partition", api_version
@@ -115,6 +116,11 @@ def validate_records(
         )
     if h.compression > 4:
         raise UnsupportedCompressionTypeError(f"unknown compression codec {h.compression}")
+    if h.base_offset != 0:  # Kafka's UnifiedLog.analyzeAndValidateRecords, for client appends
+        raise invalid_record(
+            f"The baseOffset of the record batch should be 0, but it is {h.base_offset}",
+            api_version,
+        )
     if h.is_control:
         raise invalid_record("clients may not produce control batches", api_version)
     if h.producer_id >= 0 and h.base_sequence < 0:

@@ -59,3 +59,14 @@ async def test_broken_records_are_refused(client: Client, case: str, codec: int)
     fetched = (await client.call(FETCH, 11, body))["responses"][0]["partitions"][0]["records"]
     got = [(r.offset, r.key) for _, records in decode_batches(fetched) for r in records]
     assert got == [(0, b"a"), (1, b"b"), (2, b"c")]
+
+
+async def test_a_base_offset_other_than_0_is_refused(client: Client) -> None:
+    # Kafka's UnifiedLog: a client's v2 batch starts at offset 0; before, it was stored anyway
+    await create(client, "t")
+    moved = bytearray(batch([A, B, C], 3, 0))
+    moved[0:8] = (5).to_bytes(8, "big")  # outside the CRC
+    answer = await produce(client, "t", bytes(moved))
+    assert answer["error_code"] == InvalidRecordError.errno, answer
+    assert "should be 0, but it is 5" in answer["error_message"]
+    assert (await produce(client, "t", batch([A, B, C], 3, 0)))["base_offset"] == 0
