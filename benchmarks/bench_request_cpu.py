@@ -24,6 +24,10 @@ marker. Cases (the versions librdkafka 2.x sends):
   generation), Metadata v8 of 1 topic and of all topics (500 and __consumer_offsets),
   ListOffsets v7 (latest) of 10 partitions, ApiVersions v3.
 
+Compare figures between runs of the same cases (``--only`` changes what ran before a case,
+and so its count by a few percent). A case whose requests wait (the JoinGroup+SyncGroup round,
+the long poll) or yield to the event loop also counts what the loop runs meanwhile (other
+tasks' callbacks, timers): its figure moves between runs; the others move by well under 1%.
 Takes about two minutes. ``--profile CASE`` instead runs that case under cProfile, without
 valgrind, and prints where the time goes (the functions to look at). Usage::
 
