@@ -23,9 +23,10 @@ type is LogAppendTime, as Kafka's consumers report it).
 
 Invariants checked on decode: the batch checks of ``validate_batch`` (length, magic, count,
 CRC-32C), the payload decompresses, every record stays inside its declared length and the
-batch, and the records exactly fill the payload. Any violation raises CorruptRecordError with
-the batch's base offset and what is wrong; attribute bits naming no codec (5-7) raise
-UnsupportedCompressionTypeError. No IndexError or struct.error escapes.
+batch, the records exactly fill the payload, and varints other than the timestamp delta take
+at most 5 bytes and 32 bits (as Java's readers require). Any violation raises
+CorruptRecordError with the batch's base offset and what is wrong; attribute bits naming no
+codec (5-7) raise UnsupportedCompressionTypeError. No IndexError or struct.error escapes.
 
 Decoding is per batch in one tight loop over a ``bytes`` payload (Spark executors decode
 millions of records with it): one- and two-byte varints are read inline and zigzag-decoded
@@ -60,7 +61,13 @@ from tiered_mq.record.batch import (
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, FRAME_MAGIC
 from tiered_mq.record.compression import compress as _compress
 from tiered_mq.record.compression import decompress as _decompress
-from tiered_mq.record.varint import ZIGZAG, decode_varint, encode_varint, varint_tail
+from tiered_mq.record.varint import (
+    ZIGZAG,
+    decode_varint,
+    encode_varint,
+    varint32_tail,
+    varint_tail,
+)
 
 Header = tuple[str, bytes | None]
 Buffer = bytes | bytearray | memoryview
@@ -231,7 +238,8 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
     """
     out: list[Record] = []
     append = out.append
-    tail = varint_tail
+    tail = varint_tail  # the timestamp delta's (a varlong)
+    tail32 = varint32_tail  # every other field's
     zz = ZIGZAG
     end = len(data)
     pos = 0
@@ -246,7 +254,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 length = zz[(z & 0x7F) | (z2 << 7)]
                 pos += 2
             else:
-                z, pos = tail(data, pos + 1, z)
+                z, pos = tail32(data, pos + 1, z)
                 length = (z >> 1) ^ -(z & 1)
         rec_end = pos + length
         if length < 6 or rec_end > end:
@@ -274,7 +282,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 offset_delta = zz[(z & 0x7F) | (z2 << 7)]
                 pos += 2
             else:
-                z, pos = tail(data, pos + 1, z)
+                z, pos = tail32(data, pos + 1, z)
                 offset_delta = (z >> 1) ^ -(z & 1)
         z = data[pos]
         if z < 0x80:
@@ -285,7 +293,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 z = (z & 0x7F) | (z2 << 7)
                 pos += 2
             else:
-                z, pos = tail(data, pos + 1, z)
+                z, pos = tail32(data, pos + 1, z)
         if not z & 1:
             z = pos + (z >> 1)
             key = data[pos:z]
@@ -303,7 +311,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
                 z = (z & 0x7F) | (z2 << 7)
                 pos += 2
             else:
-                z, pos = tail(data, pos + 1, z)
+                z, pos = tail32(data, pos + 1, z)
         if not z & 1:
             z = pos + (z >> 1)
             value = data[pos:z]
@@ -318,7 +326,7 @@ def _parse_records(data: bytes, count: int, base_offset: int, base_ts: int) -> l
             headers: list[Header] = []
         else:
             if z >= 0x80:
-                z, pos = tail(data, pos, z)
+                z, pos = tail32(data, pos, z)
             headers, pos = parse_headers(data, pos, (z >> 1) ^ -(z & 1), rec_end)
         if pos != rec_end:
             raise CorruptRecordError(
@@ -404,7 +412,7 @@ def _read_len(data: bytes, pos: int) -> tuple[int, int]:
     z = data[pos]
     pos += 1
     if z >= 0x80:
-        z, pos = varint_tail(data, pos, z)
+        z, pos = varint32_tail(data, pos, z)
     value = (z >> 1) ^ -(z & 1)
     if value < -1:
         raise CorruptRecordError(f"negative length {value} at {pos}")

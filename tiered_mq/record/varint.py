@@ -71,6 +71,17 @@ def varint_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
             raise CorruptRecordError(f"varint longer than 10 bytes at {pos}")
 
 
+def varint32_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
+    """:func:`varint_tail` for Kafka's 32-bit varints (record lengths, offset deltas, key,
+    value and header lengths, header counts): at most 5 bytes and below 2**32 unsigned, as
+    Java's ``ByteUtils.readVarint`` reads them; else CorruptRecordError (a Java reader fails on
+    a longer one and would take a larger one for another value)."""
+    z, end = varint_tail(data, pos, first)
+    if end - pos > 4 or z >> 32:
+        raise CorruptRecordError(f"32-bit varint of {end - pos + 1} bytes (value {z}) at {pos - 1}")
+    return z, end
+
+
 def decode_varint(data: Buffer, pos: int = 0) -> tuple[int, int]:
     """Decode the zigzag varint at ``pos``: ``(value, next position)``."""
     raw = bytes(data[pos : pos + 10])

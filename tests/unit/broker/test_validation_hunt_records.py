@@ -5,7 +5,8 @@ own ``compression.type``): a CRC-valid batch whose later records were broken, wi
 the last record, more records than its count, or offset deltas other than 0..n-1 was stored.
 Consumers then silently lost records, failed the fetch (Java: "records still remaining") or, for
 an offset past the high watermark, reset and re-read the partition forever. Now each is
-INVALID_RECORD (CORRUPT_MESSAGE before v8) and nothing is appended."""
+INVALID_RECORD (CORRUPT_MESSAGE before v8) and nothing is appended. So is a 32-bit varint
+(a length) longer than the 5 bytes Java's readers accept."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ CASES = {  # records, recordsCount (lastOffsetDelta agrees: count - 1)
     "bytes after the last record": ([A, B, C, bytes(8)], 3),
     "second record's length too long": ([A, b"\x7f" + B[1:], C], 3),
     "second record's length negative": ([A, b"\x03" + B[1:], C], 3),
+    # Java's readVarint takes at most 5 bytes: a consumer would fail on it
+    "second record's length in 8 bytes": ([A, bytes([B[0] | 0x80, *[0x80] * 6, 0]) + B[1:], C], 3),
 }
 
 
