@@ -4,7 +4,7 @@ With ``compression.type=producer`` (the default) batches are stored exactly as p
 nothing here runs. Any other value (``uncompressed``, ``gzip``, ``snappy``, ``lz4``, ``zstd``)
 makes the leader decode each batch whose codec differs and encode it again with the topic's
 codec, keeping offsets deltas, timestamps, producer id/epoch/sequence and the transactional flag,
-as Kafka does. This is the only per-record work on the produce path, paid only when configured.
+as Kafka does. The re-encoding is paid only when configured.
 
 Each batch decompresses to at most ``max_size`` bytes (the broker's
 ``message.max.decompressed.bytes``): a bigger one (a decompression bomb) raises

@@ -4,8 +4,8 @@ A compacted log keeps the latest record *per key*, so Kafka rejects a batch hold
 with a null key when the topic's ``cleanup.policy`` contains ``compact``: INVALID_RECORD for
 produce v8+ (KIP-467), CORRUPT_MESSAGE for older versions (:func:`invalid_record`). The
 records' offset deltas must also rise strictly (with the batch's count check, that makes them
-0..count-1), or the log cleaner could not write the batch again. This is the one place where
-the broker inspects records on the produce path, and only for compacted topics (as Kafka does).
+0..count-1), or the log cleaner could not write the batch again (the produce path checks
+that for every topic first: records.check_records).
 Payloads decompress to at most ``max_size`` bytes (the broker's
 ``message.max.decompressed.bytes``), else DecompressedTooLargeError (MESSAGE_TOO_LARGE).
 """

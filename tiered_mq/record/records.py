@@ -366,7 +366,7 @@ def check_records_start(h: BatchHeader, payload: memoryview) -> None:
     """A constant-time look at the start of a batch's records (CorruptRecordError when wrong):
     the codec's magic bytes, or for uncompressed records the first record's framing (its
     length inside the batch, offset delta 0). Garbage from a broken encoder is refused this
-    way; the records past the first are not read (the produce path stays per batch)."""
+    way, before :func:`check_records` reads the rest."""
     if h.compression:
         magic = FRAME_MAGIC.get(h.compression)
         if magic is not None and bytes(payload[: len(magic)]) != magic:
