@@ -196,6 +196,13 @@ def set_log_append_time(buf: bytearray | memoryview, pos: int, timestamp: int) -
     set_attribute_flags(buf, pos, TIMESTAMP_TYPE_MASK)
 
 
+def set_max_timestamp(buf: bytearray | memoryview, pos: int, timestamp: int) -> None:
+    """Set the maxTimestamp of the batch at ``pos`` to ``timestamp`` and recompute its
+    CRC-32C (the batch must be validated)."""
+    _TIMESTAMP.pack_into(buf, pos + 35, timestamp)
+    set_attribute_flags(buf, pos, 0)
+
+
 def set_attribute_flags(
     buf: bytearray | memoryview, pos: int, flags: int, *, clear: bool = False
 ) -> None:

@@ -72,7 +72,7 @@ from tiered_mq.errors import (
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.record_timestamps import check_record_timestamps, needs_record_check
 from tiered_mq.protocol.api_versions import ApiKey
-from tiered_mq.record.batch import iter_batches
+from tiered_mq.record.batch import iter_batches, read_header, set_max_timestamp
 from tiered_mq.record.compression import DecompressedTooLargeError
 from tiered_mq.record.records import check_records
 from tiered_mq.topic_partition import TopicPartition
@@ -118,20 +118,29 @@ def _verify_transactional(
     return True
 
 
-def _check_records(records: Any, batches: list[Any], api_version: int, max_size: int) -> None:
+def _check_records(records: Any, batches: list[Any], api_version: int, max_size: int) -> list[Any]:
     """Every record of the (one) batch read as Kafka's LogValidator reads it: count, framing,
     offset deltas 0..n-1 and no byte after the last record, else INVALID_RECORD (CORRUPT_MESSAGE
     before v8), nothing appended. Before, only the first record was looked at: a batch with a
     broken second record, bytes after the last one or more records than its count was stored,
     and consumers then lost records, refused the fetch, or looped on offsets past the high
-    watermark."""
+    watermark. A CreateTime batch whose maxTimestamp is not its records' highest gets the
+    records' one written in (as Kafka sets it): the time index, ListOffsets by time, time
+    retention and the ``message.timestamp.after.max.ms`` check all take it from there. Returns
+    the batches' headers as they now are."""
+    out = []
     for pos, h in batches:
         try:
-            check_records(records, h, pos, max_size=max_size)
+            highest = check_records(records, h, pos, max_size=max_size)
         except DecompressedTooLargeError:
             raise
         except CorruptRecordError as e:
             raise invalid_record(f"invalid records: {e.args[0]}", api_version) from None
+        if highest != h.max_timestamp and not h.is_log_append_time:
+            set_max_timestamp(records, pos, highest)
+            h = read_header(records, pos)
+        out.append((pos, h))
+    return out
 
 
 def _decoded_checks(
@@ -152,7 +161,7 @@ def _decoded_checks(
     batches. Records that cannot be encoded again (offset deltas out of order, a timestamp out
     of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8). Every record is read first
     (:func:`_check_records`)."""
-    _check_records(records, batches, api_version, max_size)
+    batches = _check_records(records, batches, api_version, max_size)
     if compact:  # records without a key are refused (Kafka)
         require_keys(records, batches, api_version, max_size=max_size)
     if timestamps is not None:  # INVALID_TIMESTAMP for any record out of the window (Kafka)
@@ -212,7 +221,8 @@ async def _append(
             timestamps,
         )
     else:  # a small uncompressed batch: reading its records costs less than a thread hop
-        _check_records(records, batches, version, broker.replica_manager.max_decompressed_bytes)
+        max_size = broker.replica_manager.max_decompressed_bytes
+        batches = _check_records(records, batches, version, max_size)
     # checked again under the partition lock: the transaction may have ended meanwhile
     verify = (lambda: _verify_transactional(ctx, tp, txn_id, batches)) if transactional else None
     result = await partition.append_as_leader(records, batches, verify)
