@@ -78,15 +78,13 @@ def check_batches(
 
 def check_timestamp(config: LogConfig, header: BatchHeader, now: int) -> None:
     """CreateTime batches must lie within message.timestamp.before/after.max.ms of ``now``
-    (per batch: its first and max timestamps). A record without a timestamp (-1,
-    NO_TIMESTAMP) has none to judge and passes, as in Kafka's LogValidator."""
+    (per batch: its first and max timestamps; a batch of one record, its record's, which the
+    produce path wrote as the max). A record without a timestamp (-1, NO_TIMESTAMP) has none
+    to judge and passes, as in Kafka's LogValidator."""
     before, after = config.message_timestamp_before_max_ms, config.message_timestamp_after_max_ms
-    if (
-        before < LONG_MAX
-        and header.base_timestamp != NO_TIMESTAMP
-        and header.base_timestamp < now - before
-    ):
-        ts = header.base_timestamp  # the first record's (producers start the batch there)
+    first = header.max_timestamp if header.records_count == 1 else header.base_timestamp
+    if before < LONG_MAX and first != NO_TIMESTAMP and first < now - before:
+        ts = first  # the first record's (producers start the batch there)
     elif after < LONG_MAX and header.max_timestamp > now + after and header.records_count == 1:
         ts = header.max_timestamp  # the one record's
     elif after < LONG_MAX and header.max_timestamp > now + after:

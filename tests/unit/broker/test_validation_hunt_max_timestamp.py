@@ -52,3 +52,13 @@ async def test_a_record_past_the_window_is_refused_under_a_lying_header(client: 
     now = int(time.time() * 1000)
     hidden = claiming(now, [now, now + 5 * HOUR])
     assert (await produce(client, "w", hidden))["error_code"] == InvalidTimestampError.errno
+
+
+async def test_one_old_record_under_a_recent_base_timestamp_is_refused(client: Client) -> None:
+    # its timestamp is baseTimestamp + timestampDelta: only the record's own one counts
+    await create(client, "b", **{"message.timestamp.before.max.ms": str(HOUR)})
+    now = int(time.time() * 1000)
+    old = bytearray(encode_batch([(b"k", b"v", [], now - 5 * HOUR)], base_timestamp=now))
+    struct.pack_into(">q", old, 35, now)  # the header's max agrees with its base
+    struct.pack_into(">I", old, 17, crc32c.crc32c(bytes(old[21:])))
+    assert (await produce(client, "b", bytes(old)))["error_code"] == InvalidTimestampError.errno
