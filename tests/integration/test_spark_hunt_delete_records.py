@@ -1,6 +1,6 @@
-"""Spark's timestamp bounds after DeleteRecords moved the log start inside a batch, compared
-with what the REAL broker answers (ListOffsets by timestamp, a confluent-kafka consumer) for the
-same range: the bucket was written by ``tiered-mq dev`` tiering to SeaweedFS.
+"""Spark after DeleteRecords, compared with what the REAL broker answers (ListOffsets, a
+confluent-kafka consumer) for the same range: the bucket was written by ``tiered-mq dev``
+tiering to SeaweedFS.
 
 A deleted record (offset 1) carries a late CreateTime. Kafka searches from the log start, so
 that record counts for no timestamp bound. Found by the Spark bug hunt: Spark returned every
@@ -9,9 +9,11 @@ record from the log start for startingTimestamp, and nothing for endingTimestamp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -95,7 +97,7 @@ def consumed(broker: TieredBroker, start: int, end: int) -> list[int]:
     return out
 
 
-def spark_offsets(broker: TieredBroker, **options: str) -> list[int]:
+def spark_offsets(broker: TieredBroker, topic: str = TOPIC, **options: str) -> list[int]:
     reader = (
         spark_session()
         .read.format("tiered-mq")
@@ -105,7 +107,7 @@ def spark_offsets(broker: TieredBroker, **options: str) -> list[int]:
         .option("s3.secretKey", SECRET_KEY)
         .option("s3.region", "us-east-1")
         .option("s3.pathStyle", "true")
-        .option("topic", TOPIC)
+        .option("topic", topic)
     )
     for key, value in options.items():
         reader = reader.option(key, value)
@@ -136,3 +138,50 @@ def test_end_timestamp_as_the_broker_resolves_it(broker: TieredBroker) -> None:
     assert spark_offsets(broker, startingTimestamp=str(T0 + 10 * 300), endingTimestamp=str(ts)) == (
         list(range(300, 700))
     )
+
+
+def test_delete_records_inside_local_data_reaches_the_bucket(
+    tmp_path: Path,
+    seaweedfs: SeaweedFS,  # noqa: F811
+) -> None:
+    """DeleteRecords to offset 100 while the local log still holds the data (no local
+    retention yet), the segments already uploaded: the consumer starts at 100, and so must
+    Spark, which reads the bucket alone. The manifest's log start stayed at 0 (the uploader
+    wrote a new log start only when it was not the local log start), so Spark returned the
+    100 deleted records; startingOffsets 50 passed failOnDataLoss."""
+    topic = "deleted-while-local"
+    with TieredBroker(tmp_path, seaweedfs) as tiered:
+        tiered.create_topic(topic)
+        producer = Producer(
+            {"bootstrap.servers": tiered.bootstrap, "linger.ms": 20, "batch.size": 16384}
+        )
+        for i in range(1000):
+            producer.produce(topic, partition=0, value=b"v%d|" % i + b"x" * 300)
+        assert producer.flush(30) == 0
+        wait_until(
+            lambda: (m := tiered.manifest(topic)) is not None and len(m.segments) >= 3,
+            timeout=60,
+            what="segments in the bucket",
+        )
+        admin = AdminClient({"bootstrap.servers": tiered.bootstrap})
+        for future in admin.delete_records([TopicPartition(topic, 0, 100)]).values():
+            assert future.result(10).low_watermark == 100
+        assert tiered.list_offset(topic, -2) == (0, 100)
+        # the uploader's passes (every 200 ms) carry the log start to the manifest; Spark
+        # below says whether they did
+        with contextlib.suppress(AssertionError):
+            wait_until(
+                lambda: (m := tiered.manifest(topic)) is not None and m.log_start_offset == 100,
+                timeout=10,
+            )
+        end = uploaded_end_of(tiered, topic)
+        got = spark_offsets(tiered, topic=topic)
+        assert got == list(range(100, end))
+        with pytest.raises(Exception, match="offsets 50-99 were deleted"):
+            spark_offsets(tiered, topic=topic, startingOffsets=json.dumps({topic: {"0": 50}}))
+
+
+def uploaded_end_of(broker: TieredBroker, topic: str) -> int:
+    manifest = broker.manifest(topic)
+    assert manifest is not None
+    return manifest.next_offset()

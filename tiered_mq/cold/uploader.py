@@ -441,7 +441,9 @@ class PartitionUploader:
         remote.log.copy.disable) is never undone; raised after remote retention; a log start
         offset raised locally (DeleteRecords) goes to the manifest, wherever it lies: inside a
         remote segment too, whose records below it Spark, which reads the bucket alone, must
-        not return; the next pass deletes the remote segments wholly below it."""
+        not return, and also when it is the local log start (DeleteRecords inside data that the
+        local log still holds moves both); the next pass deletes the remote segments wholly
+        below it."""
         manifest = self.manifest
         remote_start = manifest.remote_log_start_offset()
         first, self._start_synced = not self._start_synced, True
@@ -462,7 +464,7 @@ class PartitionUploader:
                     min(manifest.log_start_offset, self.log.log_end_offset)
                 )
                 return
-        if current > manifest.log_start_offset and current != local_start:
+        if current > manifest.log_start_offset:
             await self.writer.commit(
                 lambda m: setattr(m, "log_start_offset", max(m.log_start_offset, current))
             )
