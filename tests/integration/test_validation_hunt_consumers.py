@@ -1,4 +1,5 @@
-"""What a consumer reads after a hand-written producer sent broken batches: only the good
+"""What a consumer reads after a hand-written producer sent broken batches to a topic whose
+records the broker decodes (``compression.type=gzip``: it re-encodes them): only the good
 records. Before, a CRC-valid batch holding one record more than its count, or a second record
 with a broken length, was accepted (only its first record was looked at); librdkafka then read
 an offset past the high watermark and reset, or silently lost the records after the break."""
@@ -6,8 +7,9 @@ an offset past the high watermark and reset, or silently lost the records after 
 from __future__ import annotations
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.integration.broker_process import BrokerProcess, request
+from tests.integration.broker_process import BrokerProcess
 from tests.integration.client_helpers import produce_values, read_partition
 from tests.integration.test_broker_bad_input import produce
 from tests.unit.broker.test_produce_record_checks import record
@@ -20,7 +22,9 @@ INVALID_RECORD = 87
 @pytest.mark.parametrize("codec", [0, 3])
 def test_refused_batches_leave_only_good_records(shared_broker: BrokerProcess, codec: int) -> None:
     topic = f"hunt-{codec}"
-    request(shared_broker.port, 3, 8, {"topics": [{"name": topic}]})  # auto-creates it
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    new = NewTopic(topic, 1, 1, config={"compression.type": "gzip"})
+    admin.create_topics([new])[topic].result(30)
     a, b, c = record(b"a", 0), record(b"b", 1), record(b"c", 2)
     for bad in (batch([a, b, c], 2, codec), batch([a, b"\x7f" + b[1:], c], 3, codec)):
         assert produce(shared_broker, topic, bad)["error_code"] == INVALID_RECORD

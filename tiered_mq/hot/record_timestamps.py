@@ -24,11 +24,12 @@ from tiered_mq.record.records import NO_TIMESTAMP, decode_batch
 
 def needs_record_check(config: LogConfig, batches: Sequence[tuple[int, BatchHeader]]) -> bool:
     """Whether some batch's records must be decoded to judge their timestamps: a CreateTime
-    topic with ``message.timestamp.before.max.ms`` set and a data batch of several records."""
+    topic with ``message.timestamp.before.max.ms`` set and a data batch (a record's timestamp
+    is baseTimestamp + its delta, so even one record's may differ from the header's)."""
     return (
         not config.log_append_time
         and config.message_timestamp_before_max_ms < LONG_MAX
-        and any(h.records_count > 1 and not h.is_control for _, h in batches)
+        and any(not h.is_control for _, h in batches)
     )
 
 

@@ -1,8 +1,11 @@
-"""A CreateTime batch is stored with its records' highest timestamp as maxTimestamp, as Kafka's
-LogValidator sets it, whatever the producer wrote there. Before, the header was trusted: a
-maxTimestamp an hour ahead of the records moved the partition's max timestamp (ListOffsets
-MAX_TIMESTAMP, the time index, time retention) there, and records beyond
-``message.timestamp.after.max.ms`` passed under a maxTimestamp that hid them."""
+"""Where produce decodes records (here a compacted topic, and topics with
+``message.timestamp.before.max.ms``), a CreateTime batch is stored with its records' highest
+timestamp as maxTimestamp, as Kafka's LogValidator sets it, whatever the producer wrote there
+(elsewhere the hot path stays per-batch and trusts the header: handlers/produce.py). Before,
+the header was trusted there too: a maxTimestamp an hour ahead of the records moved the
+partition's max timestamp (ListOffsets MAX_TIMESTAMP, the time index, time retention) there,
+and records beyond ``message.timestamp.after.max.ms`` passed under a maxTimestamp that hid
+them."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ def claiming(max_timestamp: int, stamps: list[int], codec: int = 0) -> bytes:
 
 
 async def test_the_records_highest_timestamp_is_stored(client: Client) -> None:
-    await create(client, "t")
+    await create(client, "t", **{"cleanup.policy": "compact"})
     now = int(time.time() * 1000)
     stamps = [now - 10, now - 5, now - 7]
     assert (await produce(client, "t", claiming(now + HOUR // 2, stamps)))["error_code"] == 0
@@ -48,7 +51,11 @@ async def test_the_records_highest_timestamp_is_stored(client: Client) -> None:
 
 
 async def test_a_record_past_the_window_is_refused_under_a_lying_header(client: Client) -> None:
-    await create(client, "w", **{"message.timestamp.after.max.ms": str(HOUR)})
+    window = {
+        "message.timestamp.before.max.ms": str(HOUR),
+        "message.timestamp.after.max.ms": str(HOUR),
+    }
+    await create(client, "w", **window)
     now = int(time.time() * 1000)
     hidden = claiming(now, [now, now + 5 * HOUR])
     assert (await produce(client, "w", hidden))["error_code"] == InvalidTimestampError.errno

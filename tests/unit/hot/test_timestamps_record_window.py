@@ -41,4 +41,5 @@ def test_no_decoding_without_before_max_ms_or_with_log_append_time() -> None:
         {"message.timestamp.before.max.ms": str(DAY), "message.timestamp.type": "LogAppendTime"}
     )
     assert not needs_record_check(lat, batches)
-    assert not needs_record_check(WINDOW, iter_batches(batch(NOW)))  # one record: its header
+    # one record too: its timestamp is baseTimestamp + its delta, not the header's
+    assert needs_record_check(WINDOW, iter_batches(batch(NOW)))
