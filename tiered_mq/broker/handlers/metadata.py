@@ -73,7 +73,8 @@ class _Entries:
         offline = self._offline
         node_id = self._node_id
         partition_state = self._partition_state
-        alone: tuple[int, ...] = (node_id,)  # a partition without recorded state: this broker leads it alone
+        # a partition without recorded state: this broker leads it alone
+        alone: tuple[int, ...] = (node_id,)
         for p in range(meta.partitions):
             tp = TopicPartition(name, p)
             state = partition_state(tp)
