@@ -14,12 +14,13 @@ than the bound.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, GZIP, LZ4, ZSTD
-from tiered_mq.record.records import decode_batch, reencode_batch
+from tiered_mq.record.records import Record, decode_batch, reencode_batch
 
 CODECS: Final[dict[str, int | None]] = {
     "producer": None,
@@ -57,17 +58,22 @@ def recompress(
     *,
     level: int | None = None,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    decoded: Sequence[list[Record]] | None = None,
 ) -> bytearray:
     """The batches of ``records`` with every batch in ``codec`` at ``level`` (the topic's
     ``compression.<codec>.level``; batches already in ``codec`` are copied unchanged, as Kafka
     keeps them); a batch decompressing to more than ``max_size`` bytes raises
-    DecompressedTooLargeError."""
+    DecompressedTooLargeError. ``decoded``: the batches' records when the caller decoded them
+    already (else decoded here)."""
     out = bytearray()
     view = memoryview(records)
-    for pos, h in batches:
+    for i, (pos, h) in enumerate(batches):
         if h.compression == codec:
             out += view[pos : pos + h.size]
             continue
-        _, decoded = decode_batch(records, pos, max_size=max_size)
-        out += reencode_batch(h, decoded, compression=codec, compression_level=level)
+        if decoded is not None:
+            batch_records = decoded[i]
+        else:
+            batch_records = decode_batch(records, pos, max_size=max_size)[1]
+        out += reencode_batch(h, batch_records, compression=codec, compression_level=level)
     return out

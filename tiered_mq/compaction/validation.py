@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from tiered_mq.errors import invalid_record, rejected_records
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
-from tiered_mq.record.records import decode_batch
+from tiered_mq.record.records import Record, decode_batch
 
 
 def require_keys(
@@ -26,16 +26,21 @@ def require_keys(
     api_version: int,
     *,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    decoded: Sequence[list[Record]] | None = None,
 ) -> None:
     """Raise when a data record in ``batches`` has no key (control batches are the broker's),
-    naming every such record in the error's ``record_errors``, as Kafka does."""
+    naming every such record in the error's ``record_errors``, as Kafka does. ``decoded``: the
+    batches' records when the caller decoded them already (else decoded here)."""
     missing: list[tuple[int, str]] = []
-    for position, header in batches:
+    for i, (position, header) in enumerate(batches):
         if header.is_control:
             continue
         previous = -1
-        decoded = decode_batch(records, position, max_size=max_size)[1]
-        for index, record in enumerate(decoded):
+        if decoded is not None:
+            batch_records = decoded[i]
+        else:
+            batch_records = decode_batch(records, position, max_size=max_size)[1]
+        for index, record in enumerate(batch_records):
             delta = record.offset - header.base_offset
             if record.key is None:
                 missing.append((index, "Compacted topic cannot accept message without key"))

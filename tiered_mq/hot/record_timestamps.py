@@ -19,7 +19,7 @@ from tiered_mq.errors import rejected_records
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
-from tiered_mq.record.records import NO_TIMESTAMP, decode_batch
+from tiered_mq.record.records import NO_TIMESTAMP, Record, decode_batch
 
 
 def needs_record_check(config: LogConfig, batches: Sequence[tuple[int, BatchHeader]]) -> bool:
@@ -40,18 +40,24 @@ def check_record_timestamps(
     now: int,
     *,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    decoded: Sequence[list[Record]] | None = None,
 ) -> None:
     """Raise InvalidTimestampError when a record's timestamp lies outside
     ``[now - before.max.ms, now + after.max.ms]``, naming each such record (Kafka's message) in
-    the error's ``record_errors``."""
+    the error's ``record_errors``. ``decoded``: the batches' records when the caller decoded
+    them already (else decoded here)."""
     low = now - config.message_timestamp_before_max_ms
     after = config.message_timestamp_after_max_ms
     high = now + after if after < LONG_MAX else LONG_MAX
     out_of_range: list[tuple[int, str]] = []
-    for position, header in batches:
+    for i, (position, header) in enumerate(batches):
         if header.records_count <= 1 or header.is_control:
             continue  # one record: the header's first and max timestamps are that record's
-        for index, record in enumerate(decode_batch(records, position, max_size=max_size)[1]):
+        if decoded is not None:
+            batch_records = decoded[i]
+        else:
+            batch_records = decode_batch(records, position, max_size=max_size)[1]
+        for index, record in enumerate(batch_records):
             ts = record.timestamp
             if ts != NO_TIMESTAMP and not low <= ts <= high:
                 out_of_range.append(

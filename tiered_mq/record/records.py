@@ -386,32 +386,22 @@ def check_records_start(h: BatchHeader, payload: memoryview) -> None:
 
 
 def check_records(
-    buf: Buffer, h: BatchHeader, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-) -> int:
-    """Read every record of the validated batch ``h`` at ``pos`` (decompressing its payload to
-    at most ``max_size`` bytes): CorruptRecordError unless exactly ``recordsCount`` well-formed
-    records fill the payload with offset deltas 0, 1, ... in order (the ones the header's
-    ``lastOffsetDelta`` promises). Kafka's LogValidator reads every produced record the same
-    way; a batch failing it would be stored and then break every consumer that fetched it.
-    Returns the records' highest CreateTime timestamp (baseTimestamp + timestampDelta), the
-    batch's true maxTimestamp."""
-    view = memoryview(buf)[pos + HEADER_SIZE : pos + h.size]
-    data = bytes(view) if h.compression == 0 else _decompress(h.compression, view, max_size)
-    if h.records_count * MIN_RECORD_SIZE > len(data):
-        raise CorruptRecordError(
-            f"record count {h.records_count} impossible in {len(data)} bytes of records"
-        )
-    try:
-        records = _parse_records(data, h.records_count, 0, h.base_timestamp)
-    except IndexError:
-        raise CorruptRecordError("records overrun the batch") from None
+    buf: Buffer, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+) -> tuple[int, list[Record]]:
+    """Decode the produced batch at ``pos`` (base offset 0; :func:`decode_batch`, its payload
+    decompressed to at most ``max_size`` bytes) and check what Kafka's LogValidator checks
+    beyond it: offset deltas 0, 1, ... in order (the ones the header's ``lastOffsetDelta``
+    promises), else CorruptRecordError; a batch failing it would be stored and then break
+    every consumer that fetched it. Returns the records' highest timestamp (the batch's true
+    maxTimestamp) and the records, for the other checks to reuse."""
+    _, records = decode_batch(buf, pos, max_size=max_size)
     highest = NO_TIMESTAMP
     for index, record in enumerate(records):
         if record.offset != index:
             raise CorruptRecordError(f"record {index} has offset delta {record.offset}")
         if record.timestamp > highest:
             highest = record.timestamp
-    return highest
+    return highest, records
 
 
 def _read_len(data: bytes, pos: int) -> tuple[int, int]:

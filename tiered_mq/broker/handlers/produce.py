@@ -80,7 +80,7 @@ from tiered_mq.hot.record_timestamps import check_record_timestamps, needs_recor
 from tiered_mq.protocol.api_versions import ApiKey
 from tiered_mq.record.batch import iter_batches, read_header, set_max_timestamp
 from tiered_mq.record.compression import DecompressedTooLargeError
-from tiered_mq.record.records import check_records
+from tiered_mq.record.records import Record, check_records
 from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.PRODUCE
@@ -123,7 +123,9 @@ def _verify_transactional(
     return True
 
 
-def _check_records(records: Any, batches: list[Any], api_version: int, max_size: int) -> list[Any]:
+def _check_records(
+    records: Any, batches: list[Any], api_version: int, max_size: int
+) -> tuple[list[Any], list[list[Record]]]:
     """Every record of the (one) batch read as Kafka's LogValidator reads it: count, framing,
     offset deltas 0..n-1 and no byte after the last record, else INVALID_RECORD (CORRUPT_MESSAGE
     before v8), nothing appended. Before, only the first record was looked at: a batch with a
@@ -132,11 +134,12 @@ def _check_records(records: Any, batches: list[Any], api_version: int, max_size:
     watermark. A CreateTime batch whose maxTimestamp is not its records' highest gets the
     records' one written in (as Kafka sets it): the time index, ListOffsets by time, time
     retention and the ``message.timestamp.after.max.ms`` check all take it from there. Returns
-    the batches' headers as they now are."""
+    the batches' headers as they now are and their decoded records (decoded once, here)."""
     out = []
+    decoded = []
     for pos, h in batches:
         try:
-            highest = check_records(records, h, pos, max_size=max_size)
+            highest, batch_records = check_records(records, pos, max_size=max_size)
         except DecompressedTooLargeError:
             raise
         except CorruptRecordError as e:
@@ -145,7 +148,8 @@ def _check_records(records: Any, batches: list[Any], api_version: int, max_size:
             set_max_timestamp(records, pos, highest)
             h = read_header(records, pos)
         out.append((pos, h))
-    return out
+        decoded.append(batch_records)
+    return out, decoded
 
 
 def _decoded_checks(
@@ -166,14 +170,14 @@ def _decoded_checks(
     batches. Records that cannot be encoded again (offset deltas out of order, a timestamp out
     of range) are INVALID_RECORD (CORRUPT_MESSAGE before v8). Every record is read first
     (:func:`_check_records`)."""
-    batches = _check_records(records, batches, api_version, max_size)
+    batches, decoded = _check_records(records, batches, api_version, max_size)
     if compact:  # records without a key are refused (Kafka)
-        require_keys(records, batches, api_version, max_size=max_size)
+        require_keys(records, batches, api_version, decoded=decoded)
     if timestamps is not None:  # INVALID_TIMESTAMP for any record out of the window (Kafka)
-        check_record_timestamps(records, batches, *timestamps, max_size=max_size)
+        check_record_timestamps(records, batches, *timestamps, decoded=decoded)
     if recompress_to is not None:
         try:
-            records = recompress(records, batches, recompress_to, level=level, max_size=max_size)
+            records = recompress(records, batches, recompress_to, level=level, decoded=decoded)
         except (ValueError, OverflowError, struct.error) as e:
             raise invalid_record(f"records cannot be re-encoded: {e}", api_version) from None
         # freshly encoded by us: headers only (LocalLog still checks their size)
