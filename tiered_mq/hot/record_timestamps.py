@@ -7,8 +7,10 @@ message.timestamp.after.max.ms`` fails the whole batch with INVALID_TIMESTAMP. T
 max timestamp. That settles the after bound (no record is above the max timestamp) and, for
 records in time order, the before bound; but a producer may stamp a batch out of order, and a
 record after the first may be the oldest. So when a topic sets ``before.max.ms`` (the default,
-Long.MAX_VALUE, never refuses) the records of each batch of more than one record are decoded
-(in the produce handler's worker thread) and each is judged. Nothing is written here.
+Long.MAX_VALUE, never refuses) every data batch is decoded (in the produce handler's worker
+thread): the records of a batch of several are each judged here, and a one-record batch gets
+its record's timestamp written as its max timestamp (handlers/produce.py), which
+``check_timestamp`` then judges. Nothing is written here.
 """
 
 from __future__ import annotations
