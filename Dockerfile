@@ -13,7 +13,10 @@ USER tmq
 VOLUME ["/data"]
 EXPOSE 9092 9308
 ENTRYPOINT ["tiered-mq"]
-CMD ["dev", "--host", "0.0.0.0", "--data-dir", "/data"]
+# Listening on every interface advertises the container's host name (as Kafka does); a client on
+# the host reaches a published port (-p 9092:9092) through localhost instead.
+CMD ["dev", "--host", "0.0.0.0", "--data-dir", "/data", \
+     "--config", "advertised.listeners=PLAINTEXT://localhost:9092"]
 
 FROM broker AS spark
 USER root

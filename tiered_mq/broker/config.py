@@ -42,7 +42,7 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "listener.security.protocol.map": (
         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
     ),
-    "advertised.host.name": "",  # empty: the bind address (127.0.0.1 for 0.0.0.0)
+    "advertised.host.name": "",  # empty: the bind address (a wildcard: the host name)
     "broker.rack": "",  # empty: none (Kafka's null); registered, and answered by Metadata
     "auto.create.topics.enable": "true",
     "num.partitions": "1",

@@ -72,7 +72,7 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "listeners": "Listeners as NAME://host:port, comma-separated (empty: PLAINTEXT on "
     "--host/--port); shown with the bound ports.",
     "advertised.listeners": "Addresses given to clients, per listener (empty: each listener's "
-    "own).",
+    "own, a host binding every interface given as the machine's canonical host name).",
     "listener.security.protocol.map": "Listener names and their security protocols, "
     "NAME:PROTOCOL pairs; the default maps each protocol's name to itself, and a value set "
     "replaces it whole.",

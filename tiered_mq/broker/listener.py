@@ -8,8 +8,16 @@ SASL_PLAINTEXT, SASL_SSL). Kafka's default map takes each protocol's name to its
 is set replaces it whole, as in Kafka (``INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL`` leaves no
 PLAINTEXT listener name), and a listener whose name it lacks is refused at start.
 ``advertised.listeners`` gives, per listener name, the host:port clients are told to use
-(default: ``advertised.host.name``, else the listener's own host, a bind-all host meaning
-127.0.0.1, with the listener's port; port 0 means the bound port).
+(default: ``advertised.host.name``, else the listener's own host, with the listener's port;
+port 0 means the bound port). A host that binds every interface (empty, ``0.0.0.0``, ``::``)
+is advertised as the machine's canonical host name, as Kafka advertises an empty host
+(``InetAddress.getLocalHost().getCanonicalHostName()``, ListenerInfo's
+``withWildcardHostnamesResolved``): the forward lookup of the host name, then the reverse
+lookup of that address (the address itself when the reverse lookup fails), looked up once at
+start. Kafka refuses ``0.0.0.0`` there instead ("cannot use the nonroutable meta-address") and
+sends ``::`` as it is; here both bind every interface, so the host name reaches them, from this
+machine and from others that resolve it. A client elsewhere that cannot resolve the name
+needs ``advertised.listeners`` (as in Kafka).
 
 Each listener is its own server: a client that connected to one is answered, in Metadata and
 FindCoordinator, with that listener's advertised address, so it never crosses to another
@@ -22,6 +30,7 @@ raises ValueError naming the key.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -73,6 +82,22 @@ _KNOWN_PLAIN: Final = frozenset(
     }
 )  # fmt: skip
 _BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
+
+
+def canonical_host_name() -> str:
+    """The machine's canonical host name, as Java's
+    ``InetAddress.getLocalHost().getCanonicalHostName()`` finds it: the host name's address,
+    then that address's name (the address when no name is found; the host name when it has no
+    address)."""
+    host = socket.gethostname()
+    try:
+        address = socket.gethostbyname(host)
+    except OSError:
+        return host
+    try:
+        return socket.gethostbyaddr(address)[0]
+    except OSError:
+        return address
 
 
 def is_sensitive(key: str) -> bool:
@@ -168,6 +193,7 @@ def listeners(config: BrokerConfig) -> list[Listener]:
         raise ValueError("advertised.listeners cannot use the meta-address 0.0.0.0 (or ::)")
     host_name = config.get("advertised.host.name") or ""
     out = []
+    canonical = ""
     for name, host, port in entries:
         if name not in protocols:
             raise ValueError(
@@ -175,8 +201,9 @@ def listeners(config: BrokerConfig) -> list[Listener]:
                 "listener.security.protocol.map"
             )
         ad_host, ad_port = advertised.get(name, (host_name or host, port))
-        if ad_host in _BIND_ALL:
-            ad_host = "127.0.0.1"
+        if ad_host in _BIND_ALL:  # Kafka: a blank host is advertised as the canonical name
+            canonical = canonical or canonical_host_name()
+            ad_host = canonical
         out.append(Listener(name, protocols[name], host, port, ad_host, ad_port))
     return out
 

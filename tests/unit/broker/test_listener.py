@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from tiered_mq.broker.config import BrokerConfig
-from tiered_mq.broker.listener import Listener, is_sensitive, listeners, setting
+from tiered_mq.broker.listener import (
+    Listener,
+    canonical_host_name,
+    is_sensitive,
+    listeners,
+    setting,
+)
 
 
 def config(tmp_path: Path, **props: str) -> BrokerConfig:
@@ -18,7 +24,7 @@ def config(tmp_path: Path, **props: str) -> BrokerConfig:
 
 def test_default_is_plaintext_on_host_and_port(tmp_path: Path) -> None:
     assert listeners(config(tmp_path)) == [
-        Listener("PLAINTEXT", "PLAINTEXT", "0.0.0.0", 9092, "127.0.0.1", 9092)
+        Listener("PLAINTEXT", "PLAINTEXT", "0.0.0.0", 9092, canonical_host_name(), 9092)
     ]
     named = listeners(config(tmp_path, **{"advertised.host.name": "broker-1"}))
     assert named[0].endpoint == ("broker-1", 9092)
@@ -44,7 +50,7 @@ def test_kafkas_default_protocol_map(tmp_path: Path) -> None:
     ("spec", "expected"),
     [
         ("SSL://127.0.0.1:9093", ("SSL", "SSL", "127.0.0.1", 9093, "127.0.0.1", 9093)),
-        ("ssl://:9093", ("SSL", "SSL", "", 9093, "127.0.0.1", 9093)),
+        ("ssl://:9093", ("SSL", "SSL", "", 9093, canonical_host_name(), 9093)),
         ("PLAINTEXT://[::1]:9094", ("PLAINTEXT", "PLAINTEXT", "::1", 9094, "::1", 9094)),
         ("SASL_SSL://broker:0", ("SASL_SSL", "SASL_SSL", "broker", 0, "broker", 0)),
     ],
@@ -71,7 +77,7 @@ def test_internal_and_external_listeners(tmp_path: Path) -> None:
     assert (external.port, external.endpoint) == (9092, ("localhost", 19092))
     assert external.bound(9999).endpoint == ("localhost", 19092)  # advertised as given
     assert listeners(config(tmp_path, listeners="PLAINTEXT://:0"))[0].bound(4321).endpoint == (
-        "127.0.0.1",
+        canonical_host_name(),
         4321,
     )
 
