@@ -8,8 +8,10 @@ append, :meth:`ProducerStateManager.check` decides per batch, with Kafka's rules
 - same epoch, same (first seq, last seq) as a cached batch -> duplicate: answer the original
   offsets, append nothing
 - a new epoch must start at sequence 0       -> else OUT_OF_ORDER_SEQUENCE_NUMBER
-- same epoch: first seq must be last seq + 1 (wrapping at 2**31-1)
-  -> else OUT_OF_ORDER_SEQUENCE_NUMBER
+- same epoch: first seq must be last seq + 1 (wrapping at 2**31-1); a known epoch without a
+  batch yet (a marker began it, the coordinator's ABORT after InitProducerId) has last seq -1,
+  so only 0 follows -> else OUT_OF_ORDER_SEQUENCE_NUMBER
+- a non-transactional batch while the producer's transaction is ongoing -> INVALID_TXN_STATE
 - a batch without a sequence (base sequence -1: the group coordinator's TxnOffsetCommit batches
   in ``__consumer_offsets``) gets the epoch check only, as Kafka's coordinator-origin appends
 - an unknown producer id is accepted at any sequence (its state may have been removed with old
@@ -78,6 +80,7 @@ import crc32c
 
 from tiered_mq.errors import (
     InvalidProducerEpochError,
+    InvalidTxnStateError,
     OutOfOrderSequenceNumberError,
 )
 from tiered_mq.record.batch import NO_PRODUCER_ID, NO_SEQUENCE, BatchHeader
@@ -86,6 +89,7 @@ MAX_CACHED_BATCHES: Final = 5
 SNAPSHOT_SUFFIX: Final = ".snapshot"
 SNAPSHOT_VERSION: Final = 1
 _INT32_MAX: Final = 0x7FFFFFFF
+NO_PRODUCER_EPOCH: Final = -1
 _HEAD = struct.Struct(">hIi")
 _ENTRY = struct.Struct(">qhiqiqiq")
 
@@ -175,7 +179,7 @@ class ProducerStateManager:
     def check(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate one batch before append; return the original metadata if it is a duplicate.
 
-        Raises InvalidProducerEpochError or OutOfOrderSequenceNumberError.
+        Raises InvalidProducerEpochError, OutOfOrderSequenceNumberError or InvalidTxnStateError.
         """
         pid = header.producer_id
         if pid == NO_PRODUCER_ID:
@@ -193,15 +197,21 @@ class ProducerStateManager:
             return dup
         seq = header.base_sequence
         if seq == NO_SEQUENCE:
-            return None  # a coordinator's batch (TxnOffsetCommit): epoch checked, no sequence
-        if epoch > entry.epoch:
+            pass  # a coordinator's batch (TxnOffsetCommit): epoch checked, no sequence
+        elif epoch > entry.epoch:
             if seq != 0:
                 raise OutOfOrderSequenceNumberError(
                     f"producer {pid}: new epoch {epoch} must start at sequence 0, got {seq}"
                 )
-        elif entry.last_seq != NO_SEQUENCE and not _in_sequence(entry.last_seq, seq):
+        elif entry.epoch != NO_PRODUCER_EPOCH and not _in_sequence(entry.last_seq, seq):
+            # last_seq -1 (no batch since a marker began the epoch): only 0 follows it
             raise OutOfOrderSequenceNumberError(
                 f"producer {pid}: sequence {seq} does not follow {entry.last_seq}"
+            )
+        if entry.current_txn_first_offset >= 0 and not header.is_transactional:
+            raise InvalidTxnStateError(
+                f"producer {pid}: non-transactional batch while its transaction at "
+                f"{entry.current_txn_first_offset} is ongoing"
             )
         return None
 
