@@ -64,6 +64,10 @@ TOPIC_DOCS: Final[dict[str, str]] = {
     "unclean.leader.election.enable": "Allow an out-of-sync replica to become leader; with one "
     "broker there is no other replica.",
     "preallocate": "Preallocate a new segment file to its full size.",
+    "leader.replication.throttled.replicas": "Replicas (partition:broker, or *) whose "
+    "replication the leader side throttles; stored only, with one broker nothing replicates.",
+    "follower.replication.throttled.replicas": "Replicas (partition:broker, or *) whose "
+    "replication the follower side throttles; stored only, with one broker nothing replicates.",
 }
 
 BROKER_DOCS: Final[dict[str, str]] = {

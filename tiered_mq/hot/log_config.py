@@ -9,11 +9,18 @@ its type as Kafka's ``ConfigDef`` declares it (``INT``, ``LONG``, ...).
 Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` keep forever;
 ``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes"; ``flush.messages`` and
 ``flush.ms`` default to Long.MAX_VALUE, i.e. leave flushing to the OS.
+
+``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas``
+(Kafka's replication quotas, set by ``kafka-reassign-partitions --throttle``) are accepted,
+checked as Kafka's ``ThrottledReplicaListValidator`` checks them (``*`` or
+``partition:broker,...``), stored and described; with one broker there is no replication to
+throttle, so they change nothing else.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -38,6 +45,7 @@ class _Key:
     name: str  # Kafka's name
     field: str  # attribute of LogConfig
     kind: str  # "int" | "bool" | "float" | "enum" | "list" (in the order given, each once)
+    # | "replicas" (Kafka's throttled replica lists)
     default: str
     low: float | None = None
     high: float | None = None
@@ -98,6 +106,8 @@ _KEYS: Final = (
     _Key("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", "float", "0.5", 0.0, 1.0),
     _Key("unclean.leader.election.enable", "unclean_leader_election_enable", "bool", "false"),
     _Key("preallocate", "preallocate", "bool", "false"),
+    _Key("leader.replication.throttled.replicas", "leader_throttled_replicas", "replicas", ""),
+    _Key("follower.replication.throttled.replicas", "follower_throttled_replicas", "replicas", ""),
 )
 _BY_NAME: Final = {k.name: k for k in _KEYS}
 # the integer configs Kafka's LogConfig declares INT (range of a Java int); the others are LONG
@@ -113,7 +123,14 @@ _INT_CONFIGS: Final = frozenset(
         "compression.zstd.level",
     }
 )
-_KAFKA_TYPES: Final = {"bool": "BOOLEAN", "enum": "STRING", "list": "LIST", "float": "DOUBLE"}
+_KAFKA_TYPES: Final = {
+    "bool": "BOOLEAN",
+    "enum": "STRING",
+    "list": "LIST",
+    "replicas": "LIST",
+    "float": "DOUBLE",
+}
+_REPLICA: Final = re.compile(r"[0-9]+:[0-9]+", re.ASCII)  # partition:broker
 
 DEFAULTS: Final[dict[str, str]] = {k.name: k.default for k in _KEYS}
 
@@ -198,6 +215,8 @@ def _parse(key: _Key, raw: str) -> Any:
         if text not in key.choices:
             raise InvalidConfigError(f"{key.name}: {raw!r} not one of {', '.join(key.choices)}")
         return text
+    if key.kind == "replicas":
+        return _parse_replicas(key, raw)
     if key.kind == "list":
         items = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
         if not items or any(p not in key.choices for p in items):
@@ -214,10 +233,25 @@ def _parse(key: _Key, raw: str) -> Any:
     return value
 
 
+def _parse_replicas(key: _Key, raw: str) -> tuple[str, ...]:
+    """A throttled replica list: empty, ``*``, or ``partition:broker`` entries (Kafka's
+    ``ThrottledReplicaListValidator``; spaces around entries ignored)."""
+    text = raw.strip()
+    if not text:
+        return ()
+    items = tuple(p.strip() for p in text.split(","))
+    if items != ("*",) and not all(_REPLICA.fullmatch(p) for p in items):
+        raise InvalidConfigError(
+            f"{key.name}: {raw!r}: {key.name} must be the literal '*' or a list of replicas in "
+            "the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+        )
+    return items
+
+
 def _format(key: _Key, value: Any) -> str:
     if key.kind == "bool":
         return "true" if value else "false"
-    if key.kind == "list":
+    if key.kind in ("list", "replicas"):
         return ",".join(value)
     return str(value)
 
@@ -257,6 +291,8 @@ class LogConfig:
     min_cleanable_dirty_ratio: float = 0.5
     unclean_leader_election_enable: bool = False
     preallocate: bool = False
+    leader_throttled_replicas: tuple[str, ...] = ()
+    follower_throttled_replicas: tuple[str, ...] = ()
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], base: LogConfig | None = None) -> LogConfig:

@@ -1,9 +1,10 @@
 """IncrementalAlterConfigs (44), v0-1: SET (0) / DELETE (1) / APPEND (2) / SUBTRACT (3) on a
 topic's overrides, or on one level of dynamic broker configs (a BROKER resource: empty name for
 the cluster-wide default, else this broker's id; broker/dynamic_config.py). APPEND and SUBTRACT
-apply to list configs (``cleanup.policy``, the broker's ``log.cleanup.policy``). The result is
-validated as a whole before it is stored; DELETE of a broker config brings back the level below
-(the cluster-wide default, then ``--config``, then Kafka's default).
+apply to list configs (Kafka's LIST type: ``cleanup.policy``, the throttled replica lists, the
+broker's ``log.cleanup.policy``). The result is validated as a whole before it is stored; DELETE
+of a broker config brings back the level below (the cluster-wide default, then ``--config``, then
+Kafka's default).
 
 Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
 in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
@@ -29,12 +30,12 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
 )
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
-from tiered_mq.hot.log_config import DEFAULTS
+from tiered_mq.hot.log_config import DEFAULTS, config_type
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-TOPIC_LISTS = frozenset({"cleanup.policy"})
+TOPIC_LISTS = frozenset(name for name in DEFAULTS if config_type(name) == "LIST")
 BROKER_LISTS = frozenset({"log.cleanup.policy"})
 
 
