@@ -7,7 +7,10 @@ local segments when older ones live in the object store); ``local_log_start_offs
 first offset held on this disk; ``log_end_offset`` is the offset the next appended record gets.
 The last segment is the active segment; appends go there and it is rolled (a new segment
 started at the log end offset) *before* an append that would overflow ``segment.bytes``, or
-the index, or the 32-bit relative offset, or after ``segment.ms`` (``maybe_roll``). An append
+the index, or the 32-bit relative offset, or after ``segment.ms`` (``maybe_roll``) less the
+segment's jitter: as in Kafka, each segment draws once, uniformly in [0, min(segment.jitter.ms,
+segment.ms)), the milliseconds taken off its roll age (``randrange``, injectable), so that
+partitions created together do not all roll at once. An append
 larger than ``segment.bytes`` itself fits no segment: it is refused with RECORD_LIST_TOO_LARGE
 and nothing is written (Kafka's UnifiedLog.append).
 
@@ -28,6 +31,7 @@ tail recovered) in ``recovery``, retention rules in ``retention``. Their public 
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -72,6 +76,7 @@ class LocalLog:
         recovery_point: int,
         on_roll: Callable[[int], None] | None,
         clock: Callable[[], int],
+        randrange: Callable[[int], int] = random.randrange,
     ) -> None:
         self.dir = dir
         self.config = config
@@ -82,6 +87,7 @@ class LocalLog:
         # snapshots below it, as Kafka's deleteSegments deletes those of the deleted segments
         self.on_segments_deleted: Callable[[int], None] | None = None
         self.clock = clock
+        self.randrange = randrange  # n -> [0, n): each segment's roll jitter (roll_jitter)
         self._log_end_offset = segments.active().next_offset()
         self.log_start_offset = log_start_offset
         self.recovery_point = min(recovery_point, self._log_end_offset)
@@ -103,6 +109,7 @@ class LocalLog:
         clock: Callable[[], int] = now_ms,
         sync_dir: bool = True,
         new: bool = False,
+        randrange: Callable[[int], int] = random.randrange,
     ) -> LocalLog:
         """Open (creating if needed) the log in ``dir`` and recover its tail.
 
@@ -125,6 +132,7 @@ class LocalLog:
             opened.recovery_point,
             on_roll,
             clock,
+            randrange,
         )
         log.created = opened.created
         log._checkpointed = opened.checkpointed
@@ -201,7 +209,14 @@ class LocalLog:
         info = log_append.append_info(batches, size, append_time)
         active = self.active_segment
         if log_append.must_roll(
-            active, self.config, size, len(batches), last.last_offset, now, info.max_timestamp
+            active,
+            self.config,
+            size,
+            len(batches),
+            last.last_offset,
+            now,
+            info.max_timestamp,
+            self.roll_jitter(active),
         ):
             active = self.roll()
         active.append(records, batches)
@@ -215,13 +230,24 @@ class LocalLog:
 
     def maybe_roll(self, now_ms: int) -> bool:
         """Roll when the active segment is non-empty and older than ``segment.ms`` (on a
-        compacted log: or ``max.compaction.lag.ms``, LogConfig.max_segment_ms)."""
+        compacted log: or ``max.compaction.lag.ms``, LogConfig.max_segment_ms) less its
+        jitter."""
         self._pending_deletes.delete_expired(now_ms)
         active = self.active_segment
-        if active.size > 0 and now_ms - active.created_ms >= self.config.max_segment_ms:
+        age = now_ms - active.created_ms
+        if active.size > 0 and age >= self.config.max_segment_ms - self.roll_jitter(active):
             self.roll()
             return True
         return False
+
+    def roll_jitter(self, segment: LogSegment) -> int:
+        """``segment``'s roll jitter, drawn on first use from the config of that moment
+        (Kafka draws it when the segment is created or loaded, LogConfig.randomSegmentJitter);
+        a segment opened again after a restart draws anew, as in Kafka."""
+        jitter = segment.roll_jitter_ms
+        if jitter is None:
+            jitter = segment.roll_jitter_ms = self.config.random_segment_jitter(self.randrange)
+        return jitter
 
     def roll(self) -> LogSegment:
         """Seal the active segment (fsynced) and start a new one at the log end offset; then

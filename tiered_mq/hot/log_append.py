@@ -181,17 +181,19 @@ def must_roll(
     last_offset: int,
     now: int,
     max_timestamp: int = NO_TIMESTAMP,
+    roll_jitter_ms: int = 0,
 ) -> bool:
     """Whether appending ``size`` bytes in ``n_batches`` batches ending at ``last_offset``, whose
     greatest timestamp is ``max_timestamp``, must first roll the (non-empty) active segment
     (Kafka's ``LogSegment.shouldRoll``): segment.bytes; segment.ms (on a compacted log also
-    max.compaction.lag.ms: LogConfig.max_segment_ms) by the records' own time
-    (LogSegment.time_waited_for_roll: their timestamp minus the segment's first batch's, or
-    the wall clock when the segment has no timestamp); the 32-bit relative offset; or room
-    in the offset (8 bytes/entry) or time (12 bytes/entry) index."""
+    max.compaction.lag.ms: LogConfig.max_segment_ms) less the segment's ``roll_jitter_ms``
+    (segment.jitter.ms), by the records' own time (LogSegment.time_waited_for_roll: their
+    timestamp minus the segment's first batch's, or the wall clock when the segment has no
+    timestamp); the 32-bit relative offset; or room in the offset (8 bytes/entry) or time
+    (12 bytes/entry) index."""
     return active.size > 0 and (
         active.size + size > config.segment_bytes
-        or active.time_waited_for_roll(now, max_timestamp) > config.max_segment_ms
+        or active.time_waited_for_roll(now, max_timestamp) > config.max_segment_ms - roll_jitter_ms
         or last_offset - active.base_offset > INT_MAX
         or (len(active.offset_index) + n_batches) * 8 > config.segment_index_bytes
         or (len(active.time_index) + n_batches + 1) * 12 > config.segment_index_bytes

@@ -369,6 +369,14 @@ class LogConfig:
             return min(self.segment_ms, self.max_compaction_lag_ms)
         return self.segment_ms
 
+    def random_segment_jitter(self, randrange: Callable[[int], int]) -> int:
+        """A segment's roll jitter (Kafka's ``randomSegmentJitter``): 0 without
+        ``segment.jitter.ms``, else ``randrange(min(segment.jitter.ms, segment.ms))``, a value
+        in [0, that bound) subtracted from the segment's roll age (``max_segment_ms``)."""
+        if self.segment_jitter_ms <= 0:
+            return 0
+        return randrange(min(self.segment_jitter_ms, self.segment_ms))
+
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == LOG_APPEND_TIME

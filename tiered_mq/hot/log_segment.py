@@ -109,6 +109,9 @@ class LogSegment:
         self._bytes_since_last_index_entry = 0
         self._recent = RecentBatches()  # the last batches appended (see translate_offset)
         self._rolling_ts: int | None = None  # first batch's max timestamp; None: not read yet
+        # ms taken off segment.ms for this segment's roll (Kafka's rollJitterMs), drawn once
+        # by the log when first needed (LocalLog.roll_jitter); None: not drawn yet
+        self.roll_jitter_ms: int | None = None
 
     @classmethod
     def create(
