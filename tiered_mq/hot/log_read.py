@@ -23,11 +23,15 @@ from tiered_mq.record.records import decode_batch
 @dataclass(frozen=True, slots=True)
 class FetchDataInfo:
     """Whole batches to send; ``first_offset`` is the base offset of the first batch (<= the
-    fetch offset), or the fetch offset itself when nothing is returned."""
+    fetch offset), or the fetch offset itself when nothing is returned. ``more``: the byte limit
+    stopped the read in front of a batch below ``max_offset`` (more data was there; a fetch
+    counts such a partition as holding its whole limit toward ``min_bytes``, as Kafka's slice
+    of exactly the limit would)."""
 
     first_offset: int
     regions: list[FileRegion] = field(default_factory=list)
     size: int = 0
+    more: bool = False
 
 
 def next_segment_base(segments: LogSegments, segment: LogSegment, log_end_offset: int) -> int:
@@ -56,6 +60,7 @@ def read_batches(
     limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
     info = FetchDataInfo(start_offset)
     offset, remaining = start_offset, max_bytes
+    more = False
     for segment in segments.from_offset(start_offset):
         if offset >= limit:
             break
@@ -66,9 +71,11 @@ def read_batches(
             max_position = found[0] if found else segment.size
         got = segment.read(offset, remaining, max_position, min_one_batch and not info.regions)
         if got is None:
-            if segment.translate_offset(offset) is not None:
+            found = segment.translate_offset(offset)
+            if found is not None:
                 # its next batch does not fit in what is left (or lies at the limit):
                 # stop here, never skip it for a smaller batch of a later segment
+                more = found[0] < max_position
                 break
             offset = following  # nothing at or above offset here
             continue
@@ -77,10 +84,13 @@ def read_batches(
             info = FetchDataInfo(first)
         info.regions.append(region)
         remaining -= region.length
-        if remaining <= 0 or region.position + region.length < max_position:
+        end = region.position + region.length
+        if remaining <= 0 or end < max_position:
+            more = end < max_position or following < limit
             break
         offset = following
-    return FetchDataInfo(info.first_offset, info.regions, sum(r.length for r in info.regions))
+    size = sum(r.length for r in info.regions)
+    return FetchDataInfo(info.first_offset, info.regions, size, more)
 
 
 def iter_batch_headers(segments: LogSegments, start: int) -> Iterator[BatchHeader]:

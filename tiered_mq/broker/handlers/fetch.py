@@ -35,12 +35,15 @@ files (every batch CRC- and offset-checked by streaming them in bounded pieces f
 with sendfile like hot data, so memory stays flat whatever the fill; such a read goes on
 across remote segment ends, and from the last one into the local log.
 
-Long poll: while fewer than ``min_bytes`` are available, no partition errored and none was
-read from the cold tier (Kafka answers a fetch with a remote read once that read is done,
-DelayedRemoteFetch, whatever ``min_bytes``), the fetch parks in the purgatory (no blocking)
-until an append to one of its partitions or ``max_wait_ms``; the answer always comes from a
-read made after the wait (records deleted while it waited are never sent: the client gets
-OFFSET_OUT_OF_RANGE with the new log start).
+Long poll: while fewer than ``min_bytes`` are available (``min_bytes`` capped at the response
+budget, and a partition whose read the byte limit stopped in front of more data counted as its
+whole limit: Kafka slices a partition's bytes at exactly its limit, whole batches here stop
+short of it, so a backlog always satisfies a ``min_bytes`` as large as the limits), no
+partition errored and none was read from the cold tier (Kafka answers a fetch with a remote
+read once that read is done, DelayedRemoteFetch, whatever ``min_bytes``), the fetch parks in
+the purgatory (no blocking) until an append to one of its partitions or ``max_wait_ms``; the
+answer always comes from a read made after the wait (records deleted while it waited are
+never sent: the client gets OFFSET_OUT_OF_RANGE with the new log start).
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
@@ -159,15 +162,18 @@ def _go_on_locally(
 
 class _Reads:
     """What one read of the request's partitions did, besides its answer: bytes read per
-    topic (for the per-topic BytesOut metric) and whether a partition was read from the cold
+    topic (for the per-topic BytesOut metric), whether a partition was read from the cold
     tier (the fetch is then answered at once, as Kafka's DelayedRemoteFetch, never parked for
-    ``min_bytes``: the bucket read would be made and counted again)."""
+    ``min_bytes``: the bucket read would be made and counted again) and ``unsent``: what the
+    partitions stopped short of their limits in front of more data did not send (counted
+    toward ``min_bytes``, see the module docstring)."""
 
-    __slots__ = ("by_topic", "remote")
+    __slots__ = ("by_topic", "remote", "unsent")
 
     def __init__(self) -> None:
         self.by_topic: list[tuple[str, int]] = []
         self.remote = False
+        self.unsent = 0
 
 
 def _entry(index: int, read_committed: bool) -> dict[str, Any]:
@@ -204,11 +210,13 @@ def _read_local(
     min_one: bool,
     read_committed: bool,
     fill: int,
+    reads: _Reads,
 ) -> int | _Cold:
     """Fill ``entry`` from the local log: the bytes read, or the cold read to make (the offset
     is below the local log start; ``tiered``: a cold tier is wired). Raises the partition's
     error (``entry`` keeps the offsets set before it). No await: a partition of the local log
-    costs no coroutine."""
+    costs no coroutine. A read the limit stopped in front of more data adds what it left of
+    its limit to ``reads.unsent``."""
     partition = get_partition(tp)
     epoch = req.get("current_leader_epoch", -1)
     if epoch >= 0:  # v9+ (one test on the hot path)
@@ -241,7 +249,10 @@ def _read_local(
     entry["records"] = list(info.regions)
     if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
         entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
-    return int(info.size)
+    size = int(info.size)
+    if info.more and size < limit:
+        reads.unsent += limit - size
+    return size
 
 
 async def _read_cold(
@@ -307,14 +318,16 @@ async def _read_all(
 ) -> tuple[list[dict[str, Any]], int, bool]:
     """(responses by topic, bytes read, whether a partition errored); ``reads`` (reset
     first) gets the rest of what the read did."""
+    if reads is None:
+        reads = _Reads()
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
     read_committed = request["isolation_level"] == READ_COMMITTED
     total = 0
     errored = False
     responses = []
-    if reads is not None:
-        reads.by_topic.clear()
-        reads.remote = False
+    reads.by_topic.clear()
+    reads.remote = False
+    reads.unsent = 0
     get_partition = ctx.broker.replica_manager.get_partition
     tiered = ctx.broker.remote_log_manager is not None
     for topic in request["topics"]:
@@ -335,11 +348,19 @@ async def _read_all(
             min_one = total == 0
             try:
                 size = _read_local(
-                    get_partition, tiered, tp, req, entry, budget, min_one, read_committed, fill
+                    get_partition,
+                    tiered,
+                    tp,
+                    req,
+                    entry,
+                    budget,
+                    min_one,
+                    read_committed,
+                    fill,
+                    reads,
                 )
                 if isinstance(size, _Cold):
-                    if reads is not None:
-                        reads.remote = True
+                    reads.remote = True
                     size = await _read_cold(
                         ctx, tp, size, entry, budget, min_one, read_committed, fill
                     )
@@ -351,8 +372,7 @@ async def _read_all(
             total += size
             budget -= size
         responses.append({"topic": name, "partitions": parts})
-        if reads is not None:
-            reads.by_topic.append((name, total - before))
+        reads.by_topic.append((name, total - before))
     return responses, total, errored
 
 
@@ -389,7 +409,9 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     now = time.monotonic()
     deadline = now + max(request["max_wait_ms"], 0) / 1000.0
     fill = _fill(ctx, request, now)
-    min_bytes = request["min_bytes"]
+    # Kafka's fetchMinBytes: never more than the response may hold
+    budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
+    min_bytes = min(request["min_bytes"], budget)
     tps = [
         TopicPartition(t["topic"], p["partition"])
         for t in request["topics"]
@@ -400,7 +422,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     reads = _Reads()
     while True:
         responses, total, errored = await _read_all(ctx, request, fill, reads)
-        if total >= min_bytes or errored or not tps or reads.remote:
+        if total + reads.unsent >= min_bytes or errored or not tps or reads.remote:
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0 or (closed is not None and closed.done()):
