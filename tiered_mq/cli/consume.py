@@ -13,6 +13,9 @@ With a group, offsets of printed records are committed (at-least-once). Each out
 ``[CreateTime:MS SEP][partition:offset SEP][k1:v1,k2:v2 SEP][key SEP]value``: the fields of
 ``--print-timestamp``, ``--print-offset``, ``--print-headers`` and ``--print-key`` in the
 order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
+kafka-console-consumer's formatter properties (``-X print.key=true``, ``key.separator``,
+``print.partition``, ``null.literal``, ...) shape the line as in Kafka (``_line_format.py``);
+the other ``-X`` properties go to librdkafka.
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
 on Ctrl-C (within about a second, also while the partitions and offsets are looked up),
@@ -27,73 +30,18 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable
 
 import click
 
-from tiered_mq.cli._common import bootstrap_option, parse_kv, property_option, reports_errors
+from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors
+from tiered_mq.cli._line_format import FORMATTER_PROPERTIES, LineFormat, split_properties
 from tiered_mq.cli._stdout import discard_stdout, reader_gone
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
-from tiered_mq.client.record import TIMESTAMP_TYPE_NAMES, ConsumedRecord
 from tiered_mq.topic_partition import TopicPartition
 
-NULL = b"null"
 JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
-
-
-Field = Callable[[ConsumedRecord], bytes]
-"""One part of an output line."""
-
-
-def _timestamp(record: ConsumedRecord) -> bytes:
-    name = TIMESTAMP_TYPE_NAMES.get(record.timestamp_type)
-    return f"{name}:{record.timestamp_ms}".encode() if name else b"NO_TIMESTAMP"
-
-
-def _position(record: ConsumedRecord) -> bytes:
-    return f"{record.partition}:{record.offset}".encode()
-
-
-def _headers(record: ConsumedRecord) -> bytes:
-    if not record.headers:
-        return b"NO_HEADERS"
-    return b",".join(k.encode() + b":" + (NULL if v is None else v) for k, v in record.headers)
-
-
-def _key(record: ConsumedRecord) -> bytes:
-    return NULL if record.key is None else record.key
-
-
-def _value(record: ConsumedRecord) -> bytes:
-    return NULL if record.value is None else record.value
-
-
-def record_formatter(
-    print_timestamp: bool,
-    print_offset: bool,
-    print_headers: bool,
-    print_key: bool,
-    separator: bytes,
-) -> Field:
-    """The output line of a record, its fields in the console consumer's order: timestamp
-    (``CreateTime:1712345678901``), ``partition:offset``, headers (``k1:v1,k2:v2`` or
-    ``NO_HEADERS``), key, value. The flags are read once here, not per record."""
-    fields: list[Field] = [
-        field
-        for wanted, field in (
-            (print_timestamp, _timestamp),
-            (print_offset, _position),
-            (print_headers, _headers),
-            (print_key, _key),
-        )
-        if wanted
-    ]
-    if not fields:
-        return lambda r: _value(r) + b"\n"
-    fields.append(_value)
-    return lambda r: separator.join([f(r) for f in fields]) + b"\n"
 
 
 def start_offsets(
@@ -159,7 +107,11 @@ class StartOffset(click.ParamType[int]):
     help="Start offset: a number, earliest (log start offset) or latest (log end).",
 )
 @click.option(
-    "-t", "--timestamp", type=int, default=None, help="Start at this timestamp (ms since epoch)."
+    "-t",
+    "--timestamp",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Start at the first record with this timestamp or later (ms since epoch).",
 )
 @click.option(
     "-p",
@@ -169,7 +121,13 @@ class StartOffset(click.ParamType[int]):
     multiple=True,
     help="Read only this partition (repeatable).",
 )
-@click.option("-n", "--max-messages", type=click.IntRange(min=1), default=None)
+@click.option(
+    "-n",
+    "--max-messages",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many records.",
+)
 @click.option(
     "--idle-timeout",
     type=click.FloatRange(min=0),
@@ -181,7 +139,17 @@ class StartOffset(click.ParamType[int]):
 @click.option("--print-timestamp", is_flag=True, help="Print CreateTime:MS (or LogAppendTime:MS).")
 @click.option("--print-headers", is_flag=True, help="Print headers as k1:v1,k2:v2 (NO_HEADERS).")
 @click.option("--separator", default="\t", show_default="tab", help="Field separator.")
-@property_option
+@click.option(
+    "-X",
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="librdkafka client property, or kafka-console-consumer's formatter property"
+    " (print.key, print.timestamp, print.partition, print.offset, print.headers, print.value,"
+    " key.separator, line.separator, headers.separator, headers.key.separator, null.literal)."
+    " Repeatable.",
+)
 @reports_errors
 def command(
     topic: str,
@@ -203,6 +171,17 @@ def command(
     """Print the records of TOPIC, one value a line."""
     if sum(x for x in (from_beginning, offset is not None, timestamp is not None)) > 1:
         raise click.UsageError("give at most one of --from-beginning, --offset, --timestamp")
+    formatter_props, client_props = split_properties(
+        parse_pairs(properties, "--property"), FORMATTER_PROPERTIES
+    )
+    line = LineFormat.of(
+        formatter_props,
+        timestamp=print_timestamp,
+        position=print_offset,
+        headers=print_headers,
+        key=print_key,
+        separator=separator.encode(),
+    ).formatter()
     assign = bool(partitions) or offset is not None or timestamp is not None or group is None
     config = ConsumerConfig(
         bootstrap_servers=bootstrap,
@@ -210,12 +189,9 @@ def command(
         semantics=DeliverySemantics.AT_LEAST_ONCE,
         client_id=f"tiered-mq-cli-consumer-{uuid.uuid4().hex[:8]}",
         auto_offset_reset="earliest" if from_beginning else "latest",
-        extra=parse_kv(properties, "--property"),
+        extra=client_props,
     )
     out = click.get_binary_stream("stdout")
-    line = record_formatter(
-        print_timestamp, print_offset, print_headers, print_key, separator.encode()
-    )
     count = 0
     with Consumer(config) as consumer:
         interrupted = threading.Event()

@@ -3,6 +3,10 @@
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
 empty); a line without SEP is an error that stops the run after flushing what was already sent.
+kafka-console-producer's line reader properties (``-X parse.key=true``, ``key.separator``,
+``parse.headers``, ``null.marker``, ``ignore.error``, ...) read lines as Kafka does
+(``_line_format.py``; ``null.marker`` is how to send a null value, a tombstone); the other
+``-X`` properties go to librdkafka.
 A line whose record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000
 unless ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit,
 the size counted as librdkafka counts it (``record_size``: value, key, headers and a fixed
@@ -24,21 +28,22 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import click
 from tqdm import tqdm
 
-from tiered_mq.cli._common import (
-    bootstrap_option,
-    parse_kv,
-    parse_pairs,
-    property_option,
-    reports_errors,
-)
+from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors
 from tiered_mq.cli._interrupt import CtrlC
+from tiered_mq.cli._line_format import (
+    READER_PROPERTIES,
+    Header,
+    LineError,
+    LineReader,
+    split_properties,
+)
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError
 from tiered_mq.client.producer import Producer
@@ -59,28 +64,21 @@ TOO_LARGE = "MESSAGE_TOO_LARGE"
 """The name of the error ``Producer.send`` raises for a record above ``message.max.bytes``."""
 
 
-def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes]:
-    """(key, value) of one input line, terminator removed; ``ValueError`` if SEP is missing."""
-    if line.endswith(b"\n"):
-        line = line[:-1]
-        if line.endswith(b"\r"):
-            line = line[:-1]
-    if separator is None:
-        return None, line
-    key, sep, value = line.partition(separator)
-    if not sep:
-        raise ValueError("no key separator")
+def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, bytes | None]:
+    """(key, value) of one input line, terminator removed; ``LineError`` (a ``ValueError``) if
+    SEP is missing."""
+    _, key, value = LineReader(key_separator=separator).parse(line)
     return key, value
 
 
-def record_size(key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
     """A record's size as librdkafka compares it with ``message.max.bytes``: key, value, each
     header's name and value with their zigzag-varint lengths, and ``RECORD_OVERHEAD``."""
-    size = RECORD_OVERHEAD + len(key or b"") + len(value)
+    size = RECORD_OVERHEAD + len(key or b"") + len(value or b"")
     for name, header_value in headers:
         name_size = len(name.encode())
         size += size_of_varint(name_size) + name_size
-        size += size_of_varint(len(header_value)) + len(header_value)
+        size += size_of_varint(len(header_value or b"")) + len(header_value or b"")
     return size
 
 
@@ -151,7 +149,9 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     show_default=True,
     help="Acknowledgements the leader waits for.",
 )
-@click.option("-p", "--partition", type=int, default=None, help="Send every record here.")
+@click.option(
+    "-p", "--partition", type=click.IntRange(min=0), default=None, help="Send every record here."
+)
 @click.option(
     "-H",
     "--header",
@@ -172,7 +172,16 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
 @click.option(
     "--no-progress", is_flag=True, help="No progress bar when reading a file (on a terminal)."
 )
-@property_option
+@click.option(
+    "-X",
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="librdkafka client property, or kafka-console-producer's line reader property"
+    " (parse.key, key.separator, parse.headers, headers.delimiter, headers.separator,"
+    " headers.key.separator, null.marker, ignore.error). Repeatable.",
+)
 @reports_errors
 def command(
     topic: str,
@@ -191,8 +200,11 @@ def command(
     """Produce the lines of stdin (or --file) to TOPIC, one record per line."""
     if key_separator == "":
         raise click.BadParameter("the key separator cannot be empty", param_hint="--key-separator")
-    extra: dict[str, Any] = {"acks": acks}
-    extra.update(parse_kv(properties, "--property"))
+    reader_props, client_props = split_properties(
+        parse_pairs(properties, "--property"), READER_PROPERTIES
+    )
+    reader = LineReader.of(reader_props, key_separator.encode() if key_separator else None)
+    extra: dict[str, Any] = {"acks": acks, **client_props}
     config = ProducerConfig(
         bootstrap_servers=bootstrap,
         semantics=DeliverySemantics.AT_LEAST_ONCE,
@@ -202,8 +214,7 @@ def command(
         max_block_ms=max_block_ms,
         extra=extra,
     )
-    record_headers = [(k, v.encode()) for k, v in parse_pairs(headers, "--header")]
-    separator = key_separator.encode() if key_separator else None
+    fixed_headers: list[Header] = [(k, v.encode()) for k, v in parse_pairs(headers, "--header")]
     producer = Producer(config)
     stream: IO[bytes]
     bar = None
@@ -227,13 +238,13 @@ def command(
         try:
             for lineno, line in enumerate(_lines(stream, bar), start=1):
                 try:
-                    key, value = split_line(line, separator)
-                except ValueError:
+                    line_headers, key, value = reader.parse(line)
+                except LineError as err:
                     deliver(producer, ctrl_c)
                     raise click.ClickException(
-                        f"line {lineno} has no key separator {key_separator!r}"
-                        f" ({count} record(s) sent before it)"
+                        f"line {lineno} has {err} ({count} record(s) sent before it)"
                     ) from None
+                record_headers = fixed_headers + line_headers if line_headers else fixed_headers
                 try:
                     producer.send(topic, value, key, partition=partition, headers=record_headers)
                 except ClientError as err:
@@ -244,7 +255,7 @@ def command(
                     tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
                     continue
                 count += 1
-                nbytes += len(value)
+                nbytes += len(value or b"")
                 if ctrl_c.count:
                     break  # a Ctrl-C that came during a librdkafka callback
         except KeyboardInterrupt:

@@ -1,0 +1,259 @@
+"""How ``consume`` writes a record and ``produce`` reads one: the line formats of Kafka's console
+tools, with the ``--property`` names of ``kafka-console-consumer.sh`` (DefaultMessageFormatter)
+and ``kafka-console-producer.sh`` (LineMessageReader).
+
+Those names are taken out of ``-X``/``--property`` (``split_properties``); the rest go to
+librdkafka, which has no property of these names. Booleans are ``true`` or ``false`` (any case);
+any other value is a usage error (Kafka reads it as false). Separators are taken as given, with no
+escape processing (as Kafka does: ``$'\\t'`` in bash for a tab).
+
+Consumer line: ``[TYPE:MS S][partition:offset S][Partition:P S][Offset:O S][headers S][key S]value
+LINE`` where S is ``key.separator`` (``--separator``, a tab), LINE ``line.separator`` (``\\n``),
+the headers ``k1:v1,k2:v2`` (``headers.key.separator``, ``headers.separator``) or ``NO_HEADERS``,
+and a null key, value or header value prints as ``null.literal`` (``null``). ``partition:offset``
+is ``--print-offset``'s field; ``print.partition``/``print.offset`` print Kafka's own.
+``print.value=false`` drops the value; the last field printed then ends the line.
+
+Producer line (terminator ``\\n`` or ``\\r\\n`` removed): ``[HEADERS D][KEY S]VALUE`` with D
+``headers.delimiter`` (a tab) when ``parse.headers=true``, S ``key.separator`` (``--key-separator``)
+when ``parse.key=true`` or ``--key-separator`` is given, HEADERS ``k1:v1,k2:v2``. A key, value or
+header value equal to ``null.marker`` (if set) is sent as null (a tombstone for a null value). A
+missing delimiter or separator is a ``LineError``, or with ``ignore.error=true`` no headers / a
+null key (and a header without ``:`` a null value), as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import click
+
+from tiered_mq.client.record import TIMESTAMP_TYPE_NAMES, ConsumedRecord
+
+FORMATTER_PROPERTIES = frozenset(
+    {
+        "print.timestamp",
+        "print.key",
+        "print.offset",
+        "print.partition",
+        "print.headers",
+        "print.value",
+        "key.separator",
+        "line.separator",
+        "headers.separator",
+        "headers.key.separator",
+        "null.literal",
+    }
+)
+"""kafka-console-consumer.sh's formatter properties."""
+
+READER_PROPERTIES = frozenset(
+    {
+        "parse.key",
+        "key.separator",
+        "parse.headers",
+        "headers.delimiter",
+        "headers.separator",
+        "headers.key.separator",
+        "null.marker",
+        "ignore.error",
+    }
+)
+"""kafka-console-producer.sh's line reader properties."""
+
+
+def split_properties(
+    pairs: Iterable[tuple[str, str]], console: frozenset[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(console tool properties, librdkafka properties)`` of the ``-X`` pairs (a repeated name:
+    the last value)."""
+    tool: dict[str, str] = {}
+    client: dict[str, str] = {}
+    for name, value in pairs:
+        (tool if name in console else client)[name] = value
+    return tool, client
+
+
+def flag(props: Mapping[str, str], name: str, default: bool = False) -> bool:
+    """Boolean property ``name``: ``true``/``false`` in any case; other values: usage error."""
+    text = props.get(name)
+    if text is None:
+        return default
+    if text.strip().lower() not in ("true", "false"):
+        raise click.BadParameter(f"{name}={text!r}: expected true or false", param_hint="-X")
+    return text.strip().lower() == "true"
+
+
+def _separator(props: Mapping[str, str], name: str, default: bytes) -> bytes:
+    text = props.get(name)
+    if text is None:
+        return default
+    if not text:
+        raise click.BadParameter(f"{name} cannot be empty", param_hint="-X")
+    return text.encode()
+
+
+Field = Callable[[ConsumedRecord], bytes]
+
+
+@dataclass(frozen=True)
+class LineFormat:
+    """What ``consume`` prints of each record (see the module's docstring)."""
+
+    timestamp: bool = False
+    position: bool = False
+    partition: bool = False
+    offset: bool = False
+    headers: bool = False
+    key: bool = False
+    value: bool = True
+    separator: bytes = b"\t"
+    line_separator: bytes = b"\n"
+    headers_separator: bytes = b","
+    headers_key_separator: bytes = b":"
+    null_literal: bytes = b"null"
+
+    @classmethod
+    def of(
+        cls,
+        props: Mapping[str, str],
+        *,
+        timestamp: bool = False,
+        position: bool = False,
+        headers: bool = False,
+        key: bool = False,
+        separator: bytes = b"\t",
+    ) -> LineFormat:
+        """The format of the command's flags with the formatter ``props`` added: a flag or a
+        property turns a field on; ``key.separator`` wins over ``separator``."""
+        return cls(
+            timestamp=timestamp or flag(props, "print.timestamp"),
+            position=position,
+            partition=flag(props, "print.partition"),
+            offset=flag(props, "print.offset"),
+            headers=headers or flag(props, "print.headers"),
+            key=key or flag(props, "print.key"),
+            value=flag(props, "print.value", default=True),
+            separator=_separator(props, "key.separator", separator),
+            line_separator=_separator(props, "line.separator", b"\n"),
+            headers_separator=_separator(props, "headers.separator", b","),
+            headers_key_separator=_separator(props, "headers.key.separator", b":"),
+            null_literal=props["null.literal"].encode() if "null.literal" in props else b"null",
+        )
+
+    def _or_null(self, data: bytes | None) -> bytes:
+        return self.null_literal if data is None else data
+
+    def _timestamp(self, r: ConsumedRecord) -> bytes:
+        name = TIMESTAMP_TYPE_NAMES.get(r.timestamp_type)
+        return f"{name}:{r.timestamp_ms}".encode() if name else b"NO_TIMESTAMP"
+
+    def _headers(self, r: ConsumedRecord) -> bytes:
+        if not r.headers:
+            return b"NO_HEADERS"
+        sep, kv = self.headers_separator, self.headers_key_separator
+        return sep.join(k.encode() + kv + self._or_null(v) for k, v in r.headers)
+
+    def formatter(self) -> Field:
+        """The bytes written for a record: its fields, in the console consumer's order, joined
+        by ``separator`` and ended by ``line_separator``. The choices are made once, here."""
+        fields: list[Field] = [
+            field
+            for wanted, field in (
+                (self.timestamp, self._timestamp),
+                (self.position, lambda r: f"{r.partition}:{r.offset}".encode()),
+                (self.partition, lambda r: f"Partition:{r.partition}".encode()),
+                (self.offset, lambda r: f"Offset:{r.offset}".encode()),
+                (self.headers, self._headers),
+                (self.key, lambda r: self._or_null(r.key)),
+                (self.value, lambda r: self._or_null(r.value)),
+            )
+            if wanted
+        ]
+        sep, end = self.separator, self.line_separator
+        if not fields:
+            return lambda r: b""
+        if len(fields) == 1:
+            only = fields[0]
+            return lambda r: only(r) + end
+        return lambda r: sep.join([f(r) for f in fields]) + end
+
+
+class LineError(ValueError):
+    """An input line that does not have the format asked for; the message says what is
+    missing."""
+
+
+Header = tuple[str, bytes | None]
+
+
+@dataclass(frozen=True)
+class LineReader:
+    """How ``produce`` splits an input line (see the module's docstring); ``None``: not parsed."""
+
+    key_separator: bytes | None = None
+    headers_delimiter: bytes | None = None
+    headers_separator: bytes = b","
+    headers_key_separator: bytes = b":"
+    null_marker: bytes | None = None
+    ignore_error: bool = False
+
+    @classmethod
+    def of(cls, props: Mapping[str, str], key_separator: bytes | None) -> LineReader:
+        """The reader of ``--key-separator`` (``key_separator``) and the reader ``props``: keys
+        are parsed with ``--key-separator`` or ``parse.key=true``, split at ``key.separator``
+        (else ``--key-separator``, else a tab)."""
+        parse_key = key_separator is not None or flag(props, "parse.key")
+        marker = props.get("null.marker")
+        return cls(
+            key_separator=_separator(props, "key.separator", key_separator or b"\t")
+            if parse_key
+            else None,
+            headers_delimiter=_separator(props, "headers.delimiter", b"\t")
+            if flag(props, "parse.headers")
+            else None,
+            headers_separator=_separator(props, "headers.separator", b","),
+            headers_key_separator=_separator(props, "headers.key.separator", b":"),
+            null_marker=marker.encode() if marker else None,
+            ignore_error=flag(props, "ignore.error"),
+        )
+
+    def _null(self, data: bytes) -> bytes | None:
+        return None if self.null_marker is not None and data == self.null_marker else data
+
+    def _headers(self, text: bytes) -> list[Header]:
+        if not text:
+            return []
+        headers: list[Header] = []
+        for pair in text.split(self.headers_separator):
+            name, sep, value = pair.partition(self.headers_key_separator)
+            if not sep and not self.ignore_error:
+                raise LineError(f"no header key separator in {pair.decode(errors='replace')!r}")
+            if self.null_marker is not None and name == self.null_marker:
+                raise LineError(f"a header name cannot be the null marker {name.decode()!r}")
+            headers.append((name.decode(errors="replace"), self._null(value) if sep else None))
+        return headers
+
+    def parse(self, line: bytes) -> tuple[list[Header], bytes | None, bytes | None]:
+        """``(headers, key, value)`` of one input line; ``LineError`` if a delimiter is missing
+        (unless ``ignore_error``)."""
+        if line.endswith(b"\n"):
+            line = line[:-1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+        headers: list[Header] = []
+        if self.headers_delimiter is not None:
+            raw, sep, rest = line.partition(self.headers_delimiter)
+            if sep:
+                headers, line = self._headers(raw), rest
+            elif not self.ignore_error:
+                raise LineError(f"no headers delimiter {self.headers_delimiter.decode()!r}")
+        key = None
+        if self.key_separator is not None:
+            raw, sep, rest = line.partition(self.key_separator)
+            if sep:
+                key, line = self._null(raw), rest
+            elif not self.ignore_error:
+                raise LineError(f"no key separator {self.key_separator.decode()!r}")
+        return headers, key, self._null(line)
