@@ -4,10 +4,19 @@
 the one store of that name in this process, so every ``memory://name`` URL sees the same objects.
 
 ``FileStore``: one file per key under a root directory (``root/a/b/c`` for key ``a/b/c``).
-A put writes ``.tmp-<uuid>`` beside the target, fsyncs it and renames it over the target, so a
-reader sees the old object or the new one, never a torn one; a failed put (full disk) removes its
-temporary file, and a crash leaves at most one, which ``list`` ignores (like every name starting
-with a dot). The ETag is the MD5 of the content (what S3 returns for single-part puts).
+A put writes ``.tmp-<uuid>`` (``uuid4().hex``) beside the target, fsyncs it and renames it over
+the target, so a reader sees the old object or the new one, never a torn one; a failed put
+(full disk) removes its temporary file. A put holds an exclusive ``flock`` on its temporary file
+from its creation to the rename, so the lock tells a running put (of any process sharing the
+directory) from the leftover of a crashed one: the kernel drops a dead process's locks.
+A crash mid-put leaves its temporary file, which ``list`` ignores (like every name starting with
+a dot) and which the next opening of the store removes (``remove_stale_temp_files``, run by
+the constructor unless ``clean_temp=False``, as the read-only stores of tools and Spark
+executors open it): every file of the temporary pattern, anywhere under the root, that no put
+holds locked and that is older than ``STALE_TEMP_AGE_S`` (60 s: a put locks its file right
+after creating it, so only a file younger than that can be a put not yet locked). Any other
+file is never touched. A younger leftover waits for the next opening.
+The ETag is the MD5 of the content (what S3 returns for single-part puts).
 Conditional puts take a process-wide lock and an ``fcntl`` lock on ``root/.lock``, so two
 processes sharing the directory cannot both win.
 Keys may not contain empty, ``.`` or ``..`` segments.
@@ -21,11 +30,13 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from tiered_mq.cold.object_store import ObjectInfo
 from tiered_mq.errors import ObjectNotFoundError, ObjectStoreError, PreconditionFailedError
@@ -150,13 +161,43 @@ class MemoryStore(_FaultInjection):
             self._objects[key] = (bytes(buf), etag)
 
 
+#: a put's temporary file: ``.tmp-`` and a ``uuid4().hex``
+TEMP_NAME: Final = re.compile(r"\.tmp-[0-9a-f]{32}")
+#: the age (mtime) below which a temporary file is kept even when no put holds it locked
+STALE_TEMP_AGE_S: Final = 60.0
+
+
 class FileStore(_FaultInjection):
     _process_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        clean_temp: bool = True,
+        stale_temp_age_s: float = STALE_TEMP_AGE_S,
+    ) -> None:
         super().__init__()
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        if clean_temp:
+            self.remove_stale_temp_files(stale_temp_age_s)
+
+    def remove_stale_temp_files(self, min_age_s: float = STALE_TEMP_AGE_S) -> list[Path]:
+        """Remove the temporary files crashed puts left (module docstring): those of the
+        temporary pattern that no put holds locked and older than ``min_age_s``; returns them.
+        A file that cannot be read or removed is left and logged nowhere: the next opening
+        tries again."""
+        removed: list[Path] = []
+        now = time.time()
+        for dirpath, _, filenames in os.walk(self.root):
+            for name in filenames:
+                if TEMP_NAME.fullmatch(name):
+                    path = Path(dirpath) / name
+                    with contextlib.suppress(OSError):
+                        if _remove_if_stale(path, now - min_age_s):
+                            removed.append(path)
+        return removed
 
     def _path(self, key: str) -> Path:
         parts = key.split("/")
@@ -179,10 +220,11 @@ class FileStore(_FaultInjection):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # "a put is running" until closed
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            tmp.replace(path)
+                tmp.replace(path)
         except OSError as e:
             tmp.unlink(missing_ok=True)  # a failed put (full disk) leaves nothing behind
             raise ObjectStoreError(key, f"write failed: {e}") from e
@@ -269,3 +311,19 @@ class FileStore(_FaultInjection):
 
     def close(self) -> None:
         pass
+
+
+def _remove_if_stale(path: Path, older_than: float) -> bool:
+    """Unlink ``path`` if its mtime is before ``older_than`` and no put holds it locked."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if os.fstat(fd).st_mtime >= older_than:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a put (of this or another process) is writing it
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)

@@ -175,12 +175,15 @@ def open_sync_store(url: str, **s3: Unpack[S3Options]) -> SyncObjectStore:
         from tiered_mq.cold.s3_store import SyncS3Store
 
         return SyncS3Store(parsed.bucket, **s3)
-    return _open_local(parsed)
+    return _open_local(parsed, clean_temp=False)
 
 
-def _open_local(parsed: StoreURL) -> SyncObjectStore:
+def _open_local(parsed: StoreURL, clean_temp: bool = True) -> SyncObjectStore:
+    """``clean_temp``: a file store removes crashed puts' temporary files as it opens (the
+    broker's store); the blocking stores of tools and Spark executors, opened often and
+    mostly to read, leave that to the broker."""
     from tiered_mq.cold.local_stores import FileStore, MemoryStore
 
     if parsed.scheme == "memory":
         return MemoryStore.named(parsed.bucket)
-    return FileStore(parsed.bucket)
+    return FileStore(parsed.bucket, clean_temp=clean_temp)
