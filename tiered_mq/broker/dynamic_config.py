@@ -24,7 +24,10 @@ those once at start, and storing a value it would ignore would mislead. A value 
 INVALID_REQUEST naming the key, as in Kafka (its ConfigAdminManager turns every validation
 failure of a broker config into INVALID_REQUEST; KAFKA-13609 left it so for compatibility); so
 is a change that would leave some topic with an invalid config (``log.retention.ms`` below a
-topic's own ``local.retention.ms``), naming the topic.
+tiered topic's own ``local.retention.ms``), naming the topic. On a broker with a cold tier the
+defaults themselves must keep local retention within retention (Kafka's
+``validateBrokerLogConfigValues``: ``log.local.retention.ms`` not above ``log.retention.ms``, nor
+-1 while it is finite).
 
 Crash behaviour: the coordinator's write is the commit point (durable before the answer); the
 partitions are then reconfigured in memory. A crash in between loses nothing: the next start
@@ -45,9 +48,14 @@ from tiered_mq.broker.config import (
     TOPIC_SYNONYMS,
     BrokerConfig,
 )
+from tiered_mq.broker.remote_tier import tiered_storage_enabled
 from tiered_mq.coordination.base import Coordinator
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError
-from tiered_mq.hot.log_config import LogConfig, validate_no_remote_storage_for_compacted_topic
+from tiered_mq.hot.log_config import (
+    LogConfig,
+    validate_local_retention,
+    validate_no_remote_storage_for_compacted_topic,
+)
 
 if TYPE_CHECKING:
     from tiered_mq.broker.replica_manager import ReplicaManager
@@ -161,7 +169,9 @@ class DynamicBrokerConfigs:
             own = configs
         defaults = self.config.topic_defaults_with(cluster_wide, own)
         try:
-            LogConfig.from_properties(defaults)
+            default_config = LogConfig.from_properties(defaults)
+            if tiered_storage_enabled(self.config):  # Kafka's validateBrokerLogConfigValues
+                validate_local_retention(default_config)
         except InvalidConfigError as e:
             raise InvalidRequestError(
                 f"Invalid dynamic broker configuration: {_detail(e)}"

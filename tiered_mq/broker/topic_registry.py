@@ -21,10 +21,11 @@ auto-creation) goes through here so that the checks are the same everywhere:
   with that one bound, so the whole request waits at most ``TOPIC_MANIFEST_WAIT_S``, not that
   much per resource (four tiered topics on a hung bucket took 20 s, past clients' timeouts);
 - configs: the merged topic config must pass ``LogConfig.from_properties`` (InvalidConfigError
-  naming the key); a change turning a tiered topic's ``remote.storage.enable`` off must carry
-  ``remote.log.delete.on.disable=true`` (Kafka's KIP-950 check, ``set_configs``); overrides
-  setting ``remote.storage.enable=true`` on a compacted topic, or on a broker without a cold
-  tier, are refused, as in Kafka.
+  naming the key); on a tiered topic local retention may not exceed retention, nor be -1 while
+  retention is finite (Kafka's checks, ``validate_local_retention``); a change turning a tiered
+  topic's ``remote.storage.enable`` off must carry ``remote.log.delete.on.disable=true``
+  (Kafka's KIP-950 check, ``set_configs``); overrides setting ``remote.storage.enable=true`` on
+  a compacted topic, or on a broker without a cold tier, are refused, as in Kafka.
 
 Order of a creation: validate -> coordinator (durable) -> open the partitions locally. A crash in
 between leaves a topic whose partitions are created empty at the next start. The topics of one
@@ -61,6 +62,7 @@ from tiered_mq.errors import (
     UnknownTopicOrPartitionError,
 )
 from tiered_mq.hot.log_config import (
+    validate_local_retention,
     validate_no_remote_storage_for_compacted_topic,
     validate_remote_storage_only_if_system_enabled,
     validate_tiered_topic_stays_uncompacted,
@@ -213,9 +215,10 @@ class TopicRegistry:
             validate_remote_storage_only_if_system_enabled(
                 configs, tiered_storage_enabled(self.config)
             )
-            validate_no_remote_storage_for_compacted_topic(
-                configs, self.replica_manager.log_config(configs)
-            )
+            merged = self.replica_manager.log_config(configs)
+            validate_no_remote_storage_for_compacted_topic(configs, merged)
+            if merged.remote_storage_enable:
+                validate_local_retention(merged)
         except KafkaError:
             raise
         except (ValueError, KeyError, TypeError) as e:

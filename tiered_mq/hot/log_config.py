@@ -6,9 +6,11 @@ unknown key or a bad value. ``to_properties()`` returns every config as strings 
 DescribeConfigs), ``DEFAULTS`` holds the default string of each key and ``config_type(name)``
 its type as Kafka's ``ConfigDef`` declares it (``INT``, ``LONG``, ...).
 
-Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` keep forever;
-``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes"; ``flush.messages`` and
-``flush.ms`` default to Long.MAX_VALUE, i.e. leave flushing to the OS.
+Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` (any negative value)
+keep forever; ``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes";
+``flush.messages`` and ``flush.ms`` default to Long.MAX_VALUE, i.e. leave flushing to the OS.
+Local retention is checked against retention on tiered topics only
+(:func:`validate_local_retention`), as Kafka checks it.
 
 ``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas``
 (Kafka's replication quotas, set by ``kafka-reassign-partitions --throttle``) are accepted,
@@ -59,7 +61,8 @@ _KEYS: Final = (
     _Key("segment.index.bytes", "segment_index_bytes", "int", "10485760", 4, INT_MAX),
     _Key("index.interval.bytes", "index_interval_bytes", "int", "4096", 0, INT_MAX),
     _Key("retention.ms", "retention_ms", "int", "604800000", -1, LONG_MAX),
-    _Key("retention.bytes", "retention_bytes", "int", "-1", -1, LONG_MAX),
+    # any negative retention.bytes means no limit (Kafka declares it without a validator)
+    _Key("retention.bytes", "retention_bytes", "int", "-1", -LONG_MAX - 1, LONG_MAX),
     _Key("local.retention.ms", "local_retention_ms", "int", "-2", -2, LONG_MAX),
     _Key("local.retention.bytes", "local_retention_bytes", "int", "-2", -2, LONG_MAX),
     _Key("flush.messages", "flush_messages", "int", str(LONG_MAX), 1, LONG_MAX),
@@ -191,6 +194,31 @@ def validate_tiered_topic_stays_uncompacted(new: LogConfig, was_tiered: bool) ->
         raise InvalidConfigError("Remote log storage is unsupported for the compacted topics")
 
 
+def validate_local_retention(config: LogConfig, *, unbounded_ok: bool = False) -> None:
+    """Kafka's ``validateRemoteStorageRetentionSize`` / ``validateRemoteStorageRetentionTime``
+    (INVALID_CONFIG with Kafka's message): while ``retention.ms`` (``retention.bytes``) is
+    finite, ``local.retention.ms`` (``.bytes``) may not exceed it, nor be -1 (local copies kept
+    forever, past the topic's own retention, on a disk tiering was meant to bound). Kafka checks
+    it for a topic with ``remote.storage.enable=true`` (LogConfig's own check, with
+    ``unbounded_ok``, so a topic stored before the -1 rule still opens; the admin paths apply
+    all of it) and for the broker defaults when the broker has a cold tier; an untiered topic's
+    local retention is never read, so it is not checked."""
+    for kind in ("ms", "bytes"):
+        total = getattr(config, f"retention_{kind}")
+        local = getattr(config, f"local_retention_{kind}")
+        if total < 0 or local == -2:
+            continue
+        if local == -1 and not unbounded_ok:
+            reason = f"Value must not be -1 as retention.{kind} value is set as {total}."
+        elif local > total:
+            reason = f"Value must not be more than retention.{kind} property value: {total}"
+        else:
+            continue
+        raise InvalidConfigError(
+            f"Invalid value {local} for configuration local.retention.{kind}: {reason}"
+        )
+
+
 def validate_remote_storage_only_if_system_enabled(
     overrides: Mapping[str, str], system_enabled: bool
 ) -> None:
@@ -318,16 +346,8 @@ class LogConfig:
                 f"({self.min_compaction_lag_ms}) > max.compaction.lag.ms "
                 f"({self.max_compaction_lag_ms})"
             )
-        if self.retention_ms >= 0 and self.local_retention_ms > self.retention_ms:
-            raise InvalidConfigError(
-                f"local.retention.ms: {self.local_retention_ms} exceeds retention.ms "
-                f"{self.retention_ms}"
-            )
-        if self.retention_bytes >= 0 and self.local_retention_bytes > self.retention_bytes:
-            raise InvalidConfigError(
-                f"local.retention.bytes: {self.local_retention_bytes} exceeds retention.bytes "
-                f"{self.retention_bytes}"
-            )
+        if self.remote_storage_enable:  # local retention means nothing on an untiered log
+            validate_local_retention(self, unbounded_ok=True)
 
         if self.remote_storage_enable and self.remote_log_copy_disable:
             # Kafka's validateRetentionConfigsWhenRemoteCopyDisabled: local retention is then

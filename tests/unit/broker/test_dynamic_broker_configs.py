@@ -193,10 +193,10 @@ async def test_refusals_are_kafkas(client: Client, broker: Broker) -> None:
 async def test_a_default_that_would_break_a_topic_is_refused(
     client: Client, broker: Broker
 ) -> None:
-    await create(client, "local", local_retention_ms="5000000")
-    r = await alter(client, "", ("log.retention.ms", SET, "1000"))
+    await create(client, "lagging", min_compaction_lag_ms="5000000")
+    r = await alter(client, "", ("log.cleaner.max.compaction.lag.ms", SET, "1000"))
     assert r["error_code"] == INVALID_REQUEST
-    assert "topic 'local'" in r["error_message"]
+    assert "topic 'lagging'" in r["error_message"]
     assert broker.config.dynamic_default == {}
 
 

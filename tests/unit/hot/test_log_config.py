@@ -78,10 +78,16 @@ def test_bad_values_name_the_key(key: str, value: str) -> None:
 
 
 def test_local_retention_cannot_exceed_total() -> None:
+    """On a tiered topic only, as Kafka (an untiered log never reads local retention)."""
+    tiered = {"remote.storage.enable": "true"}
     with pytest.raises(InvalidConfigError, match=r"local\.retention\.ms"):
-        LogConfig.from_properties({"retention.ms": "1000", "local.retention.ms": "2000"})
+        LogConfig.from_properties({**tiered, "retention.ms": "1000", "local.retention.ms": "2000"})
     with pytest.raises(InvalidConfigError, match=r"local\.retention\.bytes"):
-        LogConfig.from_properties({"retention.bytes": "10", "local.retention.bytes": "20"})
+        LogConfig.from_properties(
+            {**tiered, "retention.bytes": "10", "local.retention.bytes": "20"}
+        )
+    untiered = LogConfig.from_properties({"retention.ms": "1000", "local.retention.ms": "2000"})
+    assert untiered.local_retention_ms == 2000
     with pytest.raises(InvalidConfigError, match="unknown"):
         LogConfig().value("nope")
 
