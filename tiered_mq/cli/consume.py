@@ -2,8 +2,10 @@
 
 Where reading starts:
 
-- ``--group G`` alone: join group G (subscribe); a partition with a committed offset resumes
-  there, one without starts at the log end (``--from-beginning``: at the log start offset).
+- ``--group G`` alone: join group G (subscribe, once the topic's metadata says it exists: a
+  broker that cannot be reached is an error, as without a group); a partition with a
+  committed offset resumes there, one without starts at the log end (``--from-beginning``: at
+  the log start offset).
 - no group, or ``--partition``/``--offset``/``--timestamp``: read the chosen partitions
   (all by default) from the log end, the log start offset (``--from-beginning`` or
   ``--offset earliest``), offset N (``--offset N``; ``--offset latest``: the log end) or the
@@ -200,7 +202,9 @@ def command(
                 consumer.assign(
                     start_offsets(consumer, topic, partitions, from_beginning, offset, timestamp)
                 )
-            else:
+            else:  # the topic's metadata first: an unreachable broker or unknown topic is an
+                # error now, not a group join that waits out --idle-timeout and exits 0
+                consumer.partitions_for(topic)
                 consumer.subscribe([topic])
         except KeyboardInterrupt:
             interrupted.set()
