@@ -1,5 +1,10 @@
 """Produce (0), served for v3-8 (v0-2 answer UNSUPPORTED_VERSION per partition).
 
+A topic-partition named more than once in a request is appended once, with the records of its
+last mention, and answered once (Kafka's KafkaApis collects the request into a map from
+TopicPartition to records, so a later entry replaces an earlier one): a client that repeated a
+partition by mistake does not get its records written twice.
+
 Per partition, in request order: batch-level validation (exactly one batch, CRC-32C,
 magic, base offset 0, size against ``max.message.bytes``, codec, a record count matching the
 offset range, the first record's start; zstd needs v7+). The hot path does per-batch work
@@ -250,6 +255,18 @@ async def _append(
     }
 
 
+def _by_partition(topic_data: list[dict[str, Any]]) -> dict[str, dict[int, Any]]:
+    """Topic -> partition index -> records, in the order of first mention; a topic-partition
+    named again takes the records of its last mention (Kafka's map from TopicPartition to
+    records). Per partition, never per record."""
+    merged: dict[str, dict[int, Any]] = {}
+    for topic in topic_data:
+        parts = merged.setdefault(topic["name"], {})
+        for pd in topic["partition_data"]:
+            parts[pd["index"]] = pd["records"]
+    return merged
+
+
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any] | None:
     acks = request["acks"]
     txn_id = request.get("transactional_id")
@@ -262,18 +279,16 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id
     ):
         fixed_error = (TransactionalIdAuthorizationFailedError.errno, f"transactional id {txn_id}")
-    responses = []
-    for topic in request["topic_data"]:
-        name = topic["name"]
+    responses: list[dict[str, Any]] = []
+    for name, partitions in _by_partition(request["topic_data"]).items():
         parts = []
-        for pd in topic["partition_data"]:
-            index = pd["index"]
+        for index, records in partitions.items():
             if fixed_error is not None:
                 parts.append(_error(index, *fixed_error))
                 continue
             try:
                 tp = TopicPartition(name, index)
-                parts.append(await _append(ctx, tp, pd["records"], acks, txn_id))
+                parts.append(await _append(ctx, tp, records, acks, txn_id))
             except Exception as e:
                 errors = e.record_errors if isinstance(e, KafkaError) else ()
                 parts.append(_error(index, error_code(e), error_message(e), errors))
