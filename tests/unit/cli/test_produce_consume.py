@@ -38,6 +38,7 @@ class FakeProducer:
         self.sent: list[tuple[str, Any, Any, dict[str, Any]]] = []
         self.flushes = 0
         self.fail = False
+        self.delivered = 0
         FakeProducer.last = self
 
     def send(self, topic: str, value: Any, key: Any = None, **kw: Any) -> None:
