@@ -228,17 +228,20 @@ def _read_local(
     entry["last_stable_offset"] = lso
     entry["log_start_offset"] = log_start
     limit = min(req["partition_max_bytes"], budget)
-    if limit <= 0 and not min_one:
-        return 0
     offset = req["fetch_offset"]
-    max_offset = lso if read_committed else hwm
-    sequential = fill > limit
-    if tiered and log_start <= offset < partition.log.local_log_start_offset:
-        return _Cold(partition, offset, limit, max_offset, sequential)
-    if offset < log_start or offset > partition.log_end_offset:
+    cold = tiered and log_start <= offset < partition.log.local_log_start_offset
+    # the offset is checked whatever the limits (Kafka's LocalLog.read checks it first): a
+    # partition after a full response, or with partition_max_bytes 0, still gets its error
+    if not cold and (offset < log_start or offset > partition.log_end_offset):
         raise OffsetOutOfRangeError(
             f"fetch offset {offset} outside [{log_start}, {partition.log_end_offset}] of {tp}"
         )
+    if limit <= 0 and not min_one:
+        return 0
+    max_offset = lso if read_committed else hwm
+    sequential = fill > limit
+    if cold:
+        return _Cold(partition, offset, limit, max_offset, sequential)
     if offset >= max_offset:  # nothing to read yet: a consumer at the end of the log
         return 0
     if sequential:
