@@ -1,4 +1,4 @@
-"""``tiered-mq topics``: create, list, describe, delete, alter-config.
+"""``tiered-mq topics``: create, list, describe, delete, alter, alter-config.
 
 ``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
 latest = log end offset) and the topic configs that are not defaults (``--all-configs``
@@ -6,9 +6,18 @@ for every one; a partition without a leader, offline, shows leader ``none`` and 
 offsets, as kafka-topics.sh shows ``Leader: none``); ``alter-config`` sets and reverts topic
 configs (both are also ``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL
 listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
+
+``alter NAME --partitions N`` adds partitions up to N (CreatePartitions; Kafka refuses N not
+above the current count: INVALID_PARTITIONS), as ``kafka-topics.sh --alter --partitions``.
+As kafka-topics.sh's ``--if-not-exists`` and ``--if-exists``, ``create --if-not-exists`` of a
+topic that exists and ``describe``/``delete``/``alter``/``alter-config --if-exists`` of one that
+does not do nothing and exit 0 (a note on stderr says so).
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import click
 
@@ -21,6 +30,25 @@ from tiered_mq.cli._common import (
 )
 from tiered_mq.cli.configs import alter_topic, parse_changes, render_configs
 from tiered_mq.client.admin import TopicDescription
+from tiered_mq.client.errors import ClientError
+
+UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
+
+if_exists_option = click.option(
+    "--if-exists", is_flag=True, help="Do nothing (exit 0) if the topic does not exist."
+)
+
+
+@contextlib.contextmanager
+def _unless(condition: bool, error: str, note: str) -> Iterator[None]:
+    """With ``condition``, Kafka error ``error`` from the block becomes ``note`` on stderr and
+    the command goes on (to its end: exit status 0)."""
+    try:
+        yield
+    except ClientError as err:
+        if not condition or err.name != error:
+            raise
+        click.echo(note, err=True)
 
 
 @click.group("topics")
@@ -35,6 +63,9 @@ def command() -> None:
     "-r", "--replication-factor", default=1, show_default=True, type=click.IntRange(min=1)
 )
 @click.option("-c", "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Topic config.")
+@click.option(
+    "--if-not-exists", is_flag=True, help="Do nothing (exit 0) if the topic already exists."
+)
 @admin_options
 @reports_errors
 def create(
@@ -42,6 +73,7 @@ def create(
     partitions: int,
     replication_factor: int,
     configs: tuple[str, ...],
+    if_not_exists: bool,
     bootstrap: str,
     properties: tuple[str, ...],
     timeout: float,
@@ -49,11 +81,12 @@ def create(
     """Create topic NAME."""
     config = parse_kv(configs, "--config")
     admin = admin_client(bootstrap, timeout, properties)
-    admin.create_topic(name, partitions, replication_factor, config)
-    noun = "partition" if partitions == 1 else "partitions"
-    click.echo(
-        f"Created topic {name} ({partitions} {noun}, replication factor {replication_factor})."
-    )
+    with _unless(if_not_exists, "TOPIC_ALREADY_EXISTS", f"Topic {name} already exists."):
+        admin.create_topic(name, partitions, replication_factor, config)
+        noun = "partition" if partitions == 1 else "partitions"
+        click.echo(
+            f"Created topic {name} ({partitions} {noun}, replication factor {replication_factor})."
+        )
 
 
 @command.command("list")
@@ -96,36 +129,75 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
 @command.command("describe")
 @click.argument("name")
 @click.option("--all-configs", is_flag=True, help="Show default configs too.")
+@if_exists_option
 @admin_options
 @reports_errors
 def describe(
-    name: str, all_configs: bool, bootstrap: str, properties: tuple[str, ...], timeout: float
+    name: str,
+    all_configs: bool,
+    if_exists: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
 ) -> None:
     """Partitions, leaders, offsets and configs of topic NAME."""
-    desc = admin_client(bootstrap, timeout, properties).describe_topic(name)
-    click.echo(render_description(desc, all_configs))
+    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+        desc = admin_client(bootstrap, timeout, properties).describe_topic(name)
+        click.echo(render_description(desc, all_configs))
 
 
 @command.command("delete")
 @click.argument("name")
+@if_exists_option
 @admin_options
 @reports_errors
-def delete(name: str, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
+def delete(
+    name: str, if_exists: bool, bootstrap: str, properties: tuple[str, ...], timeout: float
+) -> None:
     """Delete topic NAME (and, on tiered-mq, its objects in the bucket)."""
-    admin_client(bootstrap, timeout, properties).delete_topic(name)
-    click.echo(f"Deleted topic {name}.")
+    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+        admin_client(bootstrap, timeout, properties).delete_topic(name)
+        click.echo(f"Deleted topic {name}.")
+
+
+@command.command("alter")
+@click.argument("name")
+@click.option(
+    "-p",
+    "--partitions",
+    required=True,
+    type=click.IntRange(min=1),
+    help="The new partition count (only more partitions: Kafka cannot remove any).",
+)
+@if_exists_option
+@admin_options
+@reports_errors
+def alter(
+    name: str,
+    partitions: int,
+    if_exists: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
+) -> None:
+    """Add partitions to topic NAME (kafka-topics.sh --alter --partitions)."""
+    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+        admin_client(bootstrap, timeout, properties).create_partitions(name, partitions)
+        click.echo(f"Topic {name} now has {partitions} partitions.")
 
 
 @command.command("alter-config")
 @click.argument("name")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config to set.")
 @click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Config to revert.")
+@if_exists_option
 @admin_options
 @reports_errors
 def alter_config(
     name: str,
     sets: tuple[str, ...],
     deletes: tuple[str, ...],
+    if_exists: bool,
     bootstrap: str,
     properties: tuple[str, ...],
     timeout: float,
@@ -133,4 +205,5 @@ def alter_config(
     """Set or revert configs of topic NAME, leaving the others as they are."""
     to_set = parse_changes(sets, deletes)
     admin = admin_client(bootstrap, timeout, properties)
-    click.echo(alter_topic(admin, name, to_set, deletes))
+    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+        click.echo(alter_topic(admin, name, to_set, deletes))

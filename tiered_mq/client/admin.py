@@ -90,6 +90,13 @@ class Admin(ConfigAdmin, GroupAdmin):
         futures = self._admin.create_topics([new], request_timeout=self._timeout)
         self._result(futures[name], f"create topic {name}")
 
+    def create_partitions(self, name: str, total: int) -> None:
+        """Grows topic ``name`` to ``total`` partitions (CreatePartitions); Kafka refuses a
+        count that is not larger than the current one (INVALID_PARTITIONS)."""
+        new = ck_admin.NewPartitions(name, total)
+        futures = self._admin.create_partitions([new], request_timeout=self._timeout)
+        self._result(futures[name], f"create partitions of {name}")
+
     def delete_topic(self, name: str) -> None:
         futures = self._admin.delete_topics([name], request_timeout=self._timeout)
         self._result(futures[name], f"delete topic {name}")
