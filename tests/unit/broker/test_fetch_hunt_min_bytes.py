@@ -48,3 +48,19 @@ async def test_a_backlog_meets_min_bytes_at_once(client: Client) -> None:
     # the rest of the log (its last 1 MB) is short of min_bytes: the fetch waits, then answers it
     took, end = await _timed(client, _fetch(offset, MIB, MIB))
     assert took >= WAIT_MS / 1000 - 0.1 and end == 3000
+
+
+async def test_a_batch_larger_than_a_later_partitions_limit_meets_min_bytes(
+    client: Client,
+) -> None:
+    for topic, values in (("small", [b"x"]), ("t", [b"y" * 1000] * 200)):  # 1 record; 200 KB
+        await create(client, topic)
+        await client.call(PRODUCE, 8, produce_body(topic, batch(values)))
+    body = _fetch(0, 50_000, MIB)
+    small = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": MIB}
+    body["topics"].insert(0, {"topic": "small", "partitions": [small]})
+    body["topics"][1]["partitions"][0]["partition_max_bytes"] = 100_000
+    start = time.monotonic()  # Kafka counts t's 200 KB batch up to its 100 KB limit: answered
+    r = await client.call(FETCH, 11, body)
+    assert time.monotonic() - start < 1.0
+    assert [bool(t["partitions"][0]["records"]) for t in r["responses"]] == [True, False]

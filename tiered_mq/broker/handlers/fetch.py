@@ -247,14 +247,16 @@ def _read_local(
     if sequential:
         limit = min(fill, budget)  # one partition, read sequentially: fill up to ``fill``
     info = partition.read(offset, max(limit, 0), max_offset, min_one)
-    if info is None or not info.regions:
+    if info is None:
+        return 0
+    size = int(info.size)
+    if info.more and size < limit:  # also a first batch larger than the limit, not sent
+        reads.unsent += limit - size
+    if not info.regions:
         return 0
     entry["records"] = list(info.regions)
     if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
         entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
-    size = int(info.size)
-    if info.more and size < limit:
-        reads.unsent += limit - size
     return size
 
 
