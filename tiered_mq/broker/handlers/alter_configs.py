@@ -2,12 +2,14 @@
 non-incremental semantics: keys not listed return to the level below).
 
 A topic's overrides are validated through ``LogConfig.from_properties`` (INVALID_CONFIG naming
-the key). A broker resource (empty name: the cluster-wide default; else this broker's id)
-replaces that level's dynamic broker configs (broker/dynamic_config.py), with ALTER_CONFIGS on
-the cluster. A key listed twice, a null value or a resource named twice is INVALID_REQUEST and
-nothing of that resource changes (Kafka's preprocess, ``_common.check_config_shape``).
-BROKER_LOGGER resources (8) are INVALID_REQUEST "Unknown resource type 8": log levels change
-through IncrementalAlterConfigs only (KIP-412), as Kafka's ConfigAdminManager answers."""
+the key); a topic name that is not a legal one ("", too long, other characters) answers
+INVALID_TOPIC_EXCEPTION, as DescribeConfigs and Kafka's Topic.validate do. A broker resource
+(empty name: the cluster-wide default; else this broker's id) replaces that level's dynamic
+broker configs (broker/dynamic_config.py), with ALTER_CONFIGS on the cluster. A key listed
+twice, a null value or a resource named twice is INVALID_REQUEST and nothing of that resource
+changes (Kafka's preprocess, ``_common.check_config_shape``). BROKER_LOGGER resources (8) are
+INVALID_REQUEST "Unknown resource type 8": log levels change through IncrementalAlterConfigs
+only (KIP-412), as Kafka's ConfigAdminManager answers."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from tiered_mq.broker.handlers._common import (
     require_cluster,
     require_topic,
 )
+from tiered_mq.broker.topic_names import validate_topic_name
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS
@@ -33,6 +36,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
 
     async def alter_topic(name: str, entries: list[dict[str, Any]]) -> None:
         require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
+        validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
         configs = {c["name"]: c["value"] for c in entries}
         await registry.set_configs(name, configs, validate_only)
 

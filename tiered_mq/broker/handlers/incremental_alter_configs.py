@@ -8,7 +8,8 @@ Kafka's default).
 
 Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
 in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
-named twice in the request is INVALID_REQUEST, and nothing of that resource is applied.
+named twice in the request is INVALID_REQUEST, and nothing of that resource is applied. A topic
+name that is not a legal one answers INVALID_TOPIC_EXCEPTION (Kafka's Topic.validate).
 
 A BROKER_LOGGER resource (8, named by this broker's id) sets log levels (broker/broker_loggers.py,
 Kafka's RuntimeLoggerManager): ALTER_CONFIGS on the cluster, then every operation checked, then
@@ -29,6 +30,7 @@ from tiered_mq.broker.handlers._common import (
     require_cluster,
     require_topic,
 )
+from tiered_mq.broker.topic_names import validate_topic_name
 from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
 from tiered_mq.hot.log_config import DEFAULTS, config_type
 from tiered_mq.protocol.api_versions import ApiKey
@@ -78,6 +80,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
 
     async def alter_topic(name: str, entries: list[dict[str, Any]]) -> None:
         require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
+        validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
         meta = registry.get_topic(name)
         if meta is None:
             raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
