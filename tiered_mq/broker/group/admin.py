@@ -10,7 +10,8 @@ Removal, in three ways, each appending tombstones to ``__consumer_offsets`` thro
 delete only once they are on the log):
 
 - DeleteGroups (:meth:`GroupAdmin.delete_group`): only an Empty group; it becomes Dead and is
-  forgotten at once, then its offsets and metadata are tombstoned. A failed append answers
+  forgotten at once, then its offsets (pending transactional ones too, which the transaction's
+  COMMIT then does not bring back: offsets.py) and metadata are tombstoned. A failed append answers
   COORDINATOR_NOT_AVAILABLE; the group stays forgotten but its offsets stay cached, and its
   records bring it back at the next start, as after a crash before the append.
 - OffsetDelete (:meth:`GroupAdmin.delete_offsets`, Kafka's handleDeleteOffsets): an Empty

@@ -42,8 +42,12 @@ tombstones (offset key, null value) on the group's partition, and only then does
 the offsets. :meth:`delete_offsets` and :meth:`delete_group` keep an offset that a commit
 appended after the tombstones has put in the cache meanwhile (the log's order decides, as on
 reload). A tombstone is durable once appended, so an acknowledged deletion does not come back
-after a restart; a crash before the append leaves the offsets in place. Pending transactional
-offsets are not touched: their transaction's marker settles them, now and on reload alike.
+after a restart; a crash before the append leaves the offsets in place. A tombstone also drops
+the pending transactional offsets of its partition appended before it (txn_offsets.py), on the
+live path and on reload, as Kafka's OffsetMetadataManager replays one; DeleteGroups tombstones
+the partitions that only have a pending offset too (Kafka's deleteAllOffsets), so the
+transaction's COMMIT brings none of the deleted group's offsets back. Expiration skips a
+partition with a pending transactional offset (Kafka: not expired yet).
 """
 
 from __future__ import annotations
@@ -160,6 +164,7 @@ class OffsetManager:
                         self.pending.add(pid, key.group, {tp: offset}, position)
                 elif value is None:
                     self._delete(key.group, tp)
+                    self.pending.discard(key.group, (tp,), position)
                 else:
                     self._set(key.group, tp, fmt.decode_offset_value(value), position)
             elif value is None:
@@ -329,17 +334,22 @@ class OffsetManager:
         deleted = [tp for tp in dict.fromkeys(partitions) if tp in committed]
         position = await self._append(group_id, self._tombstones(group_id, deleted), now_ms)
         self._drop_before(group_id, deleted, position)
+        if position >= 0:
+            self.pending.discard(group_id, deleted, position)
         return deleted
 
     async def delete_group(self, group_id: str, now_ms: int) -> None:
-        """Tombstone every offset and the group metadata of ``group_id``, then drop the
-        offsets from the cache; one a commit appended after the tombstones (the group created
-        again meanwhile) stays, as on reload."""
+        """Tombstone every offset, pending transactional ones included, and the group metadata
+        of ``group_id``, then drop them from the cache and the pending offsets; one a commit
+        appended after the tombstones (the group created again meanwhile) stays, as on
+        reload."""
         doomed = list(self._offsets.get(group_id, {}))
+        doomed += sorted(self.pending.unstable(group_id).difference(doomed))
         records = self._tombstones(group_id, doomed)
         records.append((fmt.encode_group_key(fmt.GroupKey(group_id)), None))
         position = await self._append(group_id, records, now_ms)
         self._drop_before(group_id, doomed, position)
+        self.pending.discard(group_id, doomed, position)
         self.loaded_groups.pop(group_id, None)
 
     async def expire_offsets(
@@ -357,10 +367,12 @@ class OffsetManager:
             if rule is None:
                 continue
             committed = self._offsets[group_id]
+            pending = self.pending.unstable(group_id)
             expired = [
                 tp
                 for tp, v in committed.items()
                 if tp.topic not in rule.kept_topics
+                and tp not in pending
                 and (
                     now_ms >= v.expire_timestamp
                     if v.expire_timestamp >= 0

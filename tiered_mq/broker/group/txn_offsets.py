@@ -13,7 +13,11 @@ Each held offset remembers the base offset of the batch that stored it (its *pos
 committed transactional offset replaces the group's cached offset only if the cached one was
 appended earlier (Kafka's ``olderThan``), so a plain OffsetCommit appended after the
 TxnOffsetCommit wins, on the live path and on reload alike. A later TxnOffsetCommit of the same
-partition by the same producer replaces the earlier one.
+partition by the same producer replaces the earlier one. A plain (non-transactional) tombstone
+of a partition, appended by DeleteGroups, OffsetDelete or expiration, drops every producer's
+pending offset of it appended before the tombstone (:meth:`PendingTxnOffsets.discard`, Kafka's
+OffsetMetadataManager): the transaction's later COMMIT then materializes nothing there, live
+and on reload alike, so a deleted group's offsets do not reappear.
 
 Loading replays the same rules (offsets.py): transactional offset records are added here, a
 marker completes the producer's pending offsets, and whatever is still pending at the end of
@@ -26,7 +30,7 @@ Not thread-safe: used on the broker's event loop only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from tiered_mq.broker.group import log_format as fmt
@@ -65,6 +69,24 @@ class PendingTxnOffsets:
         groups = self.pending.get(producer_id)
         if groups is not None and group_id in groups:
             groups[group_id].pop(tp, None)
+
+    def discard(self, group_id: str, partitions: Iterable[TopicPartition], before: int) -> None:
+        """A plain tombstone of ``group_id``'s ``partitions`` appended at ``before`` (DeleteGroups,
+        OffsetDelete, on the live path and on reload): every producer's pending offset of those
+        partitions appended earlier goes (Kafka's OffsetMetadataManager.replay of a tombstone),
+        so no COMMIT marker brings it back. One appended after the tombstone stays."""
+        doomed = frozenset(partitions)
+        for producer_id, groups in list(self.pending.items()):
+            held = groups.get(group_id)
+            if not held:
+                continue
+            for tp in doomed.intersection(held):
+                if held[tp].position < before:
+                    del held[tp]
+            if not held:
+                del groups[group_id]
+            if not groups:
+                del self.pending[producer_id]
 
     def groups(self) -> set[str]:
         """Groups with a pending offset (of any producer)."""
