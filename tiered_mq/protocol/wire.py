@@ -21,6 +21,7 @@ import struct
 from typing import Final
 
 from tiered_mq.errors import InvalidRequestError
+from tiered_mq.record.varint import encode_unsigned_varint
 
 I8: Final = struct.Struct(">b")
 I16: Final = struct.Struct(">h")
@@ -63,12 +64,7 @@ def uvarint(value: int) -> bytes:
         raise ValueError(f"uvarint of negative value {value}")
     if value < 0x80:
         return bytes((value,))
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return encode_unsigned_varint(value)
 
 
 def read_length(buf: memoryview, pos: int, compact: bool, wide: bool) -> tuple[int, int]:

@@ -25,7 +25,10 @@ def zigzag_decode(value: int) -> int:
     return (value >> 1) ^ -(value & 1)
 
 
-def _unsigned_varint(value: int) -> bytes:
+def encode_unsigned_varint(value: int) -> bytes:
+    """Kafka's unsigned varint (``ByteUtils.writeUnsignedVarint``) of ``value >= 0``: base-128
+    groups, least significant first, the high bit set on every byte but the last. The caller
+    checks the sign (a negative value raises ValueError from ``bytearray.append``)."""
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -36,7 +39,7 @@ def _unsigned_varint(value: int) -> bytes:
 
 # Encoded forms of the first 2**14 zigzag values (one or two bytes): the common lengths and deltas.
 ZIGZAG: Final = [(z >> 1) ^ -(z & 1) for z in range(1 << 14)]
-_SMALL_VARINTS: Final = [_unsigned_varint(z) for z in range(1 << 14)]
+_SMALL_VARINTS: Final = [encode_unsigned_varint(z) for z in range(1 << 14)]
 
 
 def encode_varint(value: int) -> bytes:
@@ -44,7 +47,7 @@ def encode_varint(value: int) -> bytes:
     z = (value << 1) ^ (value >> 63)
     if z < 16384:
         return _SMALL_VARINTS[z]
-    return _unsigned_varint(z)
+    return encode_unsigned_varint(z)
 
 
 def size_of_varint(value: int) -> int:
