@@ -9,8 +9,10 @@ The entity is one of ``--broker N`` (``--entity-name N``), ``--broker-default``
 (``--all-configs`` for every one); the source is DescribeConfigs': DYNAMIC_BROKER_CONFIG (set on
 this broker at runtime), DYNAMIC_DEFAULT_BROKER_CONFIG (set as the cluster-wide default),
 STATIC_BROKER_CONFIG (the broker's ``--config``), DEFAULT_CONFIG, and for topics
-DYNAMIC_TOPIC_CONFIG. ``--synonyms`` adds, for broker configs, the levels a value falls back to,
-most specific first, as kafka-configs.sh prints them (``SOURCE:name=value, ...``). A sensitive
+DYNAMIC_TOPIC_CONFIG. ``--synonyms`` adds the levels a value falls back to, most specific first,
+as kafka-configs.sh prints them (``SOURCE:name=value, ...``; a topic's go on to the broker
+configs it defaults to: ``DYNAMIC_TOPIC_CONFIG:retention.ms=-1,
+DEFAULT_CONFIG:log.retention.hours=168``). A sensitive
 value shows as ``*****``. kafka-configs.sh shows only the configs set at the entity's own level
 unless ``--all``; the SOURCE column tells those apart here.
 
@@ -157,7 +159,7 @@ def command() -> None:
 @command.command("describe")
 @entity_options
 @click.option("--all-configs", "--all", "all_configs", is_flag=True, help="Defaults too.")
-@click.option("--synonyms", is_flag=True, help="Add the levels each broker config falls back to.")
+@click.option("--synonyms", is_flag=True, help="Add the levels each config falls back to.")
 @admin_options
 @reports_errors
 def describe(
@@ -174,7 +176,8 @@ def describe(
     entity = chosen(broker, broker_default, topic)
     admin = admin_client(bootstrap, timeout, properties)
     if entity.topic is not None:
-        configs = admin.describe_topic_configs(entity.topic)
+        with_synonyms = {"synonyms": True} if synonyms else {}
+        configs = admin.describe_topic_configs(entity.topic, **with_synonyms)
     else:
         configs = admin.describe_broker_configs(entity.broker)
     click.echo(entity.heading)

@@ -31,7 +31,8 @@ from tiered_mq.client.connection import BrokerConnection, ConnectionSettings, op
 from tiered_mq.client.errors import ClientError
 from tiered_mq.protocol.api_versions import ApiKey
 
-BROKER: Final = 4  # DescribeConfigs / IncrementalAlterConfigs resource type
+TOPIC: Final = 2  # DescribeConfigs / IncrementalAlterConfigs resource types
+BROKER: Final = 4
 SET, DELETE = 0, 1  # IncrementalAlterConfigs config_operation
 
 
@@ -53,7 +54,7 @@ class ConfigValue:
     is_default: bool
     read_only: bool = False
     sensitive: bool = False
-    synonyms: tuple[ConfigSynonym, ...] = ()  # broker configs only
+    synonyms: tuple[ConfigSynonym, ...] = ()  # when asked for (broker configs: always)
 
 
 SOURCES: Final = {
@@ -100,7 +101,13 @@ def broker_label(broker: int | None) -> str:
 
 class ConfigAdmin(AdminBase):
     # -- topics ------------------------------------------------------------------------
-    def describe_topic_configs(self, name: str) -> dict[str, ConfigValue]:
+    def describe_topic_configs(self, name: str, synonyms: bool = False) -> dict[str, ConfigValue]:
+        """Topic ``name``'s configs; with ``synonyms``, each with the levels it falls back to,
+        most specific first (``retention.ms``, then ``log.retention.ms``, ...,
+        ``log.retention.hours``), asked over a ``BrokerConnection`` as broker configs are:
+        librdkafka keeps one synonym per name, and a broker config name repeats across levels."""
+        if synonyms:
+            return self._topic_configs_with_synonyms(name)
         resource = ck_admin.ConfigResource(ck_admin.ResourceType.TOPIC, name)
         futures = self._admin.describe_configs([resource], request_timeout=self._timeout)
         entries = self._result(futures[resource], f"describe configs of {name}")
@@ -115,6 +122,18 @@ class ConfigAdmin(AdminBase):
             )
             for key, e in sorted(entries.items())
         }
+
+    def _topic_configs_with_synonyms(self, name: str) -> dict[str, ConfigValue]:
+        resource = {"resource_type": TOPIC, "resource_name": name, "configuration_keys": None}
+        body = {"resources": [resource], "include_synonyms": True}
+        with self._broker_connection(None) as conn:
+            answer = conn.request(ApiKey.DESCRIBE_CONFIGS, body)
+        result: dict[str, Any] = answer["results"][0]
+        if result["error_code"]:
+            context = f"describe configs of {name}"
+            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
+        return {c.name: c for c in configs}
 
     def alter_topic_config(
         self, name: str, set_configs: Mapping[str, str], delete: Sequence[str] = ()
