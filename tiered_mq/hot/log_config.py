@@ -10,7 +10,8 @@ Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` (any 
 keep forever; ``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes";
 ``flush.messages`` and ``flush.ms`` default to Long.MAX_VALUE, i.e. leave flushing to the OS.
 Local retention is checked against retention on tiered topics only
-(:func:`validate_local_retention`), as Kafka checks it.
+(:func:`validate_local_retention`), as Kafka checks it. An empty ``cleanup.policy`` is legal, as
+in Kafka: neither delete nor compact (hot/retention.py says what is deleted then).
 
 ``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas``
 (Kafka's replication quotas, set by ``kafka-reassign-partitions --throttle``) are accepted,
@@ -245,9 +246,9 @@ def _parse(key: _Key, raw: str) -> Any:
         return text
     if key.kind == "replicas":
         return _parse_replicas(key, raw)
-    if key.kind == "list":
+    if key.kind == "list":  # cleanup.policy: empty is legal in Kafka (neither delete nor compact)
         items = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
-        if not items or any(p not in key.choices for p in items):
+        if any(p not in key.choices for p in items):
             raise InvalidConfigError(f"{key.name}: {raw!r} not a list of {', '.join(key.choices)}")
         return items
     convert: Callable[[str], float] = int if key.kind == "int" else float

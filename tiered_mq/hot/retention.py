@@ -106,10 +106,13 @@ def retention_limits(
 ) -> tuple[int, int, int | None] | None:
     """``(retention_ms, retention_bytes, upper_bound_offset)`` for :func:`deletable_segments`
     on the local log, or None when nothing may be deleted: (-1, -1, bound) (only the log start
-    offset rule) when ``cleanup.policy`` lacks delete; with ``remote.storage.enable`` (and
-    copies not disabled) the local retention settings and the bound (the first offset not yet
-    uploaded), None while the bound is unknown; else retention.ms/bytes, unbounded."""
-    if not config.delete:
+    offset rule) when ``cleanup.policy`` lacks delete, except for an empty policy on a log whose
+    segments are copied to the remote tier; with ``remote.storage.enable`` (and copies not
+    disabled) the local retention settings and the bound (the first offset not yet uploaded),
+    None while the bound is unknown; else retention.ms/bytes, unbounded. Kafka's
+    ``deleteOldSegments``: an empty policy keeps an untiered log whole, while a tiered one's
+    local copies still go by local retention."""
+    if not config.delete and (config.compact or not config.remote_copy_enabled):
         return -1, -1, upper_bound_offset
     if config.remote_copy_enabled:
         if upper_bound_offset is None:

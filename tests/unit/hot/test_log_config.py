@@ -66,7 +66,7 @@ def test_base_is_overridden_not_reset() -> None:
         ("retention.ms", "-3"),
         ("remote.storage.enable", "yes"),
         ("cleanup.policy", "archive"),
-        ("cleanup.policy", ""),
+        ("cleanup.policy", "delete,archive"),
         ("message.timestamp.type", "createtime"),
         ("min.cleanable.dirty.ratio", "1.5"),
         ("no.such.config", "1"),

@@ -3,7 +3,7 @@
 An internal topic (``__consumer_offsets``, ``__transaction_state``) answers
 INVALID_TOPIC_EXCEPTION, as Kafka's ``ReplicaManager.deleteRecordsOnLocalLog`` ("Cannot delete
 records of internal topic ..."). A partition whose ``cleanup.policy`` lacks ``delete``
-(``compact`` alone) answers POLICY_VIOLATION and keeps its records, as Kafka's
+(``compact`` alone, or an empty policy) answers POLICY_VIOLATION and keeps its records, as Kafka's
 ``Partition.deleteRecordsOnLeader`` ("Records of partition ... can not be deleted due to the
 configured policy"); ``compact,delete`` is accepted. ``offset`` -1 means the high watermark.
 An offset above the high watermark or below 0 answers OFFSET_OUT_OF_RANGE. Segments wholly
