@@ -24,7 +24,12 @@ crash at any step leaves it, or (a torn one) an older one and a longer replay.
 Append path (leader, per batch, never per record): ``validate_records`` (CRC-32C, magic, size,
 codec) -> producer-state check (duplicates answered with their original offsets) ->
 ``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place; RECORD_LIST_TOO_LARGE
-above ``segment.bytes``) -> producer-state update -> high watermark -> waiters woken.
+above ``segment.bytes``) -> producer-state update -> high watermark -> waiters woken. An append
+whose batches are written but whose flush then fails (``flush.messages``/``flush.ms``: fsync or
+checkpoint, KAFKA_STORAGE_ERROR) records them in the producer state and moves the high watermark
+before raising, as Kafka updates its producer state before that flush: the producer's retry is
+answered as a duplicate, never written twice (a COMMIT/ABORT marker likewise ends its
+transaction).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from tiered_mq.record.batch import (
     BatchHeader,
     iter_batches,
     peek_size,
+    read_header,
     validate_batch,
 )
 from tiered_mq.record.control import encode_control_batch
@@ -297,7 +303,16 @@ class Partition:
                         True,
                         append_time,
                     )
-            info = self.log.append_as_leader(records, self.leader_epoch, batches)  # type: ignore[arg-type]
+            end = self.log.log_end_offset
+            try:
+                info = self.log.append_as_leader(records, self.leader_epoch, batches)  # type: ignore[arg-type]
+            except Exception:
+                if self.log.log_end_offset != end:  # written, then its flush failed
+                    for position, _ in batches:  # the headers as written: offsets, append time
+                        written = read_header(records, position)
+                        ps.update(written, written.base_offset)
+                    self.maybe_advance_high_watermark()
+                raise
             offset = info.first_offset
             for _, h in batches:
                 if info.log_append_time_ms >= 0:  # as written: the broker's time (LogAppendTime)
@@ -340,14 +355,28 @@ class Partition:
                 )
             )
             batches = iter_batches(buf, validate=True)
-            info = self.log.append_as_leader(buf, self.leader_epoch, batches)  # type: ignore[arg-type]
-            offset = int(info.first_offset)
-            completed = ps.update(batches[0][1], offset, coordinator_epoch)
-            if completed is not None and not commit:
-                segment_base = self.log.active_segment.base_offset
-                self.txns.record_abort(completed, stable_offset_after(ps, offset), segment_base)
-            self.maybe_advance_high_watermark()
-            return offset
+            offset = self.log.log_end_offset
+            try:
+                self.log.append_as_leader(buf, self.leader_epoch, batches)  # type: ignore[arg-type]
+            except Exception:
+                if self.log.log_end_offset != offset:  # written, then its flush failed
+                    self._marker_appended(batches[0][1], offset, commit, coordinator_epoch)
+                raise
+            self._marker_appended(batches[0][1], offset, commit, coordinator_epoch)
+            return int(offset)
+
+    def _marker_appended(
+        self, header: BatchHeader, offset: int, commit: bool, coordinator_epoch: int
+    ) -> None:
+        """The marker at ``offset`` ends its producer's transaction: producer state, high
+        watermark, then (an ABORT) the aborted transaction, which raises when its
+        ``.txnindex`` write fails (it is in memory already, so reads stay right)."""
+        ps = self.producer_state
+        completed = ps.update(header, offset, coordinator_epoch)
+        self.maybe_advance_high_watermark()
+        if completed is not None and not commit:
+            segment_base = self.log.active_segment.base_offset
+            self.txns.record_abort(completed, stable_offset_after(ps, offset), segment_base)
 
     def last_records_of_active_producers(self) -> dict[int, LastRecord]:
         """Producer id -> :class:`LastRecord` of every producer this partition remembers

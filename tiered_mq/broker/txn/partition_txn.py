@@ -33,6 +33,7 @@ import os
 from functools import partial
 
 from tiered_mq.broker.producer_state import CompletedTxn, ProducerStateManager
+from tiered_mq.errors import KafkaStorageError
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
 from tiered_mq.hot.transaction_index import AbortedTxn, TransactionIndex, collect_aborted
@@ -116,12 +117,18 @@ class PartitionTxns:
         self._known.add((entry.producer_id, entry.last_offset))
 
     def record_abort(self, txn: CompletedTxn, last_stable_offset: int, segment_base: int) -> None:
-        """Note an aborted transaction whose ABORT marker is in segment ``segment_base``."""
+        """Note an aborted transaction whose ABORT marker is in segment ``segment_base``:
+        in memory first, then in its ``.txnindex``, whose write failure (a full disk) is raised
+        with reads already filtering the transaction."""
         if (txn.producer_id, txn.last_offset) in self._known:
             return
         entry = AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
-        TransactionIndex(self.log.dir, segment_base).append(entry)
         self._remember(entry)
+        index = TransactionIndex(self.log.dir, segment_base)
+        try:
+            index.append(entry)
+        except OSError as exc:
+            raise KafkaStorageError(f"{index.path}: {exc}") from exc
 
     def reload_range(self, base_offset: int, end_offset: int) -> None:
         """Replace the entries whose marker is in [base_offset, end_offset) by those of the
