@@ -61,6 +61,24 @@ def retention_victims(
     return victims
 
 
+def update_segment_states(
+    manifest: PartitionManifest,
+    upload_ids: Collection[str],
+    from_state: SegmentState,
+    to_state: SegmentState,
+    now_ms: int,
+) -> None:
+    """Move the entries of ``upload_ids`` that are in ``from_state`` to ``to_state`` at
+    ``now_ms`` (Kafka's RemoteLogSegmentState transitions; DELETE_FINISHED drops the entry).
+
+    An entry in any other state is left alone, so a manifest mutation built on this gives the
+    same result when ManifestWriter applies it again after a lost race. A transition the state
+    machine forbids raises ValueError (``RemoteSegment.with_state``)."""
+    for s in list(manifest.segments):
+        if s.upload_id in upload_ids and s.state == from_state:
+            manifest.upsert(s.with_state(to_state, now_ms))
+
+
 async def delete_remote_segments(
     store: ObjectStore,
     writer: ManifestWriter,
@@ -84,10 +102,9 @@ async def delete_remote_segments(
     new_start = max(v.end_offset for v in victims) + 1 if log_start is None else log_start
 
     def mark_started(m: PartitionManifest) -> None:
-        now = clock()
-        for s in list(m.segments):
-            if s.upload_id in ids and s.state == SegmentState.COPY_FINISHED:
-                m.upsert(s.with_state(SegmentState.DELETE_STARTED, now))
+        update_segment_states(
+            m, ids, SegmentState.COPY_FINISHED, SegmentState.DELETE_STARTED, clock()
+        )
         m.log_start_offset = max(m.log_start_offset, new_start)
 
     await writer.commit(mark_started)
@@ -113,10 +130,9 @@ async def _finish_deletes(
         raise
 
     def mark_finished(m: PartitionManifest) -> None:
-        now = clock()
-        for s in list(m.segments):
-            if s.upload_id in ids and s.state == SegmentState.DELETE_STARTED:
-                m.upsert(s.with_state(SegmentState.DELETE_FINISHED, now))
+        update_segment_states(
+            m, ids, SegmentState.DELETE_STARTED, SegmentState.DELETE_FINISHED, clock()
+        )
 
     await writer.commit(mark_finished)
     metrics.delete_segments.inc(len(doomed))
@@ -140,10 +156,9 @@ async def cleanup_unfinished(
     if abandoned:
 
         def mark_abandoned(m: PartitionManifest) -> None:
-            now = clock()
-            for s in list(m.segments):
-                if s.upload_id in abandoned and s.state == SegmentState.COPY_STARTED:
-                    m.upsert(s.with_state(SegmentState.DELETE_STARTED, now))
+            update_segment_states(
+                m, abandoned, SegmentState.COPY_STARTED, SegmentState.DELETE_STARTED, clock()
+            )
 
         await writer.commit(mark_abandoned)
     pending = {
