@@ -5,7 +5,8 @@ and ``kafka-console-producer.sh`` (LineMessageReader).
 Those names are taken out of ``-X``/``--property`` (``split_properties``); the rest go to
 librdkafka, which has no property of these names. Booleans are ``true`` or ``false`` (any case);
 any other value is a usage error (Kafka reads it as false). Separators are taken as given, with no
-escape processing (as Kafka does: ``$'\\t'`` in bash for a tab).
+escape processing (as Kafka does: ``$'\\t'`` in bash for a tab); the CLI's own
+``--key-separator`` and ``--separator`` take kcat's escapes (``unescape``: ``'\\t'`` is a tab).
 
 Consumer line: ``[TYPE:MS S][partition:offset S][Partition:P S][Offset:O S][headers S][key S]value
 LINE`` where S is ``key.separator`` (``--separator``, a tab), LINE ``line.separator`` (``\\n``),
@@ -24,6 +25,7 @@ null key (and a header without ``:`` a null value), as Kafka does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -61,6 +63,24 @@ READER_PROPERTIES = frozenset(
     }
 )
 """kafka-console-producer.sh's line reader properties."""
+
+
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[tnr0\\])")
+_ESCAPED = {"t": b"\t", "n": b"\n", "r": b"\r", "0": b"\0", "\\": b"\\"}
+
+
+def unescape(text: str) -> bytes:
+    """The bytes of a separator given to the CLI's own ``--key-separator``/``--separator``,
+    with kcat's escapes: ``\\t``, ``\\n``, ``\\r``, ``\\0``, ``\\\\`` and ``\\xNN`` (one byte)
+    (so ``-K '\\t'`` splits at a tab, as kcat's ``-K`` does); any other backslash stays."""
+    out = bytearray()
+    pos = 0
+    for match in _ESCAPE.finditer(text):
+        out += text[pos : match.start()].encode()
+        code = match.group(1)
+        out += bytes([int(code[1:], 16)]) if code[0] == "x" else _ESCAPED[code]
+        pos = match.end()
+    return bytes(out + text[pos:].encode())
 
 
 def split_properties(

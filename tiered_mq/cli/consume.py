@@ -36,7 +36,12 @@ import uuid
 import click
 
 from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors
-from tiered_mq.cli._line_format import FORMATTER_PROPERTIES, LineFormat, split_properties
+from tiered_mq.cli._line_format import (
+    FORMATTER_PROPERTIES,
+    LineFormat,
+    split_properties,
+    unescape,
+)
 from tiered_mq.cli._stdout import discard_stdout, reader_gone
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
@@ -140,7 +145,12 @@ class StartOffset(click.ParamType[int]):
 @click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
 @click.option("--print-timestamp", is_flag=True, help="Print CreateTime:MS (or LogAppendTime:MS).")
 @click.option("--print-headers", is_flag=True, help="Print headers as k1:v1,k2:v2 (NO_HEADERS).")
-@click.option("--separator", default="\t", show_default="tab", help="Field separator.")
+@click.option(
+    "--separator",
+    default="\\t",
+    show_default="tab",
+    help="Field separator (kcat's escapes: '\\t' is a tab).",
+)
 @click.option(
     "-X",
     "--property",
@@ -182,7 +192,7 @@ def command(
         position=print_offset,
         headers=print_headers,
         key=print_key,
-        separator=separator.encode(),
+        separator=unescape(separator),
     ).formatter()
     assign = bool(partitions) or offset is not None or timestamp is not None or group is None
     config = ConsumerConfig(

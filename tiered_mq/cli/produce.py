@@ -44,6 +44,7 @@ from tiered_mq.cli._line_format import (
     LineError,
     LineReader,
     split_properties,
+    unescape,
 )
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError
@@ -139,7 +140,12 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Read lines from this file instead of stdin.",
 )
-@click.option("-K", "--key-separator", default=None, help="Split each line into KEY SEP VALUE.")
+@click.option(
+    "-K",
+    "--key-separator",
+    default=None,
+    help="Split each line into KEY SEP VALUE (kcat's escapes: '\\t' is a tab).",
+)
 @click.option(
     "-z", "--compression", type=click.Choice(COMPRESSIONS), default="none", show_default=True
 )
@@ -204,7 +210,7 @@ def command(
     reader_props, client_props = split_properties(
         parse_pairs(properties, "--property"), READER_PROPERTIES
     )
-    reader = LineReader.of(reader_props, key_separator.encode() if key_separator else None)
+    reader = LineReader.of(reader_props, unescape(key_separator) if key_separator else None)
     extra: dict[str, Any] = {"acks": acks, **client_props}
     config = ProducerConfig(
         bootstrap_servers=bootstrap,
