@@ -61,6 +61,15 @@ def translate_error(bucket: str, key: str, exc: Exception) -> ObjectStoreError:
     return ObjectStoreError(key, f"{type(exc).__name__}: {exc}")
 
 
+def raise_unless_not_found(bucket: str, key: str, exc: Exception) -> None:
+    """Raise ``exc`` as its store error (:func:`translate_error`) unless that error is
+    ObjectNotFoundError (NoSuchKey, 404): for HEAD (the object's absence is the answer, None)
+    and DELETE (already gone is done, as S3's own DELETE of a missing key succeeds)."""
+    error = translate_error(bucket, key, exc)
+    if type(error) is not ObjectNotFoundError:
+        raise error from exc
+
+
 def content_md5(data: bytes) -> str:
     """The Content-MD5 header of a PUT body: the server refuses a body that does not match it
     (BadDigest), so a PUT cut short by a crash is never stored truncated. Needed because
@@ -185,10 +194,8 @@ class S3Store:
         try:
             response = await s3.head_object(Bucket=self.bucket, Key=key)
         except (ClientError, BotoCoreError) as e:
-            error = translate_error(self.bucket, key, e)
-            if type(error) is ObjectNotFoundError:
-                return None
-            raise error from e
+            raise_unless_not_found(self.bucket, key, e)
+            return None
         return ObjectInfo(key, int(response["ContentLength"]), str(response["ETag"]))
 
     async def list(self, prefix: str) -> list[ObjectInfo]:
@@ -207,9 +214,7 @@ class S3Store:
         try:
             await s3.delete_object(Bucket=self.bucket, Key=key)
         except (ClientError, BotoCoreError) as e:
-            error = translate_error(self.bucket, key, e)
-            if type(error) is not ObjectNotFoundError:
-                raise error from e
+            raise_unless_not_found(self.bucket, key, e)
 
     async def delete_many(self, keys: Iterable[str]) -> None:
         # One DELETE per key, a few at a time: DeleteObjects needs Content-MD5, which not every
@@ -280,10 +285,8 @@ class SyncS3Store:
         try:
             response = self._s3.head_object(Bucket=self.bucket, Key=key)
         except (ClientError, BotoCoreError) as e:
-            error = translate_error(self.bucket, key, e)
-            if type(error) is ObjectNotFoundError:
-                return None
-            raise error from e
+            raise_unless_not_found(self.bucket, key, e)
+            return None
         return ObjectInfo(key, int(response["ContentLength"]), str(response["ETag"]))
 
     def list(self, prefix: str) -> list[ObjectInfo]:
@@ -300,9 +303,7 @@ class SyncS3Store:
         try:
             self._s3.delete_object(Bucket=self.bucket, Key=key)
         except (ClientError, BotoCoreError) as e:
-            error = translate_error(self.bucket, key, e)
-            if type(error) is not ObjectNotFoundError:
-                raise error from e
+            raise_unless_not_found(self.bucket, key, e)
 
     def delete_many(self, keys: Iterable[str]) -> None:
         for key in keys:

@@ -112,6 +112,33 @@ async def test_missing_bucket_is_named(moto_s3: MotoS3) -> None:
     await store.close()
 
 
+async def test_head_and_delete_answer_a_missing_key_but_not_a_missing_bucket(
+    moto_s3: MotoS3,
+) -> None:
+    """A missing object is HEAD's None and a DELETE that succeeds; a missing bucket is an
+    error for DELETE (NoSuchBucket), in the asyncio and the sync store. (HEAD's 404 has no
+    body to say which is missing: it answers None for a missing bucket too.)"""
+    options = moto_s3.store_options()
+    bucket = moto_s3.new_bucket()
+    store = open_object_store(f"s3://{bucket}", **options)
+    assert await store.head("never-written") is None
+    await store.delete("never-written")
+    await store.close()
+    sync = open_sync_store(f"s3://{bucket}", **options)
+    assert sync.head("never-written") is None
+    sync.delete("never-written")
+    sync.close()
+
+    store = open_object_store("s3://no-such-bucket-here", **options)
+    with pytest.raises(ObjectStoreError, match="does not exist"):
+        await store.delete("k")
+    await store.close()
+    sync = open_sync_store("s3://no-such-bucket-here", **options)
+    with pytest.raises(ObjectStoreError, match="does not exist"):
+        sync.delete("k")
+    sync.close()
+
+
 def _client_error(code: str, status: int) -> ClientError:
     return ClientError(
         {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
