@@ -151,10 +151,10 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
 )
 @click.option(
     "--acks",
-    type=click.Choice(["0", "1", "all"]),
+    type=click.Choice(["0", "1", "all", "-1"]),
     default="all",
     show_default=True,
-    help="Acknowledgements the leader waits for.",
+    help="Acknowledgements the leader waits for (-1: all, as in Kafka).",
 )
 @click.option(
     "-p", "--partition", type=click.IntRange(min=0), default=None, help="Send every record here."

@@ -45,7 +45,9 @@ def parse_duration(text: str) -> timedelta:
     """ISO 8601 ``PnDTnHnMnS`` (as Java's ``Duration.parse``; each part optional)."""
     match = _DURATION.fullmatch(text.strip())
     if match is None or not any(match.groupdict().values()):
-        raise click.BadParameter(f"expected PnDTnHnMnS, e.g. PT30M or P1DT2H, got {text!r}")
+        raise click.BadParameter(
+            f"expected PnDTnHnMnS, e.g. PT30M or P1DT2H, got {text!r}", param_hint="--by-duration"
+        )
     parts = {k: float(v) for k, v in match.groupdict().items() if v is not None}
     return timedelta(**parts)
 
@@ -56,7 +58,8 @@ def parse_datetime_ms(text: str) -> int:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         raise click.BadParameter(
-            f"expected an ISO 8601 date-time, e.g. 2024-05-01T12:00:00.000, got {text!r}"
+            f"expected an ISO 8601 date-time, e.g. 2024-05-01T12:00:00.000, got {text!r}",
+            param_hint="--to-datetime",
         ) from None
     return (moment.astimezone() - EPOCH) // timedelta(milliseconds=1)
 
