@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tiered_mq.protocol import wire
+from tiered_mq.protocol.fixed_runs import run_struct, wire_runs
 from tiered_mq.protocol.schema import (
     BYTES,
     FIXED_SIZE,
@@ -213,12 +214,13 @@ def _fixed_struct(
     fields: tuple[Field, ...], version: int
 ) -> tuple[tuple[str, ...], struct.Struct, dict[str, Any]] | None:
     """Names, Struct and absent-field defaults of a struct whose wire fields are all fixed-width."""
-    on = [fld for fld in fields if _on_wire(fld, version)]
+    runs = wire_runs(fields, version)
     absent = [fld for fld in fields if not _on_wire(fld, version)]
-    if not on or not all(_is_fixed(fld) for fld in on) or any(f.fresh_default() for f in absent):
+    if len(runs) != 1 or not isinstance(runs[0], tuple) or any(f.fresh_default() for f in absent):
         return None
-    names, st = _group_struct(on)
-    return names, st, {fld.name: fld.default_at(version) for fld in absent}
+    run = runs[0]
+    names = tuple(fld.name for fld in run)
+    return names, run_struct(run), {fld.name: fld.default_at(version) for fld in absent}
 
 
 def _row_maker(names: tuple[str, ...], constant: dict[str, Any]) -> Callable[..., dict[str, Any]]:
@@ -259,15 +261,6 @@ def field_reader(fld: Field, version: int, flex: bool) -> Reader:
     return _struct_reader(t.fields, version, flex)
 
 
-def _group_struct(group: list[Field]) -> tuple[tuple[str, ...], struct.Struct]:
-    codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
-    return tuple(fl.name for fl in group), struct.Struct(">" + codes)
-
-
-def _is_fixed(fld: Field) -> bool:
-    return isinstance(fld.type, Primitive) and fld.type.name in FIXED_SIZE
-
-
 def _on_wire(fld: Field, version: int) -> bool:
     """On the wire outside the tagged section (tagged fields exist only in flexible versions)."""
     return version in fld.versions and fld.tag is None
@@ -276,19 +269,11 @@ def _on_wire(fld: Field, version: int) -> bool:
 def _struct_reader(fields: tuple[Field, ...], version: int, flex: bool) -> Reader:
     # ops: (names, Struct, None) for a run of fixed-width fields, (name, None, reader) otherwise
     ops: list[tuple[Any, Any, Reader | None]] = []
-    group: list[Field] = []
-    for fld in fields:
-        if not _on_wire(fld, version):
-            continue
-        if _is_fixed(fld):
-            group.append(fld)
-            continue
-        if group:
-            ops.append((*_group_struct(group), None))
-            group = []
-        ops.append((fld.name, None, field_reader(fld, version, flex)))
-    if group:
-        ops.append((*_group_struct(group), None))
+    for run in wire_runs(fields, version):
+        if isinstance(run, tuple):
+            ops.append((tuple(fld.name for fld in run), run_struct(run), None))
+        else:
+            ops.append((run.name, None, field_reader(run, version, flex)))
     absent = [fld for fld in fields if not _on_wire(fld, version)]
     constant = {fld.name: fld.default_at(version) for fld in absent if not fld.fresh_default()}
     fresh = [fld for fld in absent if fld.fresh_default()]

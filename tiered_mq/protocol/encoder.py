@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from tiered_mq.protocol import wire
+from tiered_mq.protocol.fixed_runs import run_struct, wire_runs
 from tiered_mq.protocol.schema import (
     FIXED_SIZE,
     RECORDS,
@@ -223,25 +224,12 @@ def _struct_writer(fields: tuple[Field, ...], version: int, flex: bool) -> Write
     # ops: (name, default, writer) for one field; ((name, default) pairs, Struct, None) for a
     # run of fixed-width fields packed at once.
     ops: list[tuple[Any, Any, WriteFn | None]] = []
-    group: list[Field] = []
-
-    def close_group() -> None:
-        codes = "".join(fl.type.code for fl in group if isinstance(fl.type, Primitive))
-        pairs = tuple((fl.name, fl.default_at(version)) for fl in group)
-        ops.append((pairs, struct.Struct(">" + codes), None))
-        group.clear()
-
-    for fld in fields:
-        if version not in fld.versions or fld.tag is not None:
-            continue
-        if isinstance(fld.type, Primitive) and fld.type.name in FIXED_SIZE:
-            group.append(fld)
-            continue
-        if group:
-            close_group()
-        ops.append((fld.name, fld.default_at(version), field_writer(fld, version, flex)))
-    if group:
-        close_group()
+    for run in wire_runs(fields, version):
+        if isinstance(run, tuple):
+            pairs = tuple((fld.name, fld.default_at(version)) for fld in run)
+            ops.append((pairs, run_struct(run), None))
+        else:
+            ops.append((run.name, run.default_at(version), field_writer(run, version, flex)))
     tagged = sorted(
         (fld.tag, fld.name, fld.default_at(version), field_writer(fld, version, flex))
         for fld in fields
