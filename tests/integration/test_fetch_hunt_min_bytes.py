@@ -1,6 +1,6 @@
 """A consumer with ``fetch.min.bytes`` as large as ``max.partition.fetch.bytes`` reads a backlog
 at once, as from Kafka, whose 1 MiB slice of a backlog meets a 1 MiB ``min_bytes``. Whole
-batches stop short of the limit, so every fetch here waited ``fetch.wait.max.ms`` first."""
+batches stop short of the limit, so every fetch here waited ``fetch.wait.max.ms`` (30 s) first."""
 
 from __future__ import annotations
 
@@ -33,14 +33,14 @@ def test_consumer_with_a_large_fetch_min_bytes_reads_a_backlog_at_once(tmp_path:
                 "group.id": "min-bytes",
                 "fetch.min.bytes": MIB,
                 "max.partition.fetch.bytes": MIB,
-                "fetch.wait.max.ms": 10_000,
+                "fetch.wait.max.ms": 30_000,
             }
         )
         try:
             consumer.assign([TopicPartition("backlog", 0, 0)])
             start = time.monotonic()
             offsets: list[int] = []
-            while len(offsets) < RECORDS // 2 and time.monotonic() - start < 30:
+            while len(offsets) < RECORDS // 2 and time.monotonic() - start < 60:
                 message = consumer.poll(0.2)
                 if message is not None and message.error() is None:
                     offsets.append(message.offset())
@@ -48,4 +48,4 @@ def test_consumer_with_a_large_fetch_min_bytes_reads_a_backlog_at_once(tmp_path:
         finally:
             consumer.close()
         assert offsets[: RECORDS // 2] == list(range(RECORDS // 2))
-        assert took < 5, f"the first megabyte took {took:.1f} s"
+        assert took < 15, f"the first 1.5 MB took {took:.1f} s"  # 30 s before the fix
