@@ -140,19 +140,11 @@ class Authorizer:
             for a in self._by_type.get(resource_type, ())
             if a.operation in ops and a.applies_to(principal, host)
         ]
-        denied = {
-            (a.pattern.pattern_type, a.pattern.name)
-            for a in mine
-            if a.permission == AclPermissionType.DENY
-        }
+        denied = _resource_patterns(mine, AclPermissionType.DENY)
         if (PatternType.LITERAL, WILDCARD) in denied:
             return False
         denied_prefixes = [name for kind, name in denied if kind == PatternType.PREFIXED]
-        allowed = {
-            (a.pattern.pattern_type, a.pattern.name)
-            for a in mine
-            if a.permission == AclPermissionType.ALLOW
-        }
+        allowed = _resource_patterns(mine, AclPermissionType.ALLOW)
         if (PatternType.LITERAL, WILDCARD) in allowed:
             return True
         return any(
@@ -197,6 +189,14 @@ class Authorizer:
         self._acls = acls
         self._by_type = _index(acls)
         log.info("ACLs changed: %d bindings", len(acls))
+
+
+def _resource_patterns(
+    acls: list[AclBinding], permission: AclPermissionType
+) -> set[tuple[PatternType, str]]:
+    """The (pattern type, name) of the resource patterns of ``acls`` with ``permission``
+    (Kafka's ``authorizeByResourceType`` gathers its deny and allow patterns so)."""
+    return {(a.pattern.pattern_type, a.pattern.name) for a in acls if a.permission == permission}
 
 
 def _index(acls: list[AclBinding]) -> dict[ResourceType, list[AclBinding]]:
