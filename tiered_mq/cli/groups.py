@@ -1,12 +1,14 @@
-"""``tiered-mq groups``: list consumer groups; describe one with its lag.
+"""``tiered-mq groups``: list consumer groups; describe them with their lag.
 
-``describe`` prints one row per partition the group has committed offsets for or is
-assigned: committed offset, log end offset (the high watermark a consumer can reach) and
-lag = log end offset - committed offset (``-`` when nothing is committed yet, negative when
-the committed offset is past the log end, as ``kafka-consumer-groups.sh`` shows it); the
-total lag adds up the partitions with a committed offset only (``-`` when there are none);
-then the members with their assignments. A group the broker does not know (state DEAD, no
-members, no offsets) is an error (exit status 1).
+``describe`` prints, for each GROUP (or ``--all-groups``), one row per partition the group has
+committed offsets for or is assigned: committed offset, log end offset (the high watermark a
+consumer can reach) and lag = log end offset - committed offset (``-`` when nothing is committed
+yet, negative when the committed offset is past the log end, as ``kafka-consumer-groups.sh``
+shows it); the total lag adds up the partitions with a committed offset only (``-`` when there
+are none); then the members with their assignments. A group the broker does not know (state
+DEAD, no members, no offsets) is an error line on stderr, and the exit status is then 1 (the
+other groups are still described; with ``--all-groups``, one deleted since the listing is
+skipped).
 
 ``delete`` removes groups without active members, with their committed offsets
 (DeleteGroups); each group deleted is named on stdout, each refused one on stderr with
@@ -109,17 +111,38 @@ def render_group(desc: GroupDescription) -> str:
 
 
 @command.command("describe")
-@click.argument("group")
+@click.argument("groups", nargs=-1, metavar="[GROUP]...")
+@click.option("--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...).")
 @admin_options
 @reports_errors
-def describe(group: str, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
-    """Committed offsets, log end offsets, lag and members of GROUP."""
-    desc = admin_client(bootstrap, timeout, properties).describe_group(group)
-    if desc.state == "DEAD" and not desc.members and not desc.offsets:
-        # Kafka's DescribeGroups says DEAD for a group id it does not know; since KIP-1043
-        # kafka-consumer-groups.sh reports GroupIdNotFoundException and exits 1
-        raise click.ClickException(f"GROUP_ID_NOT_FOUND: consumer group {group} does not exist")
-    click.echo(render_group(desc))
+def describe(
+    groups: tuple[str, ...],
+    all_groups: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
+) -> None:
+    """Committed offsets, log end offsets, lag and members of GROUP(s) or --all-groups."""
+    if bool(groups) == all_groups:
+        raise click.UsageError("give GROUP (one or more) or --all-groups")
+    admin = admin_client(bootstrap, timeout, properties)
+    chosen = list(dict.fromkeys(groups)) or [g.group_id for g in admin.list_groups()]
+    if not chosen:
+        click.echo("No consumer groups.")
+    missing = 0
+    for i, group in enumerate(chosen):
+        desc = admin.describe_group(group)
+        if desc.state == "DEAD" and not desc.members and not desc.offsets:
+            # Kafka's DescribeGroups says DEAD for a group id it does not know; since KIP-1043
+            # kafka-consumer-groups.sh reports GroupIdNotFoundException and exits 1
+            if groups:  # --all-groups: one deleted since the listing is no error
+                message = f"Error: GROUP_ID_NOT_FOUND: consumer group {group} does not exist"
+                click.echo(message, err=True)
+                missing += 1
+            continue
+        click.echo(("\n" if i else "") + render_group(desc))
+    if missing:
+        raise click.exceptions.Exit(1)
 
 
 REFUSAL_HINTS = {

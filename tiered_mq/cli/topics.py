@@ -1,8 +1,9 @@
 """``tiered-mq topics``: create, list, describe, delete, alter, alter-config.
 
-``describe`` prints the partitions (leader, replicas, ISR, earliest = log start offset,
-latest = log end offset) and the topic configs that are not defaults (``--all-configs``
-for every one; a partition without a leader, offline, shows leader ``none`` and ``-`` for its
+``describe`` prints, for each topic named (every topic without a name: one deleted meanwhile is
+skipped with a note), the partitions (leader, replicas, ISR, earliest = log start offset, latest =
+log end offset) and the topic configs that are not defaults (``--all-configs`` for every one; a
+partition without a leader, offline, shows leader ``none`` and ``-`` for its
 offsets, as kafka-topics.sh shows ``Leader: none``); ``alter-config`` sets and reverts topic
 configs (both are also ``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL
 listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
@@ -127,23 +128,29 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
 
 
 @command.command("describe")
-@click.argument("name")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--all-configs", is_flag=True, help="Show default configs too.")
+@click.option("--internal", is_flag=True, help="With no NAME: internal topics too.")
 @if_exists_option
 @admin_options
 @reports_errors
 def describe(
-    name: str,
+    names: tuple[str, ...],
     all_configs: bool,
+    internal: bool,
     if_exists: bool,
     bootstrap: str,
     properties: tuple[str, ...],
     timeout: float,
 ) -> None:
-    """Partitions, leaders, offsets and configs of topic NAME."""
-    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
-        desc = admin_client(bootstrap, timeout, properties).describe_topic(name)
-        click.echo(render_description(desc, all_configs))
+    """Partitions, leaders, offsets and configs of topics NAME (none: every topic, as
+    kafka-topics.sh --describe without --topic)."""
+    admin = admin_client(bootstrap, timeout, properties)
+    chosen = list(dict.fromkeys(names)) or admin.list_topics(include_internal=internal)
+    for i, name in enumerate(chosen):
+        with _unless(if_exists or not names, UNKNOWN, f"Topic {name} does not exist."):
+            desc = admin.describe_topic(name)
+            click.echo(("\n" if i else "") + render_description(desc, all_configs))
 
 
 @command.command("delete")
