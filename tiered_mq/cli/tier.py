@@ -12,7 +12,8 @@ S3 options: ``--s3-endpoint`` (MinIO, SeaweedFS), ``--s3-region``, ``--s3-access
 the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, ...).
 
 A partition manifest whose topic id is not its topic.json's belongs to a deleted topic of the
-same name (the bucket's copy was never deleted): ``inspect`` marks it stale, ``status`` leaves
+same name (the bucket's copy was never deleted): ``inspect`` marks it stale (``--json``: a
+``"stale": true`` field in each manifest, false for the others), ``status`` leaves
 it out and ``scrub --delete`` removes it with the objects only it names.
 
 ``status`` reads the manifests from the bucket and lists every partition of each topic.json
@@ -145,6 +146,21 @@ def _config_lines(configs: Mapping[str, str]) -> list[str]:
     return ["  configs:", *(f"    {k:<{width}}  {v}" for k, v in sorted(configs.items()))]
 
 
+def _json_doc(
+    store: SyncObjectStore, prefix: str, topics: Mapping[str, list[PartitionManifest]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``inspect --json``: topic -> its partition manifests, each with ``"stale": true`` when
+    its topic id is not its topic.json's (a deleted topic's, which ``inspect`` marks stale)."""
+    doc = {}
+    for name, manifests in sorted(topics.items()):
+        tm = read_topic_manifest(store, prefix, name)
+        doc[name] = [
+            {**m.to_dict(), "stale": tm is not None and is_foreign(m.topic_id, tm.topic_id)}
+            for m in manifests
+        ]
+    return doc
+
+
 def _run(fn: Callable[[], None]) -> None:
     try:
         fn()
@@ -160,7 +176,12 @@ def command() -> None:
 @command.command("inspect")
 @click.argument("url")
 @click.option("--topic", help="only this topic")
-@click.option("--json", "as_json", is_flag=True, help="print the manifests as JSON")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='print the manifests as JSON ({topic: [manifest + "stale": bool, ...]})',
+)
 @_s3_options
 def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None:
     """Topics, partitions and remote segments (offsets, times, sizes) from the bucket alone."""
@@ -169,11 +190,10 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
     def body() -> None:
         topics = _manifests(store, prefix, topic)
         if as_json:
-            doc = {t: [m.to_dict() for m in ms] for t, ms in sorted(topics.items())}
-            click.echo(json.dumps(doc, indent=1))
+            click.echo(json.dumps(_json_doc(store, prefix, topics), indent=1))
             return
         if not topics:
-            click.echo("no topics")
+            click.echo(f"topic {topic}: nothing in the bucket" if topic else "no topics")
         for name, manifests in sorted(topics.items()):
             tm = read_topic_manifest(store, prefix, name)
             if tm is None:
