@@ -207,7 +207,7 @@ def command(
                 f"Note: group '{group}' has no committed offsets: nothing to reset", err=True
             )
         plans[group] = planned
-    if plans:
+    if any(plans.values()):
         click.echo(render_plans(plans, export, with_group=one_group is None), nl=False)
         if execute:
             for group, plan in plans.items():
@@ -215,7 +215,7 @@ def command(
                     admin.alter_group_offsets(group, plan)
         else:
             click.echo("Dry run: nothing changed; add --execute to commit these offsets.", err=True)
-    elif not refused:
+    elif not refused and not plans:
         click.echo("No consumer groups.", err=True)
     if refused:
         raise click.exceptions.Exit(1)
