@@ -91,3 +91,13 @@ def test_consumer_formatter_properties(shared_broker: BrokerProcess) -> None:
     ]
     r = run(bootstrap, *args, "-X", "print.key=true", "-X", "print.value=false")
     assert r.stdout.splitlines() == ["k1", "null"]
+
+
+def test_header_without_value_is_null_as_kcat_sends_it(shared_broker: BrokerProcess) -> None:
+    """``-H KEY`` alone: a header with a null value, as kcat's ``-H KEY`` (it was refused)."""
+    bootstrap, topic = shared_broker.bootstrap, f"nullhdr-{uuid.uuid4().hex[:8]}"
+    run(bootstrap, "topics", "create", topic)
+    run(bootstrap, "produce", topic, "-H", "solo", "-H", "a=b", "-H", "e=", input=b"v\n")
+    assert kcat_read(bootstrap, topic, 1) == ["(-1)|v(1)|solo=NULL,a=b,e="]
+    r = run(bootstrap, "consume", topic, "--from-beginning", "-n", "1", "--print-headers")
+    assert r.stdout.splitlines() == ["solo:null,a:b,e:\tv"]

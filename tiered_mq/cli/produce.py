@@ -73,6 +73,21 @@ def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, byte
     return key, value
 
 
+def header_list(items: Sequence[str]) -> list[Header]:
+    """``-H`` values: ``KEY=VALUE`` (split at the first ``=``), or ``KEY`` alone for a header
+    with a null value (as kcat's ``-H``); an empty key is a usage error."""
+    headers: list[Header] = []
+    for item in items:
+        if "=" in item:
+            [(key, value)] = parse_pairs([item], "--header")
+            headers.append((key, value.encode()))
+        elif item.strip():
+            headers.append((item.strip(), None))
+        else:
+            raise click.BadParameter("a header needs a key", param_hint="--header")
+    return headers
+
+
 def record_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
     """A record's size as librdkafka compares it with ``message.max.bytes``: key, value, each
     header's name and value with their zigzag-varint lengths, and ``RECORD_OVERHEAD``."""
@@ -164,8 +179,9 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     "--header",
     "headers",
     multiple=True,
-    metavar="KEY=VALUE",
-    help="Header added to every record (repeatable; a key may repeat, as in Kafka).",
+    metavar="KEY[=VALUE]",
+    help="Header added to every record (repeatable; a key may repeat, as in Kafka; KEY alone:"
+    " a null value, as kcat -H).",
 )
 @click.option("--linger-ms", type=float, default=5.0, show_default=True)
 @click.option(
@@ -221,7 +237,7 @@ def command(
         max_block_ms=max_block_ms,
         extra=extra,
     )
-    fixed_headers: list[Header] = [(k, v.encode()) for k, v in parse_pairs(headers, "--header")]
+    fixed_headers = header_list(headers)
     producer = Producer(config)
     stream: IO[bytes]
     bar = None
