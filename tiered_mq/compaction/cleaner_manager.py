@@ -73,6 +73,7 @@ from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
+from tiered_mq.periodic import schedule
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from tiered_mq.topic_partition import TopicPartition
 
@@ -144,7 +145,9 @@ class LogCleaner:
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="log-cleaner")
+        self._task = asyncio.get_running_loop().create_task(
+            schedule("log cleaner sweep", self.clean_once, self.backoff_ms, log), name="log-cleaner"
+        )
 
     async def close(self) -> None:
         if self._task is not None:
@@ -153,16 +156,6 @@ class LogCleaner:
                 await self._task
             self._task = None
         await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown)
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.backoff_ms / 1000)
-            try:
-                await self.clean_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("log cleaner sweep failed")
 
     # work ---------------------------------------------------------------------------------------
     async def clean_once(self) -> int:

@@ -58,6 +58,7 @@ from tiered_mq.broker.group.group import GroupMetadata, GroupState, MemberMetada
 from tiered_mq.broker.group.membership import NONE, Membership, join_error
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import LoopScheduler, ReplicaManagerLike, Scheduler
+from tiered_mq.periodic import schedule
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,13 @@ class GroupCoordinator:
         self.loaded = True
         log.info("group coordinator loaded %d groups", len(self.groups))
         self._expiration_task = asyncio.get_running_loop().create_task(
-            self._offset_expiration_loop(), name="group-offset-expiration"
+            schedule(
+                "offset expiration",
+                self.expire_offsets,
+                self.config.offsets_retention_check_interval_ms,
+                log,
+            ),
+            name="group-offset-expiration",
         )
 
     async def close(self) -> None:
@@ -303,15 +310,6 @@ class GroupCoordinator:
         if not self.loaded:
             return errors.CoordinatorLoadInProgressError.errno, {}
         return NONE, self.offsets.fetch(group_id, partitions)
-
-    async def _offset_expiration_loop(self) -> None:
-        interval = self.config.offsets_retention_check_interval_ms / 1000.0
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.expire_offsets()
-            except Exception:
-                log.exception("offset expiration failed")
 
     async def expire_offsets(self) -> None:
         """Delete expired offsets; Empty groups left without offsets become Dead."""

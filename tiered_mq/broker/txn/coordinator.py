@@ -65,6 +65,7 @@ from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.markers import write_marker
 from tiered_mq.broker.txn.state import TxnMetadata, TxnState
 from tiered_mq.keyed_locks import KeyedLocks
+from tiered_mq.periodic import schedule
 from tiered_mq.record.records import decode_batches, encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
@@ -146,10 +147,19 @@ class TransactionCoordinator:
         self.loaded = True
         log.info("transaction coordinator loaded %d transactional ids", len(self.txns))
         self._expiry = asyncio.get_running_loop().create_task(
-            self._expiry_loop(), name="txn-timeout"
+            schedule(
+                "aborting timed-out transactions", self.abort_expired, self.cleanup_interval_ms, log
+            ),
+            name="txn-timeout",
         )
         self._id_expiration = asyncio.get_running_loop().create_task(
-            self._id_expiration_loop(), name="transactionalId-expiration"
+            schedule(
+                "removing expired transactional ids",
+                self.remove_expired_transactional_ids,
+                self.remove_expired_interval_ms,
+                log,
+            ),
+            name="transactionalId-expiration",
         )
 
     async def _ensure_topic(self) -> None:
@@ -432,14 +442,6 @@ class TransactionCoordinator:
                     aborted.append(txn_id)
         return aborted
 
-    async def _expiry_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.cleanup_interval_ms / 1000.0)
-            try:
-                await self.abort_expired()
-            except Exception:
-                log.exception("aborting timed-out transactions failed")
-
     # -- transactional id expiration ---------------------------------------------------------
 
     def _expired(self, meta: TxnMetadata | None, horizon_ms: int) -> bool:
@@ -497,11 +499,3 @@ class TransactionCoordinator:
             for txn_id in doomed:
                 self.txns.pop(txn_id, None)
             return doomed
-
-    async def _id_expiration_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.remove_expired_interval_ms / 1000.0)
-            try:
-                await self.remove_expired_transactional_ids()
-            except Exception:
-                log.exception("removing expired transactional ids failed")
