@@ -8,6 +8,8 @@ offsets, as kafka-topics.sh shows ``Leader: none``); ``alter-config`` sets and r
 configs (both are also ``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL
 listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
 
+``create`` leaves a partition count or replication factor not given to the broker
+(``num.partitions``, ``default.replication.factor``), as kafka-topics.sh does since Kafka 2.4.
 ``alter NAME --partitions N`` adds partitions up to N (CreatePartitions; Kafka refuses N not
 above the current count: INVALID_PARTITIONS), as ``kafka-topics.sh --alter --partitions``.
 As kafka-topics.sh's ``--if-not-exists`` and ``--if-exists``, ``create --if-not-exists`` of a
@@ -57,11 +59,26 @@ def command() -> None:
     """Create, list, describe, delete and configure topics."""
 
 
+BROKER_DEFAULT = -1
+"""CreateTopics' "the broker's default" for a partition count or replication factor (KIP-464):
+``num.partitions``, ``default.replication.factor``."""
+
+
 @command.command("create")
 @click.argument("name")
-@click.option("-p", "--partitions", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option(
-    "-r", "--replication-factor", default=1, show_default=True, type=click.IntRange(min=1)
+    "-p",
+    "--partitions",
+    default=None,
+    show_default="the broker's num.partitions",
+    type=click.IntRange(min=1),
+)
+@click.option(
+    "-r",
+    "--replication-factor",
+    default=None,
+    show_default="the broker's default.replication.factor",
+    type=click.IntRange(min=1),
 )
 @click.option("-c", "--config", "configs", multiple=True, metavar="KEY=VALUE", help="Topic config.")
 @click.option(
@@ -71,19 +88,25 @@ def command() -> None:
 @reports_errors
 def create(
     name: str,
-    partitions: int,
-    replication_factor: int,
+    partitions: int | None,
+    replication_factor: int | None,
     configs: tuple[str, ...],
     if_not_exists: bool,
     bootstrap: str,
     properties: tuple[str, ...],
     timeout: float,
 ) -> None:
-    """Create topic NAME."""
+    """Create topic NAME (as kafka-topics.sh, the broker's defaults for what is not given)."""
     config = parse_kv(configs, "--config")
     admin = admin_client(bootstrap, timeout, properties)
     with _unless(if_not_exists, "TOPIC_ALREADY_EXISTS", f"Topic {name} already exists."):
-        admin.create_topic(name, partitions, replication_factor, config)
+        admin.create_topic(
+            name, partitions or BROKER_DEFAULT, replication_factor or BROKER_DEFAULT, config
+        )
+        if partitions is None or replication_factor is None:  # what the broker chose
+            desc = admin.describe_topic(name, with_configs=False)
+            partitions = len(desc.partitions)
+            replication_factor = len(desc.partitions[0].replicas) if desc.partitions else 0
         noun = "partition" if partitions == 1 else "partitions"
         click.echo(
             f"Created topic {name} ({partitions} {noun}, replication factor {replication_factor})."

@@ -42,7 +42,7 @@ class FakeAdmin:
     def list_topics(self, include_internal: bool = False) -> list[str]:
         return ["__consumer_offsets", "a", "b"] if include_internal else ["a", "b"]
 
-    def describe_topic(self, name: str) -> TopicDescription:
+    def describe_topic(self, name: str, with_configs: bool = True) -> TopicDescription:
         return TopicDescription(
             name,
             (
@@ -101,7 +101,7 @@ def test_create_passes_everything(runner: CliRunner) -> None:
 
 
 def test_create_says_partition_for_one(runner: CliRunner) -> None:
-    r = runner.invoke(main, ["topics", "create", "t"])
+    r = runner.invoke(main, ["topics", "create", "t", "-p", "1", "-r", "1"])
     assert r.output == "Created topic t (1 partition, replication factor 1).\n"
 
 
