@@ -73,6 +73,7 @@ and would not retry) is answered NOT_LEADER_OR_FOLLOWER, so they refresh metadat
 
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -133,6 +134,18 @@ def _aborted(partition: Any, start: int, end: int) -> list[dict[str, int]]:
         {"producer_id": t.producer_id, "first_offset": t.first_offset}
         for t in partition.aborted_transactions(start, end)
     ]
+
+
+def _upper_bound(info: Any, max_offset: int) -> int:
+    """The end of the offsets a read returned (Kafka's ``fetchUpperBoundOffset``, which bounds
+    the aborted transactions listed): the base offset of the batch right after its regions,
+    read from that batch's header, when the limit stopped it in front of more data; else
+    ``max_offset`` (also when it stopped at a segment's end: a wider list is harmless)."""
+    if not info.more:
+        return max_offset
+    last = info.regions[-1]
+    head = os.pread(last.file.fileno(), 8, last.position + last.length)
+    return int.from_bytes(head, "big") if len(head) == 8 else max_offset
 
 
 async def _cold_aborted(
@@ -256,7 +269,8 @@ def _read_local(
         return 0
     entry["records"] = list(info.regions)
     if read_committed:  # transactions aborted in the range read (broker/txn/partition_txn.py)
-        entry["aborted_transactions"] = _aborted(partition, info.first_offset, max_offset)
+        upper = _upper_bound(info, max_offset)
+        entry["aborted_transactions"] = _aborted(partition, info.first_offset, upper)
     return size
 
 

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import logging
 import os
+from bisect import bisect_left
 from functools import partial
 
 from tiered_mq.broker.producer_state import CompletedTxn, ProducerStateManager
 from tiered_mq.errors import KafkaStorageError
 from tiered_mq.hot.local_log import LocalLog
 from tiered_mq.hot.log_segment import LogSegment
-from tiered_mq.hot.transaction_index import AbortedTxn, TransactionIndex, collect_aborted
+from tiered_mq.hot.transaction_index import AbortedTxn, TransactionIndex
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.control import ControlRecord, ControlType, decode_control_record
 from tiered_mq.record.records import decode_batches
@@ -143,14 +144,39 @@ class PartitionTxns:
         self._known = {(e.producer_id, e.last_offset) for e in self.aborted}
 
     def aborted_between(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping [start_offset, end_offset), by first offset."""
+        """Aborted transactions overlapping [start_offset, end_offset), by first offset.
+
+        ``aborted`` is in marker order (markers are appended, loaded and reloaded in log order),
+        so the search starts at the first marker at or above ``start_offset`` and ends, as
+        Kafka's ``TransactionIndex.collectAbortedTxns``, at the first entry whose last stable
+        offset reaches ``end_offset`` (every transaction begun below it had ended): a fetch
+        costs the entries of its range, not of the whole log."""
         if not self.aborted:
             return []
         floor = self.log.local_log_start_offset
         if self.aborted[0].last_offset < floor:  # segments deleted by (local) retention
             self.aborted = [e for e in self.aborted if e.last_offset >= floor]
             self._known = {(e.producer_id, e.last_offset) for e in self.aborted}
-        return collect_aborted(self.aborted, start_offset, end_offset)
+        out = []
+        for i in range(
+            bisect_left(self.aborted, start_offset, key=_last_offset), len(self.aborted)
+        ):
+            entry = self.aborted[i]
+            if entry.first_offset < end_offset:
+                out.append(entry)
+            if entry.last_stable_offset >= end_offset:
+                break
+        if len(out) > 1:
+            out.sort(key=_first_offset)
+        return out
+
+
+def _last_offset(entry: AbortedTxn) -> int:
+    return entry.last_offset
+
+
+def _first_offset(entry: AbortedTxn) -> int:
+    return entry.first_offset
 
 
 def stable_offset_after(ps: ProducerStateManager, marker_offset: int) -> int:
