@@ -10,23 +10,27 @@ kafka-console-producer's line reader properties (``-X parse.key=true``, ``key.se
 A line whose record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000
 unless ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit,
 the size counted as librdkafka counts it (``record_size``: value, key, headers and a fixed
-``RECORD_OVERHEAD``, so a line of 999,970 bytes is already refused at the default),
-and the run goes on with the next line (as ``kafka-console-producer`` reports a
-RecordTooLargeException for that record alone); such lines make the exit status 1. A line that
-finds the producer's queue full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``,
-60 s) for room, then the run ends with ``_TIMED_OUT`` and exit status 1: a broker that is down
-or unreachable stops a large input in that time, not after librdkafka's ``message.timeout.ms``
-(5 minutes) per queueful. Reading a file shows a progress bar (tqdm, by bytes) when stderr is a
-terminal, none in a log file or a pipe. Ctrl-C stops reading: the records already read are
-still delivered (as ``kafka-console-producer`` does; a second Ctrl-C abandons them at once: exit
-status 1, naming how many). No Ctrl-C ends in a traceback (``_interrupt.py``). At the end, a
-summary line (records, bytes, seconds, records/s) goes to stderr; records the broker did not
-acknowledge make the exit status 1, after a line saying how many of those sent it acknowledged
-(``Produced 10524 of 50000 records to T (39476 not delivered)``) and the broker's error.
+``RECORD_OVERHEAD``, so a line of 999,970 bytes is already refused at the default), and the run
+goes on with the next line (as ``kafka-console-producer`` reports a RecordTooLargeException for
+that record alone); such lines make the exit status 1. A line that finds the producer's queue
+full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s) for room, then the run
+ends with ``_TIMED_OUT`` and exit status 1: a broker that is down or unreachable stops a large
+input in that time, not after librdkafka's ``message.timeout.ms`` (5 minutes) per queueful.
+Reading a file (``--file``, or stdin redirected from a file) shows a progress bar (tqdm, by
+bytes) when stderr is a terminal, none in a log file or a pipe. Ctrl-C stops reading: the
+records already read are still delivered (as ``kafka-console-producer`` does; a second Ctrl-C
+abandons them at once: exit status 1, naming how many). No Ctrl-C ends in a traceback
+(``_interrupt.py``). At the end, a summary line (records, bytes, seconds, records/s) goes to
+stderr; records the broker did not acknowledge make the exit status 1, after a line saying how
+many of those sent it acknowledged (``Produced 10524 of 50000 records to T (39476 not
+delivered)``) and the broker's error.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -138,6 +142,20 @@ def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S)
     )
 
 
+def input_size(stream: IO[bytes]) -> int | None:
+    """Bytes left to read in ``stream`` when it is a regular file (``--file``, or stdin
+    redirected from one: ``produce T < big.txt``), for the progress bar; None for a pipe or a
+    terminal, whose size is unknown."""
+    try:
+        fd = stream.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return max(0, info.st_size - stream.tell())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
 def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     for line in stream:
         if bar is not None:
@@ -193,7 +211,9 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     " (Kafka's max.block.ms).",
 )
 @click.option(
-    "--no-progress", is_flag=True, help="No progress bar when reading a file (on a terminal)."
+    "--no-progress",
+    is_flag=True,
+    help="No progress bar when reading a file (--file or < FILE; on a terminal).",
 )
 @click.option(
     "-X",
@@ -241,18 +261,16 @@ def command(
     producer = Producer(config)
     stream: IO[bytes]
     bar = None
-    if path is not None:
-        stream = path.open("rb")
-        if not no_progress:
-            bar = tqdm(
-                total=path.stat().st_size,
-                unit="B",
-                unit_scale=True,
-                file=sys.stderr,
-                disable=None,  # drawn on a terminal only: no \r frames in a log or a pipe
-            )
-    else:
-        stream = click.get_binary_stream("stdin")
+    stream = path.open("rb") if path is not None else click.get_binary_stream("stdin")
+    size = input_size(stream)
+    if size is not None and not no_progress:
+        bar = tqdm(
+            total=size,
+            unit="B",
+            unit_scale=True,
+            file=sys.stderr,
+            disable=None,  # drawn on a terminal only: no \r frames in a log or a pipe
+        )
     limit = config.to_librdkafka().get("message.max.bytes", LIBRDKAFKA_MESSAGE_MAX_BYTES)
     too_large: list[int] = []  # line numbers of the records refused as above the limit
     count = nbytes = 0
