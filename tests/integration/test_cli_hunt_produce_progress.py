@@ -7,9 +7,9 @@ import fcntl
 import os
 import pty
 import struct
-import termios
 import subprocess
 import sys
+import termios
 import uuid
 from pathlib import Path
 
