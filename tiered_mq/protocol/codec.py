@@ -26,6 +26,7 @@ versions they were told about, so this is a broken or hostile client).
 
 from __future__ import annotations
 
+import functools
 import struct
 from enum import Enum
 from typing import Any, Final
@@ -79,28 +80,20 @@ def _message(table: dict[int, Message], api_key: int, version: int) -> Message:
     return msg
 
 
-_READERS: dict[tuple[int, int, bool], Reader] = {}
-_WRITERS: dict[tuple[int, int, bool], WriteFn] = {}
+# Each (api key, version, request or response) compiles once, at its first use; a version
+# _message refuses raises every time (exceptions are not cached).
 
 
+@functools.cache
 def _reader(api_key: int, version: int, request: bool) -> Reader:
-    key = (api_key, version, request)
-    rd = _READERS.get(key)
-    if rd is None:
-        msg = _message(REQUESTS if request else RESPONSES, api_key, version)
-        rd = decoder.message_reader(msg.fields, version, version in msg.flexible)
-        _READERS[key] = rd
-    return rd
+    msg = _message(REQUESTS if request else RESPONSES, api_key, version)
+    return decoder.message_reader(msg.fields, version, version in msg.flexible)
 
 
+@functools.cache
 def _writer(api_key: int, version: int, request: bool) -> WriteFn:
-    key = (api_key, version, request)
-    wr = _WRITERS.get(key)
-    if wr is None:
-        msg = _message(REQUESTS if request else RESPONSES, api_key, version)
-        wr = encoder.message_writer(msg.fields, version, version in msg.flexible)
-        _WRITERS[key] = wr
-    return wr
+    msg = _message(REQUESTS if request else RESPONSES, api_key, version)
+    return encoder.message_writer(msg.fields, version, version in msg.flexible)
 
 
 def _decode(rd: Reader, buf: memoryview, what: str) -> dict[str, Any]:
