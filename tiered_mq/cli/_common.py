@@ -143,3 +143,26 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
         for row in [list(headers), *cells]
     ]
     return "\n".join(lines)
+
+
+def topic_argument(func: Callable[..., R]) -> Callable[..., R]:
+    """The command's TOPIC, given as an argument or, as Kafka's console tools take it, as
+    ``--topic TOPIC`` (one of the two; both must then name the same topic). The function gets
+    it as ``topic``. Put it right below ``@click.command``: TOPIC stays the first argument."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, topic: str | None, topic_option: str | None, **kwargs: Any) -> R:
+        if topic is not None and topic_option is not None and topic != topic_option:
+            raise click.UsageError(f"two topics given: {topic} and --topic {topic_option}")
+        chosen = topic if topic is not None else topic_option
+        if chosen is None:
+            raise click.UsageError("Missing argument 'TOPIC' (or --topic TOPIC).")
+        return func(*args, topic=chosen, **kwargs)
+
+    with_option = click.option(
+        "--topic",
+        "topic_option",
+        metavar="TOPIC",
+        help="The topic, as kafka-console-*.sh take it (instead of the TOPIC argument).",
+    )(wrapper)
+    return click.argument("topic", required=False)(with_option)

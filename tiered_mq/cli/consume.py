@@ -35,7 +35,7 @@ import uuid
 
 import click
 
-from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors
+from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors, topic_argument
 from tiered_mq.cli._line_format import (
     FORMATTER_PROPERTIES,
     LineFormat,
@@ -101,7 +101,7 @@ class StartOffset(click.ParamType[int]):
 
 
 @click.command("consume")
-@click.argument("topic")
+@topic_argument
 @bootstrap_option
 @click.option("-g", "--group", default=None, help="Consumer group (offsets are committed).")
 @click.option("--from-beginning", is_flag=True, help="Start at the log start offset.")
@@ -141,6 +141,12 @@ class StartOffset(click.ParamType[int]):
     default=None,
     help="Stop after this many seconds without a record (default: wait forever).",
 )
+@click.option(
+    "--timeout-ms",
+    type=click.IntRange(min=0),
+    default=None,
+    help="--idle-timeout in milliseconds, as kafka-console-consumer.sh takes it.",
+)
 @click.option("--print-key", is_flag=True, help="Print the key before the value.")
 @click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
 @click.option("--print-timestamp", is_flag=True, help="Print CreateTime:MS (or LogAppendTime:MS).")
@@ -173,6 +179,7 @@ def command(
     partitions: tuple[int, ...],
     max_messages: int | None,
     idle_timeout: float | None,
+    timeout_ms: int | None,
     print_key: bool,
     print_offset: bool,
     print_timestamp: bool,
@@ -181,6 +188,10 @@ def command(
     properties: tuple[str, ...],
 ) -> None:
     """Print the records of TOPIC, one value a line."""
+    if timeout_ms is not None:
+        if idle_timeout is not None:
+            raise click.UsageError("give --idle-timeout or --timeout-ms, not both")
+        idle_timeout = timeout_ms / 1000
     if sum(x for x in (from_beginning, offset is not None, timestamp is not None)) > 1:
         raise click.UsageError("give at most one of --from-beginning, --offset, --timestamp")
     formatter_props, client_props = split_properties(

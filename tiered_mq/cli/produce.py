@@ -40,7 +40,7 @@ from typing import IO, Any
 import click
 from tqdm import tqdm
 
-from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors
+from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors, topic_argument
 from tiered_mq.cli._interrupt import CtrlC
 from tiered_mq.cli._line_format import (
     READER_PROPERTIES,
@@ -164,7 +164,7 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
 
 
 @click.command("produce")
-@click.argument("topic")
+@topic_argument
 @bootstrap_option
 @click.option(
     "-f",
