@@ -201,7 +201,13 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     help="Header added to every record (repeatable; a key may repeat, as in Kafka; KEY alone:"
     " a null value, as kcat -H).",
 )
-@click.option("--linger-ms", type=float, default=5.0, show_default=True)
+@click.option(
+    "--linger-ms",
+    type=click.FloatRange(min=0, max=900_000),
+    default=5.0,
+    show_default=True,
+    help="How long a batch waits for more records (librdkafka's linger.ms).",
+)
 @click.option(
     "--max-block-ms",
     type=click.IntRange(min=0),

@@ -17,6 +17,7 @@ from tiered_mq.cli import main, produce
         ["consume", "t", "--timestamp", "-2"],
         ["consume", "t", "-t", "-1"],
         ["produce", "t", "--partition", "-1"],
+        ["produce", "t", "--linger-ms", "-5"],
         ["consume", "t", "-X", "print.key=yes"],
         ["produce", "t", "-X", "parse.key=1"],
     ],
