@@ -26,7 +26,7 @@ null key (and a header without ``:`` a null value), as Kafka does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import click
@@ -206,6 +206,9 @@ class LineError(ValueError):
 
 
 Header = tuple[str, bytes | None]
+Parsed = tuple[Sequence[Header], bytes | None, bytes | None]
+"""(headers, key, value) of an input line."""
+NO_HEADERS: tuple[Header, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,14 +258,33 @@ class LineReader:
             headers.append((name.decode(errors="replace"), self._null(value) if sep else None))
         return headers
 
-    def parse(self, line: bytes) -> tuple[list[Header], bytes | None, bytes | None]:
+    def parser(self) -> Callable[[bytes], Parsed]:
+        """``parse``, or for the usual formats (no headers, no null marker, no ignore.error) a
+        shorter function doing the same: the produce loop calls it once per input line."""
+        if self.headers_delimiter is not None or self.null_marker is not None or self.ignore_error:
+            return self.parse
+        separator = self.key_separator
+
+        def plain(line: bytes) -> Parsed:
+            if line[-1:] == b"\n":
+                line = line[:-2] if line[-2:] == b"\r\n" else line[:-1]
+            if separator is None:
+                return NO_HEADERS, None, line
+            key, sep, value = line.partition(separator)
+            if not sep:
+                raise LineError(f"no key separator {separator.decode()!r}")
+            return NO_HEADERS, key, value
+
+        return plain
+
+    def parse(self, line: bytes) -> Parsed:
         """``(headers, key, value)`` of one input line; ``LineError`` if a delimiter is missing
         (unless ``ignore_error``)."""
         if line.endswith(b"\n"):
             line = line[:-1]
             if line.endswith(b"\r"):
                 line = line[:-1]
-        headers: list[Header] = []
+        headers: Sequence[Header] = NO_HEADERS
         if self.headers_delimiter is not None:
             raw, sep, rest = line.partition(self.headers_delimiter)
             if sep:

@@ -252,7 +252,7 @@ def command(
     reader_props, client_props = split_properties(
         parse_pairs(properties, "--property"), READER_PROPERTIES
     )
-    reader = LineReader.of(reader_props, unescape(key_separator) if key_separator else None)
+    parse = LineReader.of(reader_props, unescape(key_separator) if key_separator else None).parser()
     extra: dict[str, Any] = {"acks": acks, **client_props}
     config = ProducerConfig(
         bootstrap_servers=bootstrap,
@@ -285,13 +285,13 @@ def command(
         try:
             for lineno, line in enumerate(_lines(stream, bar), start=1):
                 try:
-                    line_headers, key, value = reader.parse(line)
+                    line_headers, key, value = parse(line)
                 except LineError as err:
                     deliver(producer, ctrl_c)
                     raise click.ClickException(
                         f"line {lineno} has {err} ({count} record(s) sent before it)"
                     ) from None
-                record_headers = fixed_headers + line_headers if line_headers else fixed_headers
+                record_headers = [*fixed_headers, *line_headers] if line_headers else fixed_headers
                 try:
                     producer.send(topic, value, key, partition=partition, headers=record_headers)
                 except ClientError as err:
@@ -302,7 +302,7 @@ def command(
                     tqdm.write(too_large_message(lineno, size, limit), file=sys.stderr)
                     continue
                 count += 1
-                nbytes += len(value or b"")
+                nbytes += len(value) if value is not None else 0
                 if ctrl_c.count:
                     break  # a Ctrl-C that came during a librdkafka callback
         except KeyboardInterrupt:
