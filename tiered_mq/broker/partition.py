@@ -22,7 +22,8 @@ snapshot deletion). The newest snapshot, recovery's starting point, is never del
 crash at any step leaves it, or (a torn one) an older one and a longer replay.
 
 Append path (leader, per batch, never per record): ``validate_records`` (CRC-32C, magic, size,
-codec) -> producer-state check (duplicates answered with their original offsets) ->
+codec) -> producer-state check (duplicates answered with their original offsets and, as
+``log_append_time``, the max timestamp recorded for them, as Kafka) ->
 ``LocalLog.append_as_leader`` (offsets and leader epoch rewritten in place; RECORD_LIST_TOO_LARGE
 above ``segment.bytes``) -> producer-state update -> high watermark -> waiters woken. An append
 whose batches are written but whose flush then fails (``flush.messages``/``flush.ms``: fsync or
@@ -294,14 +295,15 @@ class Partition:
             ps = self.producer_state
             if any(h.producer_id >= 0 for _, h in batches):
                 dup = ps.check_all([h for _, h in batches])
-                if dup is not None:  # with LogAppendTime, the time the original was appended
-                    append_time = dup.timestamp if self.log.config.log_append_time else -1
+                if dup is not None:  # answered with the timestamp recorded for the original:
+                    # its max timestamp (its append time on a LogAppendTime topic), as Kafka's
+                    # UnifiedLog.append answers whatever the timestamp type
                     return AppendResult(
                         dup.first_offset,
                         dup.last_offset,
                         self.log.log_start_offset,
                         True,
-                        append_time,
+                        dup.timestamp,
                     )
             end = self.log.log_end_offset
             try:
