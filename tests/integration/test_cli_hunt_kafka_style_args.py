@@ -37,3 +37,25 @@ def test_kafka_console_command_lines(shared_broker: BrokerProcess) -> None:
     assert both.exit_code == 2 and "two topics given" in both.output
     neither = CliRunner().invoke(main, ["consume", *server])
     assert neither.exit_code == 2 and "Missing argument 'TOPIC'" in neither.output
+
+
+def test_kafka_admin_command_lines(shared_broker: BrokerProcess) -> None:
+    """kafka-topics.sh's ``--topic`` and kafka-consumer-groups.sh's ``--group``."""
+
+    def run(*args: str) -> Result:
+        result = CliRunner().invoke(main, [*args, "--bootstrap-server", shared_broker.bootstrap])
+        assert result.exit_code == 0, result.output
+        return result
+
+    topic, group = f"ka-{uuid.uuid4().hex[:8]}", f"ka-{uuid.uuid4().hex[:8]}"
+    run("topics", "create", "--topic", topic, "--partitions", "2")
+    run("topics", "alter", "--topic", topic, "--partitions", "3")
+    assert run("topics", "describe", "--topic", topic).stdout.startswith(
+        f"Topic: {topic}  Partitions: 3"
+    )
+    reset = ["groups", "reset-offsets", "--group", group, "--topic", topic, "--to-earliest"]
+    assert run(*reset, "--execute").stdout.splitlines()[1].split() == [group, topic, "0", "0"]
+    assert run("groups", "describe", "--group", group).stdout.startswith(f"Group: {group} ")
+    deleted = run("groups", "delete", "--group", group).stdout
+    assert deleted == f"Deleted consumer group '{group}'.\n"
+    run("topics", "delete", "--topic", topic)

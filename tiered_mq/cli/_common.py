@@ -145,24 +145,46 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def topic_argument(func: Callable[..., R]) -> Callable[..., R]:
-    """The command's TOPIC, given as an argument or, as Kafka's console tools take it, as
-    ``--topic TOPIC`` (one of the two; both must then name the same topic). The function gets
-    it as ``topic``. Put it right below ``@click.command``: TOPIC stays the first argument."""
+def name_argument(
+    param: str, option: str, *, many: bool = False
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """The command's NAME argument ``param`` (a topic, a group), which may also be given as
+    Kafka's tools take it, ``--option NAME``. Single (``many`` False): one of the two, or both
+    naming the same; the function gets it as ``param``. ``many``: the arguments, then the
+    options, repeats dropped, as a tuple (empty if none: the command says whether that is
+    allowed). Put it right below ``@click.command``: NAME stays the first argument."""
+    metavar = param.rstrip("s").upper()
+    flag = f"--{option}"
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, topic: str | None, topic_option: str | None, **kwargs: Any) -> R:
-        if topic is not None and topic_option is not None and topic != topic_option:
-            raise click.UsageError(f"two topics given: {topic} and --topic {topic_option}")
-        chosen = topic if topic is not None else topic_option
-        if chosen is None:
-            raise click.UsageError("Missing argument 'TOPIC' (or --topic TOPIC).")
-        return func(*args, topic=chosen, **kwargs)
+    def decorate(func: Callable[..., R]) -> Callable[..., R]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> R:
+            given, extra = kwargs.pop(param), kwargs.pop(f"{param}_option")
+            if many:
+                kwargs[param] = tuple(dict.fromkeys((*given, *extra)))
+                return func(*args, **kwargs)
+            if given is not None and extra is not None and given != extra:
+                raise click.UsageError(f"two {option}s given: {given} and {flag} {extra}")
+            chosen = given if given is not None else extra
+            if chosen is None:
+                raise click.UsageError(f"Missing argument '{metavar}' (or {flag} {metavar}).")
+            kwargs[param] = chosen
+            return func(*args, **kwargs)
 
-    with_option = click.option(
-        "--topic",
-        "topic_option",
-        metavar="TOPIC",
-        help="The topic, as kafka-console-*.sh take it (instead of the TOPIC argument).",
-    )(wrapper)
-    return click.argument("topic", required=False)(with_option)
+        with_option = click.option(
+            flag,
+            f"{param}_option",
+            metavar=metavar,
+            multiple=many,
+            help=f"As Kafka's tools take it (instead of, or with, the {metavar} argument"
+            f"{'s' if many else ''}){'; repeatable' if many else ''}.",
+        )(wrapper)
+        if many:
+            return click.argument(param, nargs=-1, metavar=f"[{metavar}]...")(with_option)
+        return click.argument(param, required=False, metavar=metavar)(with_option)
+
+    return decorate
+
+
+topic_argument = name_argument("topic", "topic")
+"""TOPIC, or ``--topic TOPIC`` as kafka-console-*.sh take it (parameter ``topic``)."""

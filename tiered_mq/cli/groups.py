@@ -24,7 +24,13 @@ from __future__ import annotations
 import click
 
 from tiered_mq.cli import reset_offsets
-from tiered_mq.cli._common import admin_client, admin_options, format_table, reports_errors
+from tiered_mq.cli._common import (
+    admin_client,
+    admin_options,
+    format_table,
+    name_argument,
+    reports_errors,
+)
 from tiered_mq.client.admin import GroupDescription
 
 
@@ -111,7 +117,7 @@ def render_group(desc: GroupDescription) -> str:
 
 
 @command.command("describe")
-@click.argument("groups", nargs=-1, metavar="[GROUP]...")
+@name_argument("groups", "group", many=True)
 @click.option("--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...).")
 @admin_options
 @reports_errors
@@ -153,7 +159,7 @@ REFUSAL_HINTS = {
 
 
 @command.command("delete")
-@click.argument("groups", nargs=-1, required=True)
+@name_argument("groups", "group", many=True)
 @admin_options
 @reports_errors
 def delete(
@@ -163,6 +169,8 @@ def delete(
 
     A group with active members is refused (NON_EMPTY_GROUP).
     """
+    if not groups:
+        raise click.UsageError("Missing argument 'GROUP' (or --group GROUP).")
     errors = admin_client(bootstrap, timeout, properties).delete_groups(list(dict.fromkeys(groups)))
     for group, err in errors.items():
         if err is None:

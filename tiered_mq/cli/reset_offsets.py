@@ -27,7 +27,13 @@ from pathlib import Path
 
 import click
 
-from tiered_mq.cli._common import admin_client, admin_options, format_table, reports_errors
+from tiered_mq.cli._common import (
+    admin_client,
+    admin_options,
+    format_table,
+    name_argument,
+    reports_errors,
+)
 from tiered_mq.cli.reset_plan import (
     EPOCH,
     Plan,
@@ -129,7 +135,7 @@ def render_plans(plans: dict[str, Plan], export: bool, with_group: bool) -> str:
 
 
 @click.command("reset-offsets")
-@click.argument("groups", nargs=-1, metavar="[GROUP]...")
+@name_argument("groups", "group", many=True)
 @click.option("--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...).")
 @click.option(
     "--topic",

@@ -28,6 +28,7 @@ from tiered_mq.cli._common import (
     admin_client,
     admin_options,
     format_table,
+    name_argument,
     parse_kv,
     reports_errors,
 )
@@ -65,7 +66,7 @@ BROKER_DEFAULT = -1
 
 
 @command.command("create")
-@click.argument("name")
+@name_argument("name", "topic")
 @click.option(
     "-p",
     "--partitions",
@@ -151,7 +152,7 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
 
 
 @command.command("describe")
-@click.argument("names", nargs=-1, metavar="[NAME]...")
+@name_argument("names", "topic", many=True)
 @click.option("--all-configs", is_flag=True, help="Show default configs too.")
 @click.option("--internal", is_flag=True, help="With no NAME: internal topics too.")
 @if_exists_option
@@ -177,7 +178,7 @@ def describe(
 
 
 @command.command("delete")
-@click.argument("name")
+@name_argument("name", "topic")
 @if_exists_option
 @admin_options
 @reports_errors
@@ -191,7 +192,7 @@ def delete(
 
 
 @command.command("alter")
-@click.argument("name")
+@name_argument("name", "topic")
 @click.option(
     "-p",
     "--partitions",
@@ -217,7 +218,7 @@ def alter(
 
 
 @command.command("alter-config")
-@click.argument("name")
+@name_argument("name", "topic")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config to set.")
 @click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Config to revert.")
 @if_exists_option
