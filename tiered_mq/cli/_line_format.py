@@ -1,6 +1,6 @@
-"""How ``consume`` writes a record and ``produce`` reads one: the line formats of Kafka's console
-tools, with the ``--property`` names of ``kafka-console-consumer.sh`` (DefaultMessageFormatter)
-and ``kafka-console-producer.sh`` (LineMessageReader).
+"""How ``consume`` writes a record: Kafka's DefaultMessageFormatter, with the ``--property``
+names of ``kafka-console-consumer.sh``; and what it shares with the producer's line reader
+(``_line_reader.py``, the names of ``kafka-console-producer.sh``).
 
 Those names are taken out of ``-X``/``--property`` (``split_properties``); the rest go to
 librdkafka, which has no property of these names. Booleans are ``true`` or ``false`` (any case);
@@ -8,25 +8,18 @@ any other value is a usage error (Kafka reads it as false). Separators are taken
 escape processing (as Kafka does: ``$'\\t'`` in bash for a tab); the CLI's own
 ``--key-separator`` and ``--separator`` take kcat's escapes (``unescape``: ``'\\t'`` is a tab).
 
-Consumer line: ``[TYPE:MS S][partition:offset S][Partition:P S][Offset:O S][headers S][key S]value
-LINE`` where S is ``key.separator`` (``--separator``, a tab), LINE ``line.separator`` (``\\n``),
-the headers ``k1:v1,k2:v2`` (``headers.key.separator``, ``headers.separator``) or ``NO_HEADERS``,
-and a null key, value or header value prints as ``null.literal`` (``null``). ``partition:offset``
-is ``--print-offset``'s field; ``print.partition``/``print.offset`` print Kafka's own.
-``print.value=false`` drops the value; the last field printed then ends the line.
-
-Producer line (terminator ``\\n`` or ``\\r\\n`` removed): ``[HEADERS D][KEY S]VALUE`` with D
-``headers.delimiter`` (a tab) when ``parse.headers=true``, S ``key.separator`` (``--key-separator``)
-when ``parse.key=true`` or ``--key-separator`` is given, HEADERS ``k1:v1,k2:v2``. A key, value or
-header value equal to ``null.marker`` (if set) is sent as null (a tombstone for a null value). A
-missing delimiter or separator is a ``LineError``, or with ``ignore.error=true`` no headers / a
-null key (and a header without ``:`` a null value), as Kafka does.
+A record's line: ``[TYPE:MS S][partition:offset S][Partition:P S][Offset:O S][headers S][key S]
+value LINE`` where S is ``key.separator`` (``--separator``, a tab), LINE ``line.separator``
+(``\\n``), the headers ``k1:v1,k2:v2`` (``headers.key.separator``, ``headers.separator``) or
+``NO_HEADERS``, and a null key, value or header value prints as ``null.literal`` (``null``).
+``partition:offset`` is ``--print-offset``'s field; ``print.partition``/``print.offset`` print
+Kafka's own. ``print.value=false`` drops the value; the last field printed then ends the line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import click
@@ -62,8 +55,7 @@ READER_PROPERTIES = frozenset(
         "ignore.error",
     }
 )
-"""kafka-console-producer.sh's line reader properties."""
-
+"""kafka-console-producer.sh's line reader properties (read by ``_line_reader.py``)."""
 
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[tnr0\\])")
 _ESCAPED = {"t": b"\t", "n": b"\n", "r": b"\r", "0": b"\0", "\\": b"\\"}
@@ -105,7 +97,8 @@ def flag(props: Mapping[str, str], name: str, default: bool = False) -> bool:
     return text.strip().lower() == "true"
 
 
-def _separator(props: Mapping[str, str], name: str, default: bytes) -> bytes:
+def separator_property(props: Mapping[str, str], name: str, default: bytes) -> bytes:
+    """Separator property ``name`` as bytes, ``default`` if not given; empty: usage error."""
     text = props.get(name)
     if text is None:
         return default
@@ -155,10 +148,10 @@ class LineFormat:
             headers=headers or flag(props, "print.headers"),
             key=key or flag(props, "print.key"),
             value=flag(props, "print.value", default=True),
-            separator=_separator(props, "key.separator", separator),
-            line_separator=_separator(props, "line.separator", b"\n"),
-            headers_separator=_separator(props, "headers.separator", b","),
-            headers_key_separator=_separator(props, "headers.key.separator", b":"),
+            separator=separator_property(props, "key.separator", separator),
+            line_separator=separator_property(props, "line.separator", b"\n"),
+            headers_separator=separator_property(props, "headers.separator", b","),
+            headers_key_separator=separator_property(props, "headers.key.separator", b":"),
             null_literal=props["null.literal"].encode() if "null.literal" in props else b"null",
         )
 
@@ -198,104 +191,3 @@ class LineFormat:
             only = fields[0]
             return lambda r: only(r) + end
         return lambda r: sep.join([f(r) for f in fields]) + end
-
-
-class LineError(ValueError):
-    """An input line that does not have the format asked for; the message says what is
-    missing."""
-
-
-Header = tuple[str, bytes | None]
-Parsed = tuple[Sequence[Header], bytes | None, bytes | None]
-"""(headers, key, value) of an input line."""
-NO_HEADERS: tuple[Header, ...] = ()
-
-
-@dataclass(frozen=True)
-class LineReader:
-    """How ``produce`` splits an input line (see the module's docstring); ``None``: not parsed."""
-
-    key_separator: bytes | None = None
-    headers_delimiter: bytes | None = None
-    headers_separator: bytes = b","
-    headers_key_separator: bytes = b":"
-    null_marker: bytes | None = None
-    ignore_error: bool = False
-
-    @classmethod
-    def of(cls, props: Mapping[str, str], key_separator: bytes | None) -> LineReader:
-        """The reader of ``--key-separator`` (``key_separator``) and the reader ``props``: keys
-        are parsed with ``--key-separator`` or ``parse.key=true``, split at ``key.separator``
-        (else ``--key-separator``, else a tab)."""
-        parse_key = key_separator is not None or flag(props, "parse.key")
-        marker = props.get("null.marker")
-        return cls(
-            key_separator=_separator(props, "key.separator", key_separator or b"\t")
-            if parse_key
-            else None,
-            headers_delimiter=_separator(props, "headers.delimiter", b"\t")
-            if flag(props, "parse.headers")
-            else None,
-            headers_separator=_separator(props, "headers.separator", b","),
-            headers_key_separator=_separator(props, "headers.key.separator", b":"),
-            null_marker=marker.encode() if marker else None,
-            ignore_error=flag(props, "ignore.error"),
-        )
-
-    def _null(self, data: bytes) -> bytes | None:
-        return None if self.null_marker is not None and data == self.null_marker else data
-
-    def _headers(self, text: bytes) -> list[Header]:
-        if not text:
-            return []
-        headers: list[Header] = []
-        for pair in text.split(self.headers_separator):
-            name, sep, value = pair.partition(self.headers_key_separator)
-            if not sep and not self.ignore_error:
-                raise LineError(f"no header key separator in {pair.decode(errors='replace')!r}")
-            if self.null_marker is not None and name == self.null_marker:
-                raise LineError(f"a header name cannot be the null marker {name.decode()!r}")
-            headers.append((name.decode(errors="replace"), self._null(value) if sep else None))
-        return headers
-
-    def parser(self) -> Callable[[bytes], Parsed]:
-        """``parse``, or for the usual formats (no headers, no null marker, no ignore.error) a
-        shorter function doing the same: the produce loop calls it once per input line."""
-        if self.headers_delimiter is not None or self.null_marker is not None or self.ignore_error:
-            return self.parse
-        separator = self.key_separator
-
-        def plain(line: bytes) -> Parsed:
-            if line[-1:] == b"\n":
-                line = line[:-2] if line[-2:] == b"\r\n" else line[:-1]
-            if separator is None:
-                return NO_HEADERS, None, line
-            key, sep, value = line.partition(separator)
-            if not sep:
-                raise LineError(f"no key separator {separator.decode()!r}")
-            return NO_HEADERS, key, value
-
-        return plain
-
-    def parse(self, line: bytes) -> Parsed:
-        """``(headers, key, value)`` of one input line; ``LineError`` if a delimiter is missing
-        (unless ``ignore_error``)."""
-        if line.endswith(b"\n"):
-            line = line[:-1]
-            if line.endswith(b"\r"):
-                line = line[:-1]
-        headers: Sequence[Header] = NO_HEADERS
-        if self.headers_delimiter is not None:
-            raw, sep, rest = line.partition(self.headers_delimiter)
-            if sep:
-                headers, line = self._headers(raw), rest
-            elif not self.ignore_error:
-                raise LineError(f"no headers delimiter {self.headers_delimiter.decode()!r}")
-        key = None
-        if self.key_separator is not None:
-            raw, sep, rest = line.partition(self.key_separator)
-            if sep:
-                key, line = self._null(raw), rest
-            elif not self.ignore_error:
-                raise LineError(f"no key separator {self.key_separator.decode()!r}")
-        return headers, key, self._null(line)

@@ -5,7 +5,7 @@ A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 empty); a line without SEP is an error that stops the run after flushing what was already sent.
 kafka-console-producer's line reader properties (``-X parse.key=true``, ``key.separator``,
 ``parse.headers``, ``null.marker``, ``ignore.error``, ...) read lines as Kafka does
-(``_line_format.py``; ``null.marker`` is how to send a null value, a tombstone); the other
+(``_line_reader.py``; ``null.marker`` is how to send a null value, a tombstone); the other
 ``-X`` properties go to librdkafka.
 A line whose record is larger than the producer's ``message.max.bytes`` (librdkafka's 1,000,000
 unless ``-X`` sets it) is not sent: an error line on stderr names it, its size and the limit,
@@ -42,14 +42,8 @@ from tqdm import tqdm
 
 from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors, topic_argument
 from tiered_mq.cli._interrupt import CtrlC
-from tiered_mq.cli._line_format import (
-    READER_PROPERTIES,
-    Header,
-    LineError,
-    LineReader,
-    split_properties,
-    unescape,
-)
+from tiered_mq.cli._line_format import READER_PROPERTIES, split_properties, unescape
+from tiered_mq.cli._line_reader import Header, LineError, LineReader
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError
 from tiered_mq.client.producer import Producer
