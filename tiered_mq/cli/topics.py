@@ -33,7 +33,7 @@ from tiered_mq.cli._common import (
     reports_errors,
 )
 from tiered_mq.cli.configs import alter_topic, parse_changes, render_configs
-from tiered_mq.client.admin import TopicDescription
+from tiered_mq.client.admin import Admin, TopicDescription
 from tiered_mq.client.errors import ClientError
 
 UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
@@ -104,14 +104,22 @@ def create(
         admin.create_topic(
             name, partitions or BROKER_DEFAULT, replication_factor or BROKER_DEFAULT, config
         )
-        if partitions is None or replication_factor is None:  # what the broker chose
+        click.echo(created_line(admin, name, partitions, replication_factor))
+
+
+def created_line(admin: Admin, name: str, partitions: int | None, rf: int | None) -> str:
+    """``Created topic NAME (N partitions, replication factor R).``; a count left to the broker
+    (None) is read back from the metadata, unless the topic is not in it yet (a cluster whose
+    brokers have not all heard of it): then the line says the broker's defaults were used."""
+    if partitions is None or rf is None:
+        try:
             desc = admin.describe_topic(name, with_configs=False)
-            partitions = len(desc.partitions)
-            replication_factor = len(desc.partitions[0].replicas) if desc.partitions else 0
-        noun = "partition" if partitions == 1 else "partitions"
-        click.echo(
-            f"Created topic {name} ({partitions} {noun}, replication factor {replication_factor})."
-        )
+        except ClientError:
+            return f"Created topic {name} (the broker's default partitions and replication factor)."
+        partitions = len(desc.partitions)
+        rf = len(desc.partitions[0].replicas) if desc.partitions else 0
+    noun = "partition" if partitions == 1 else "partitions"
+    return f"Created topic {name} ({partitions} {noun}, replication factor {rf})."
 
 
 @command.command("list")
