@@ -10,8 +10,9 @@
   replica fetchers, inter-broker settings: logged at start), and refused with the reason if it
   is in ``UNSUPPORTED`` (KRaft, ``log.dirs``, Java plugin classes);
 - a topic default if it is a topic config name (``segment.bytes``) or a broker synonym of one
-  (``log.segment.bytes``; see ``TOPIC_SYNONYMS``; ``log.retention.hours``, ``.minutes`` and
-  ``log.roll.hours`` in ``TIME_SYNONYMS``). Topic defaults are validated by
+  (``log.segment.bytes``; see ``TOPIC_SYNONYMS``; ``log.retention.hours``, ``.minutes``,
+  ``log.roll.hours``, ``log.roll.jitter.hours`` and ``log.flush.scheduler.interval.ms`` in
+  ``TIME_SYNONYMS``). Topic defaults are validated by
   ``LogConfig.from_properties`` when the broker starts.
 
 The broker names of topic configs (``TOPIC_SYNONYMS``' keys) may also be changed while the
@@ -87,10 +88,13 @@ BROKER_DEFAULTS: Final[dict[str, str]] = {
     "producer.id.expiration.check.interval.ms": "600000",
     "log.flush.interval.messages": "9223372036854775807",
     "log.retention.check.interval.ms": "300000",
-    # the coarse forms of log.retention.ms and log.roll.ms (TIME_SYNONYMS); Kafka's defaults are
-    # these, the .ms forms have none (null), and log.retention.minutes none either
+    # the fallbacks of log.retention.ms, log.roll.ms, log.roll.jitter.ms and
+    # log.flush.interval.ms (TIME_SYNONYMS); Kafka's defaults are these, the .ms forms have none
+    # (null), and log.retention.minutes none either
     "log.retention.hours": "168",
     "log.roll.hours": "168",
+    "log.roll.jitter.hours": "0",
+    "log.flush.scheduler.interval.ms": "9223372036854775807",
     "producer.id.block.size": "1000",
     "fetch.max.bytes": "57671680",
     "fetch.single.partition.max.bytes": "52428800",  # handlers/fetch.py (0: off)
@@ -170,12 +174,19 @@ BROKER_NAMES: Final[dict[str, str]] = {topic: broker for broker, topic in TOPIC_
 #: one broker's level is named by its ``broker.id``
 DEFAULT_BROKER_ENTITY: Final = "<default>"
 
-#: broker config in hours or minutes -> (the topic config it defaults, ms per unit); in Kafka
-#: ``log.retention.ms`` wins over ``log.retention.minutes``, which wins over ``.hours``
+#: the further broker names of a time topic config, each the fallback of the one before
+#: (Kafka's ``ServerTopicConfigSynonyms``, after the first name, ``TOPIC_SYNONYMS``' key) ->
+#: (the topic config it defaults, ms per unit); in Kafka ``log.retention.ms`` wins over
+#: ``log.retention.minutes``, which wins over ``.hours``; ``log.roll.ms`` over ``log.roll.hours``,
+#: ``log.roll.jitter.ms`` over ``log.roll.jitter.hours``, ``log.flush.interval.ms`` over
+#: ``log.flush.scheduler.interval.ms`` (Kafka's log flusher period, here only that default).
+#: Static only: none of them is a dynamic config, as in Kafka
 TIME_SYNONYMS: Final[dict[str, tuple[str, int]]] = {
     "log.retention.hours": ("retention.ms", 3_600_000),
     "log.retention.minutes": ("retention.ms", 60_000),
     "log.roll.hours": ("segment.ms", 3_600_000),
+    "log.roll.jitter.hours": ("segment.jitter.ms", 3_600_000),
+    "log.flush.scheduler.interval.ms": ("flush.ms", 1),
 }
 
 #: configs whose value is a fact of this broker, not a choice (a cluster has one broker, so an
@@ -230,8 +241,7 @@ KAFKA_UNUSED: Final = frozenset(
         "leader.imbalance.check.interval.seconds", "inter.broker.listener.name",
         "inter.broker.protocol.version", "security.inter.broker.protocol",
         "controlled.shutdown.enable", "controlled.shutdown.max.retries",
-        "controlled.shutdown.retry.backoff.ms", "log.flush.scheduler.interval.ms",
-        "log.flush.offset.checkpoint.interval.ms",
+        "controlled.shutdown.retry.backoff.ms", "log.flush.offset.checkpoint.interval.ms",
         "log.flush.start.offset.checkpoint.interval.ms", "log.cleaner.threads",
         "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second",
         "log.message.format.version", "log.message.downconversion.enable", "metric.reporters",

@@ -139,6 +139,15 @@ BROKER_DOCS: Final[dict[str, str]] = {
     "log.roll.ms is not set.",
     "log.roll.ms": "Milliseconds after which a segment rolls, the default of segment.ms; wins "
     "over log.roll.hours.",
+    "log.roll.jitter.hours": "Hours of jitter, the default of segment.jitter.ms when "
+    "log.roll.jitter.ms is not set.",
+    "log.roll.jitter.ms": "Milliseconds of jitter, the default of segment.jitter.ms; wins over "
+    "log.roll.jitter.hours.",
+    "log.flush.interval.ms": "Milliseconds after which appended records are fsynced, the default "
+    "of flush.ms; wins over log.flush.scheduler.interval.ms.",
+    "log.flush.scheduler.interval.ms": "The default of flush.ms when log.flush.interval.ms is "
+    "not set (Kafka's log flusher period too; here flush.ms is checked on append and every "
+    "second).",
     "producer.id.block.size": "Producer ids this broker takes from the cluster at a time.",
     "fetch.max.bytes": "Largest Fetch response, whatever the request asks.",
     "fetch.single.partition.max.bytes": "tiered-mq: largest share of one partition in a Fetch "

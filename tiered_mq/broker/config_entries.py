@@ -8,16 +8,23 @@ cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG 3), ``--config``
 carry the broker's name (``log.retention.ms``). ``config_type`` is Kafka's ``ConfigDef.Type``;
 ``documentation`` is broker/config_docs.py's line.
 
-Time configs have several broker names (Kafka's ``brokerConfigSynonyms``): ``log.retention.ms``,
-``.minutes`` and ``.hours``, ``log.roll.ms`` and ``.hours``, in that order of precedence. At each
-level all the names set there are listed, finer unit first; Kafka's defaults are on the coarsest
-(``log.retention.hours=168``; the ``.ms`` and ``.minutes`` forms have none, so null). A broker
+Time configs have several broker names (Kafka's ``brokerConfigSynonyms``, the lists of its
+``ServerTopicConfigSynonyms``): ``log.retention.ms``, ``.minutes`` and ``.hours``;
+``log.roll.ms`` and ``.hours``; ``log.roll.jitter.ms`` and ``.hours``; ``log.flush.interval.ms``
+and ``log.flush.scheduler.interval.ms``, in that order of precedence. At each level all the
+names set there are listed, in that order; Kafka's defaults are on the last
+(``log.retention.hours=168``, ``log.roll.jitter.hours=0``,
+``log.flush.scheduler.interval.ms=9223372036854775807``; the others have none, so null). A broker
 config's own entry drops the synonyms before its own name, as Kafka does: ``log.retention.hours``
 shows its own value even when ``log.retention.ms`` is set, and ``log.retention.ms`` is null
 (DEFAULT_CONFIG) unless set itself. A topic config lists them all (``retention.ms`` of a topic
 without an override: DEFAULT_CONFIG ``log.retention.hours=168``); Kafka drops there too, which
 leaves the synonyms empty unless ``log.retention.ms`` is set somewhere, hiding which name the
-value came from.
+value came from. A topic config no broker config defaults (Kafka's
+``CONFIGS_WITH_NO_SERVER_DEFAULTS``: ``remote.storage.enable``, ``remote.log.copy.disable``,
+``remote.log.delete.on.disable``, the two ``*.replication.throttled.replicas``) has no synonym
+but its topic override, and source DEFAULT_CONFIG without one, as in Kafka; tiered-mq's own
+``--config`` by the topic name, which Kafka has not, shows as STATIC_BROKER_CONFIG.
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ _BROKER_TYPES = {
     "log.retention.hours": "INT",
     "log.retention.minutes": "INT",
     "log.roll.hours": "INT",
+    "log.roll.jitter.hours": "INT",
+    "log.flush.scheduler.interval.ms": "LONG",
     "log.retention.check.interval.ms": "LONG",
     "log.cleaner.backoff.ms": "LONG",
     "log.cleaner.dedupe.buffer.size": "LONG",
@@ -143,8 +152,9 @@ Chain = list[tuple[str, str | None, int]]  # (name, value, source), most specifi
 
 
 def config_entry(name: str, chain: Chain, read_only: bool, synonyms: bool) -> dict[str, Any]:
-    """One config: its value and source are the head of ``chain``."""
-    _, value, source = chain[0]
+    """One config: its value and source are the head of ``chain`` (an empty one: null,
+    DEFAULT_CONFIG, as Kafka's entry with no synonym)."""
+    _, value, source = chain[0] if chain else (name, None, DEFAULT_CONFIG)
     return {
         "name": name,
         "value": value,
@@ -161,7 +171,8 @@ def config_entry(name: str, chain: Chain, read_only: bool, synonyms: bool) -> di
 def broker_synonyms(name: str) -> list[str]:
     """Every broker name of the setting ``name`` is one of, most precedent first (module
     docstring): ``log.retention.ms``, ``log.retention.minutes``, ``log.retention.hours`` for
-    any of the three; ``[name]`` for a config with one name."""
+    any of the three (``log.flush.interval.ms``, ``log.flush.scheduler.interval.ms`` for either);
+    ``[name]`` for a config with one name."""
     topic = TOPIC_SYNONYMS.get(name) or TIME_SYNONYMS.get(name, (None, 0))[0]
     if topic is None:
         return [name]
@@ -244,10 +255,8 @@ def topic_config_entries(
         chain: Chain = [(key, overrides[key], DYNAMIC_TOPIC_CONFIG)] if key in overrides else []
         if key in BROKER_NAMES:
             chain += _synonym_chain(config, broker_synonyms(BROKER_NAMES[key]))
-        else:  # no broker config: only --config by the topic name sets a default
-            if key in static:
-                chain.append((key, static[key], STATIC_BROKER_CONFIG))
-            chain.append((key, log_config.DEFAULTS[key], DEFAULT_CONFIG))
+        elif key in static:  # no broker config: only --config by the topic name sets one
+            chain.append((key, static[key], STATIC_BROKER_CONFIG))
         entry = config_entry(key, chain, False, synonyms)
         entry["value"] = value
         out.append(entry)

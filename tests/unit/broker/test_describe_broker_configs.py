@@ -74,7 +74,9 @@ async def test_the_broker_lists_kafkas_defaults_users_look_for(tmp_path: Path) -
     assert configs["log.retention.ms"]["config_type"] == LONG
     # settings this broker does not honour are not advertised
     assert "queued.max.request.bytes" not in configs
-    assert "log.flush.scheduler.interval.ms" not in configs
+    # flush.ms's last fallback (Kafka's ServerTopicConfigSynonyms), honoured as such
+    assert shown(configs["log.flush.scheduler.interval.ms"]) == (str(2**63 - 1), DEFAULT)
+    assert shown(configs["log.flush.interval.ms"]) == (None, DEFAULT)  # Kafka: no default
 
 
 async def test_hours_minutes_and_ms_resolve_as_in_kafka(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ as Kafka's ``kafka-configs.sh --describe --all`` shows. A topic name that is not
 a legal one that names no topic UNKNOWN_TOPIC_OR_PARTITION.
 
 The broker resource named by this broker's id lists every broker config this broker honours
-(broker/config.py's table, the broker names of topic configs with the ``.hours``/``.minutes``
-forms, and whatever ``--config`` set), each resolved the same way from level 2 down; read-only
-is false for the dynamic ones only (broker/dynamic_config.py). The one with an empty name (the
-cluster-wide default, ``--entity-default``) lists only the configs set at that level, as Kafka
+(broker/config.py's table, the broker names of topic configs with their fallbacks in
+``TIME_SYNONYMS``, and whatever ``--config`` set), each resolved the same way from level 2 down;
+read-only is false for the dynamic ones only (broker/dynamic_config.py). The one with an empty name
+(the cluster-wide default, ``--entity-default``) lists only the configs set at that level, as Kafka
 does, with the levels below it as synonyms. A sensitive config (a password, ``sasl.jaas.config``)
 has a null value, in its synonyms too, and type PASSWORD. ``documentation`` (v3) is filled when
 ``include_documentation`` asks for it (broker/config_docs.py), else null.
