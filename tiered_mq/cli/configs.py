@@ -19,9 +19,10 @@ unless ``--all``; the SOURCE column tells those apart here.
 ``alter`` sets (``--set K=V``) and deletes (``--delete K``) configs, leaving the others alone
 (IncrementalAlterConfigs). On a broker it changes dynamic configs only (KIP-226: the broker
 defaults of topic configs); deleting one brings back the level below. As kafka-configs.sh does,
-deleting a config that is not set at that level is an error (INVALID_CONFIG), as is a topic
-config name the topic does not have. The broker's refusals come as one line with exit status 1:
-INVALID_REQUEST for a key that cannot change at runtime or a bad value, as Kafka answers.
+deleting a config that is not set at that level (a topic's: DYNAMIC_TOPIC_CONFIG) is an error
+(INVALID_CONFIG), as is a topic config name the topic does not have. The broker's refusals come
+as one line with exit status 1: INVALID_REQUEST for a key that cannot change at runtime or a bad
+value, as Kafka answers.
 """
 
 from __future__ import annotations
@@ -91,12 +92,20 @@ def changes_text(to_set: dict[str, str], deletes: Sequence[str]) -> str:
 
 def alter_topic(admin: Admin, name: str, to_set: dict[str, str], deletes: Sequence[str]) -> str:
     """Alters topic ``name``'s configs; the line that reports it. As kafka-configs.sh
-    --delete-config, a name the topic does not have is a typo (INVALID_CONFIG)."""
+    --delete-config, a name the topic does not have is a typo, and one not set on the topic
+    (DYNAMIC_TOPIC_CONFIG) has nothing to delete: both INVALID_CONFIG, nothing altered."""
     if deletes:
-        unknown = sorted(set(deletes) - set(admin.describe_topic_configs(name)))
+        configs = admin.describe_topic_configs(name)
+        unknown = sorted(set(deletes) - set(configs))
         if unknown:
             raise click.ClickException(
                 f"INVALID_CONFIG: {name} has no config named {', '.join(unknown)}"
+            )
+        unset = sorted(d for d in set(deletes) if configs[d].source != "DYNAMIC_TOPIC_CONFIG")
+        if unset:
+            raise click.ClickException(
+                f"INVALID_CONFIG: {name} does not set {', '.join(unset)}: nothing to delete"
+                f" ({configs[unset[0]].source} gives its value)"
             )
     admin.alter_topic_config(name, to_set, list(deletes))
     return f"Altered configs of {name}: {changes_text(to_set, deletes)}"

@@ -145,11 +145,19 @@ def test_describe_table_and_configs(runner: CliRunner) -> None:
 def test_alter_config(runner: CliRunner) -> None:
     r = runner.invoke(
         main,
-        ["topics", "alter-config", "t", "--set", "retention.ms=9", "--delete", "cleanup.policy"],
+        [
+            "topics",
+            "alter-config",
+            "t",
+            "--set",
+            "cleanup.policy=compact",
+            "--delete",
+            "retention.ms",
+        ],
     )
     assert r.exit_code == 0, r.output
     assert FakeAdmin.instances[0].calls == [
-        ("alter", ("t", {"retention.ms": "9"}, ["cleanup.policy"]))
+        ("alter", ("t", {"cleanup.policy": "compact"}, ["retention.ms"]))
     ]
     assert runner.invoke(main, ["topics", "alter-config", "t"]).exit_code == 2
     r = runner.invoke(main, ["topics", "alter-config", "t", "--set", "a=1", "--delete", "a"])
