@@ -191,35 +191,44 @@ class Partition:
 
     # producer state ----------------------------------------------------------------------------
     def _recover_producer_state(self) -> None:
-        """Newest snapshot, then a header replay of the local log after it; the result is
-        snapshotted at the log end offset (Kafka's rebuildProducerState), so the segments it
-        was replayed from may go (local retention) without the state going back with them.
+        """After a clean shutdown (the recovery point is the log end offset and a producer
+        snapshot is there: every file was flushed, ``.txnindex`` included) that snapshot is
+        loaded and the indexes trusted, as Kafka skips recovery after a clean shutdown.
+        Otherwise the newest snapshot at or below the first segment the log's recovery
+        re-read (``LocalLog.recovered_from``, the segment holding the recovery point), then a
+        header replay of the local log after it, which also restores the aborted transactions
+        those segments' ``.txnindex`` lack (Kafka's LogLoader rebuilds the transaction index
+        of the segments it recovers; broker/txn/partition_txn.py). The result is snapshotted
+        at the log end offset (Kafka's rebuildProducerState) unless a snapshot is there, so
+        the segments it was replayed from may go (local retention) without the state going
+        back with them.
 
-        A snapshot below the local log start offset (one lost in a crash between a roll and
+        A snapshot below the first local segment (one lost in a crash between a roll and
         its snapshot, or never written on a full disk) cannot be brought up to date: the log
         between them is gone. Its settled producers are forgotten rather than trusted: a
         stale last sequence would answer the producer's next batch OUT_OF_ORDER_SEQUENCE_NUMBER,
         fatal to librdkafka's idempotent producer; an unknown producer is accepted."""
         ps = self.producer_state
         leo = self.log.log_end_offset
-        local_start = self.log.local_log_start_offset
-        loaded = start = ps.load_latest_snapshot(leo)
-        if start < local_start:
+        local_base = self.log.segments()[0].base_offset
+        clean = self.log.recovery_point == leo and snapshot_path(self.log.dir, leo).exists()
+        start = ps.load_latest_snapshot(leo, None if clean else self.log.recovered_from)
+        if start < local_base:
             if dropped := ps.forget_settled():
                 log.warning(
                     "%s: producer snapshot at %d is below the local log start %d; forgot %d "
                     "producer(s) whose state cannot be replayed",
                     self.tp,
                     start,
-                    local_start,
+                    local_base,
                     dropped,
                 )
-            start = local_start
+            start = local_base
         self.txns.load()
         if start < leo:
             replay(self.log, ps, self.txns, start)
         ps.map_end_offset = leo
-        if loaded != leo and leo > 0:
+        if not snapshot_path(self.log.dir, leo).exists() and leo > 0:
             try:
                 ps.take_snapshot(leo, sync=True)
             except OSError:  # a full disk: the next roll tries again

@@ -409,15 +409,20 @@ class ProducerStateManager:
         tmp.replace(path)
         return path
 
-    def load_latest_snapshot(self, log_end_offset: int) -> int:
-        """Load the newest valid snapshot not beyond ``log_end_offset``; return its offset (or 0).
+    def load_latest_snapshot(self, log_end_offset: int, at_most: int | None = None) -> int:
+        """Load the newest valid snapshot not beyond ``log_end_offset`` (nor ``at_most`` when
+        given: recovery wants the state at the start of the first segment it re-reads);
+        return its offset (or 0).
 
         Snapshots above the log end offset (the log was truncated) are deleted.
         """
+        limit = log_end_offset if at_most is None else min(at_most, log_end_offset)
         for off in reversed(list_snapshots(self.dir)):
             path = snapshot_path(self.dir, off)
             if off > log_end_offset:
                 path.unlink(missing_ok=True)
+                continue
+            if off > limit:
                 continue
             entries = self.decode_snapshot(path.read_bytes())
             if entries is not None:

@@ -18,7 +18,12 @@ Durability follows Kafka: writes go to the page cache and are fsynced by ``flush
 and close, and as ``flush.messages`` / ``flush.ms`` ask (log_durability); the recovery point
 (every offset below it is on disk) is checkpointed on roll, truncation and close, and at most
 once a minute by flush. A crash loses at most unflushed data, never flushed data, and the log
-always reopens readable and appendable (``open``: recovery.py).
+always reopens readable and appendable (``open``: recovery.py). A flush fsyncs a segment's
+``.txnindex`` with it (LogSegment.flush), so the recovery point passes an aborted transaction's
+entry only once it is on disk; a ``.txnindex`` write that failed (a full disk:
+:meth:`LocalLog.txn_index_write_failed`) holds the recovery point at that segment's base offset
+until the log is reopened, so recovery re-reads the segment and its owner rebuilds the entry
+(``recovered_from``; broker/txn/partition_txn.py).
 
 Parts live in their own modules: append validation and offset assignment in ``log_append``,
 fetch assembly and lookups in ``log_read``, the flush policy and checkpoint files in
@@ -90,7 +95,13 @@ class LocalLog:
         self.randrange = randrange  # n -> [0, n): each segment's roll jitter (roll_jitter)
         self._log_end_offset = segments.active().next_offset()
         self.log_start_offset = log_start_offset
+        # the base offset of the oldest segment whose .txnindex lacks an entry (a failed write):
+        # the recovery point never passes it (txn_index_write_failed)
+        self._txn_index_unwritten_from: int | None = None
         self.recovery_point = min(recovery_point, self._log_end_offset)
+        # the base offset of the first segment open's recovery re-read (the one holding the
+        # recovery point): its owner rebuilds the .txnindex of that segment and every later one
+        self.recovered_from = segments.from_offset(self.recovery_point)[0].base_offset
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
         self._last_checkpoint_ms = 0
@@ -258,7 +269,7 @@ class LocalLog:
         active.on_become_inactive()  # fsyncs it
         new_base = self._log_end_offset
         segment = self._start_segment(new_base)
-        self.recovery_point = max(self.recovery_point, new_base)
+        self._set_recovery_point(max(self.recovery_point, new_base))
         self.checkpoint()
         if self.on_roll is not None:
             self.on_roll(new_base)
@@ -269,7 +280,7 @@ class LocalLog:
     def flush(self) -> None:
         """fsync every segment holding data past the recovery point; advance the recovery point."""
         log_durability.flush_segments(self._segments, self.recovery_point, self._log_end_offset)
-        self.recovery_point = self._log_end_offset
+        self._set_recovery_point(self._log_end_offset)
         self._unflushed_messages = 0
         self._last_flush_ms = now = self.clock()
         if now - self._last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS:
@@ -281,6 +292,25 @@ class LocalLog:
             self.flush()
             return True
         return False
+
+    def _set_recovery_point(self, offset: int) -> None:
+        """Move the recovery point to ``offset``, but never past the base offset of a segment
+        whose ``.txnindex`` lacks an entry (txn_index_write_failed)."""
+        unwritten = self._txn_index_unwritten_from
+        self.recovery_point = offset if unwritten is None else min(offset, unwritten)
+
+    def txn_index_write_failed(self, segment_base: int) -> None:
+        """The ``.txnindex`` of the segment at ``segment_base`` could not be written (a full
+        disk): from now until the log is reopened, the recovery point stays at or below
+        ``segment_base``, so the next open re-reads that segment and rebuilds its entries from
+        the log's markers (Kafka takes the log directory offline instead; here the aborted
+        transaction is kept in memory and reads stay right meanwhile)."""
+        unwritten = self._txn_index_unwritten_from
+        if unwritten is None or segment_base < unwritten:
+            self._txn_index_unwritten_from = segment_base
+        if self.recovery_point > segment_base:
+            self.recovery_point = segment_base
+            self.checkpoint()
 
     def checkpoint(self) -> None:
         """Write the recovery point and log start offset checkpoint files, unless the next
@@ -362,6 +392,7 @@ class LocalLog:
         """Delete every segment and start an empty one at ``offset`` (also the log start)."""
         log_truncation.truncate_fully(self._segments, offset, self._remove, self._start_segment)
         self._log_end_offset = self.log_start_offset = self.recovery_point = offset
+        self._txn_index_unwritten_from = None  # its segment is gone
         self.checkpoint()
         self._pending_deletes.delete_expired(self.clock())
 
@@ -431,6 +462,9 @@ class LocalLog:
             log_files.fsync_dir(self.dir)
             if not self.config.remote_copy_enabled:  # Kafka's incrementStartOffset
                 self.log_start_offset = self.local_log_start_offset
+            unwritten = self._txn_index_unwritten_from
+            if unwritten is not None and unwritten < self.local_log_start_offset:
+                self._txn_index_unwritten_from = None  # its segment is gone
             self.checkpoint()
             if self.on_segments_deleted is not None:
                 self.on_segments_deleted(self.local_log_start_offset)

@@ -453,13 +453,26 @@ class LogSegment:
         self.time_index.close()
 
     def flush(self) -> None:
-        """fsync the .log and both indexes."""
+        """fsync the .log, both indexes and the ``.txnindex`` when there is one (its entries
+        are appended by the partition, hot/transaction_index.py: a flush makes them as durable
+        as the data, so the recovery point never passes an entry that is not on disk)."""
         try:
             os.fdatasync(self._fd)
             self.offset_index.flush()
             self.time_index.flush()
+            self._flush_txn_index()
         except OSError as exc:
             raise KafkaStorageError(f"{self.log_path}: flush failed: {exc}") from exc
+
+    def _flush_txn_index(self) -> None:
+        try:
+            fd = os.open(log_files.txn_index_file(self.dir, self.base_offset), os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self.offset_index.close()

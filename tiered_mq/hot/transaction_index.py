@@ -16,12 +16,15 @@ consumer drops their records. Entries are appended without fsync: a torn trailin
 crash mid-write) is ignored on load, and entries for markers past a truncated log end are
 dropped (:meth:`TransactionIndex.truncate_to`), as are entries that name no ABORT marker of
 their producer (a zeroed tail decodes as producer 0's transaction at offset 0:
-:meth:`TransactionIndex.retain`, broker/txn/partition_txn.py); the partition re-adds missing
-entries when it replays the log tail on open (see broker/txn/partition_txn.py).
+:meth:`TransactionIndex.retain`, broker/txn/partition_txn.py); on open the partition restores
+the missing entries of every segment the log's recovery re-read, from the log's markers
+(:meth:`TransactionIndex.rewrite`, see broker/txn/partition_txn.py). A flush fsyncs the file
+with its segment (LogSegment.flush).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,12 +81,38 @@ class TransactionIndex:
         except FileNotFoundError:
             return []
 
-    def append(self, entry: AbortedTxn) -> None:
+    def append(self, entry: AbortedTxn, sync: bool = False) -> None:
+        """Append ``entry`` (page cache; fsynced with ``sync``); OSError when the disk refuses."""
         with open(self.path, "ab") as f:
             size = f.tell()
             if size % ENTRY_SIZE:  # a torn entry from a crash: cut it first
                 f.truncate(size - size % ENTRY_SIZE)
             f.write(entry.encode())
+            if sync:
+                f.flush()
+                os.fdatasync(f.fileno())
+
+    def rewrite(self, added: list[AbortedTxn]) -> list[AbortedTxn]:
+        """Add ``added`` to the file's entries (one per ABORT marker: an entry of the same
+        producer and marker offset is replaced), all in marker order, and write them durably:
+        a temporary file, fsynced, renamed over the file, the directory fsynced (a crash
+        leaves the old file or the new one). Returns the entries written; OSError when the
+        disk refuses."""
+        by_marker = {(e.producer_id, e.last_offset): e for e in self.entries()}
+        by_marker.update({(e.producer_id, e.last_offset): e for e in added})
+        entries = sorted(by_marker.values(), key=lambda e: e.last_offset)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(b"".join(e.encode() for e in entries))
+                f.flush()
+                os.fsync(f.fileno())
+            tmp.replace(self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+        log_files.fsync_dir(self.path.parent)
+        return entries
 
     def truncate_to(self, offset: int) -> list[AbortedTxn]:
         """Drop entries whose marker is at or above ``offset``; return the kept ones."""

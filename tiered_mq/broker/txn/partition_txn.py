@@ -17,13 +17,27 @@ whose data it removed is no longer listed; compaction/txn_filter.py); the partit
 reloads that offset range from the new file (:meth:`PartitionTxns.reload_range`), so the list
 stays the union of the segments' indexes.
 
-Recovery (:meth:`PartitionTxns.load` then :func:`replay`): every segment's ``.txnindex`` is
-read, entries at or past the log end offset (truncated log) or naming no ABORT marker of their
-producer (a zeroed or damaged file: :func:`names_abort`) dropped; the log tail past the
-newest producer snapshot is replayed batch header by batch header, and for each control batch
-(small: one record) the marker is read (ABORT or COMMIT, and its coordinator epoch); an ABORT
-missing from the index (lost in a crash before the snapshot) is appended again. Index files
-are not fsynced.
+Recovery (:meth:`PartitionTxns.load` then :func:`replay`), as Kafka's ``LogLoader`` rebuilds
+the transaction index of every segment it recovers: every segment's ``.txnindex`` is read,
+entries at or past the log end offset (truncated log) or naming no ABORT marker of their
+producer (a zeroed or damaged file: :func:`names_abort`) dropped; then the log is replayed
+batch header by batch header from the producer snapshot at or below the start of the first
+segment the log's recovery re-read (``LocalLog.recovered_from``: the segment holding the
+recovery point, so a segment whose ``.txnindex`` may lack an entry is always among them), and
+for each control batch (small: one record) the marker is read (ABORT or COMMIT, and its
+coordinator epoch). The aborted transactions of each replayed segment, with the producer state
+at its markers (the transaction's first offset, the last stable offset), are compared with its
+``.txnindex``; one that lacks any (an ABORT whose entry was never written: a full disk, or a
+crash between the marker and its entry) is rewritten in marker order, fsynced with its
+directory (:meth:`PartitionTxns.restore`).
+
+Durability: entries are appended without fsync; ``LogSegment.flush`` (a flush, a roll) fsyncs
+the file with the segment, so the recovery point passes an entry only once it is on disk (an
+entry whose marker's append was itself flushed, ``flush.messages``, is fsynced at once). An
+append that fails (ENOSPC) keeps the transaction in memory, raises KAFKA_STORAGE_ERROR, and
+holds the log's recovery point at the segment's base offset
+(``LocalLog.txn_index_write_failed``): the next open re-reads that segment and restores the
+entry, whatever rolled or was snapshotted meanwhile.
 """
 
 from __future__ import annotations
@@ -127,9 +141,37 @@ class PartitionTxns:
         self._remember(entry)
         index = TransactionIndex(self.log.dir, segment_base)
         try:
-            index.append(entry)
+            # the marker's own append flushed (flush.messages): the recovery point has passed
+            # the marker already, so its entry is made as durable as the marker at once
+            index.append(entry, sync=self.log.recovery_point > txn.last_offset)
         except OSError as exc:
+            self.log.txn_index_write_failed(segment_base)
             raise KafkaStorageError(f"{index.path}: {exc}") from exc
+
+    def restore(self, segment_base: int, rebuilt: list[AbortedTxn]) -> None:
+        """Recovery: ``rebuilt`` are the aborted transactions of the markers of the segment at
+        ``segment_base`` that the replay went through, in marker order. Those not known yet
+        are added in memory, and the segment's ``.txnindex`` is rewritten with them, in marker
+        order, fsynced with its directory; a write that fails holds the recovery point back
+        (``LocalLog.txn_index_write_failed``), and the next open tries again."""
+        missing = [e for e in rebuilt if (e.producer_id, e.last_offset) not in self._known]
+        if not missing:
+            return
+        for entry in missing:
+            self._remember(entry)
+        self.aborted.sort(key=lambda e: e.last_offset)
+        index = TransactionIndex(self.log.dir, segment_base)
+        log.warning(
+            "%s: restoring %d aborted transaction(s) missing from it, at marker offsets %s",
+            index.path,
+            len(missing),
+            [e.last_offset for e in missing],
+        )
+        try:
+            index.rewrite(missing)
+        except OSError:
+            log.exception("%s: rewriting the transaction index failed", index.path)
+            self.log.txn_index_write_failed(segment_base)
 
     def reload_range(self, base_offset: int, end_offset: int) -> None:
         """Replace the entries whose marker is in [base_offset, end_offset) by those of the
@@ -190,14 +232,17 @@ def replay(
     txns: PartitionTxns,
     start: int,
 ) -> None:
-    """Replay the log from the batch holding ``start`` into the producer state and ``txns``."""
-    start = max(start, log_.local_log_start_offset)
+    """Replay the local log from the batch holding ``start`` (at least the first local
+    segment's base offset) into the producer state, and restore the aborted transactions
+    of every segment replayed that its ``.txnindex`` lacks (:meth:`PartitionTxns.restore`).
+    Per batch header; only a control batch is read further (its one marker record)."""
     for segment in log_.segments():
         if log_.next_segment_base(segment) <= start:
             continue
         found = segment.translate_offset(start)
         if found is None:
             continue
+        aborted: list[AbortedTxn] = []
         for position, header in segment.iter_headers(found[0]):
             if not header.is_control:
                 ps.update(header, header.base_offset)
@@ -206,4 +251,7 @@ def replay(
             completed = ps.update(header, header.base_offset, marker.coordinator_epoch)
             if completed is not None and marker.type is ControlType.ABORT:
                 lso = stable_offset_after(ps, header.base_offset)
-                txns.record_abort(completed, lso, segment.base_offset)
+                first, last = completed.first_offset, completed.last_offset
+                aborted.append(AbortedTxn(completed.producer_id, first, last, lso))
+        if aborted:
+            txns.restore(segment.base_offset, aborted)
