@@ -10,7 +10,10 @@ Each pass (every ``check_interval_s``, or at once after ``wake()``, e.g. on roll
 2. clean up unfinished copies and deletions (remote_retention.cleanup_unfinished);
 3. upload, oldest first, every rolled (non-active) segment wholly below the high watermark
    (the caller's ``high_watermark()``, the last stable offset when transactions are in play)
-   holding offsets above the highest uploaded offset;
+   holding offsets above the highest uploaded offset, and below the first segment whose
+   ``.txnindex`` lacks an entry (a write that failed on a full disk:
+   ``LocalLog.txn_index_unwritten_from``; the restart's recovery restores it), so the bucket
+   never gets an aborted transaction's records without its entry;
 4. keep the local log start offset in step with the bucket, remote retention, and again;
 5. local retention: ``log.apply_retention(now, upper_bound_offset=uploaded end + 1)``, so only
    uploaded segments are ever deleted locally.
@@ -301,6 +304,9 @@ class PartitionUploader:
         uploaded_end = self.manifest.upload_bound() - 1
         async with self._locked():
             hwm = self.high_watermark()
+            unwritten = self.log.txn_index_unwritten_from
+            if unwritten is not None:
+                hwm = min(hwm, unwritten)
             rolled = list(self.log.segments())[:-1]
             found = [
                 RolledSegment(s.base_offset, s.next_offset(), s.size)

@@ -293,6 +293,13 @@ class LocalLog:
             return True
         return False
 
+    @property
+    def txn_index_unwritten_from(self) -> int | None:
+        """The base offset of the oldest segment whose ``.txnindex`` lacks an entry (a write
+        failed since the log was opened: txn_index_write_failed), None when there is none;
+        the cold tier uploads no segment from there on."""
+        return self._txn_index_unwritten_from
+
     def _set_recovery_point(self, offset: int) -> None:
         """Move the recovery point to ``offset``, but never past the base offset of a segment
         whose ``.txnindex`` lacks an entry (txn_index_write_failed)."""
