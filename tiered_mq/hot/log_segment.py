@@ -112,6 +112,7 @@ class LogSegment:
         # ms taken off segment.ms for this segment's roll (Kafka's rollJitterMs), drawn once
         # by the log when first needed (LocalLog.roll_jitter); None: not drawn yet
         self.roll_jitter_ms: int | None = None
+        self._txn_index_path: str | None = None  # for flush; computed on its first use
 
     @classmethod
     def create(
@@ -465,8 +466,11 @@ class LogSegment:
             raise KafkaStorageError(f"{self.log_path}: flush failed: {exc}") from exc
 
     def _flush_txn_index(self) -> None:
+        path = self._txn_index_path
+        if path is None:
+            path = self._txn_index_path = str(log_files.txn_index_file(self.dir, self.base_offset))
         try:
-            fd = os.open(log_files.txn_index_file(self.dir, self.base_offset), os.O_RDONLY)
+            fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             return
         try:
