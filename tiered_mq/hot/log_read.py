@@ -58,7 +58,9 @@ def read_batches(
             f"offset {start_offset} outside [{local_log_start_offset}, {log_end_offset}]"
         )
     limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
-    info = FetchDataInfo(start_offset)
+    # built once at the end (a frozen dataclass's __init__ costs a setattr per field)
+    first_offset = start_offset
+    regions: list[FileRegion] = []
     offset, remaining = start_offset, max_bytes
     more = False
     for segment in segments.from_offset(start_offset):
@@ -69,7 +71,7 @@ def read_batches(
         if limit < following:
             found = segment.translate_offset(limit)
             max_position = found[0] if found else segment.size
-        got = segment.read(offset, remaining, max_position, min_one_batch and not info.regions)
+        got = segment.read(offset, remaining, max_position, min_one_batch and not regions)
         if got is None:
             found = segment.translate_offset(offset)
             if found is not None:
@@ -80,17 +82,16 @@ def read_batches(
             offset = following  # nothing at or above offset here
             continue
         first, region = got
-        if not info.regions:
-            info = FetchDataInfo(first)
-        info.regions.append(region)
+        if not regions:
+            first_offset = first
+        regions.append(region)
         remaining -= region.length
         end = region.position + region.length
         if remaining <= 0 or end < max_position:
             more = end < max_position or following < limit
             break
         offset = following
-    size = sum(r.length for r in info.regions)
-    return FetchDataInfo(info.first_offset, info.regions, size, more)
+    return FetchDataInfo(first_offset, regions, sum(r.length for r in regions), more)
 
 
 def iter_batch_headers(segments: LogSegments, start: int) -> Iterator[BatchHeader]:
