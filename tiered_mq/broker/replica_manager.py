@@ -51,12 +51,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tiered_mq.abandonable import to_thread_abandonable
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
@@ -153,7 +155,9 @@ class ReplicaManager:
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)
             if meta is not None:
-                await self.open_partitions(name, range(meta.partitions), meta.configs)
+                await self.open_partitions(
+                    name, range(meta.partitions), meta.configs, abandonable=True
+                )
         self._maintenance = asyncio.get_running_loop().create_task(
             self._log_maintenance_routine(), name="log-maintenance"
         )
@@ -212,18 +216,18 @@ class ReplicaManager:
                 partition.remove_expired_producers(now, expiration_ms)
 
     async def open_partitions(
-        self, topic: str, indexes: range, overrides: dict[str, str]
+        self, topic: str, indexes: range, overrides: dict[str, str], abandonable: bool = False
     ) -> list[Partition]:
         """Open (creating them if needed) the local logs of ``topic``'s partitions ``indexes``
         (:meth:`open_topics` of one topic); the first partition that failed to open is raised
         once the others are served."""
-        opened, failed = await self.open_topics([(topic, indexes, overrides)])
+        opened, failed = await self.open_topics([(topic, indexes, overrides)], abandonable)
         if failed:
             raise next(iter(failed.values()))
         return opened
 
     async def open_topics(
-        self, topics: list[tuple[str, range, dict[str, str]]]
+        self, topics: list[tuple[str, range, dict[str, str]]], abandonable: bool = False
     ) -> tuple[list[Partition], dict[TopicPartition, Exception]]:
         """Open (creating them if needed) the local logs of each ``(topic, partition indexes,
         config overrides)`` of ``topics`` (the topics of one CreateTopics), all in one
@@ -233,7 +237,14 @@ class ReplicaManager:
         directories, their ``partition.metadata`` and their empty segments are on disk
         (fsynced); none of them serves a request before. A partition whose log fails to open
         is recorded in :attr:`offline` and returned with its error; the others are served.
-        Returns (the partitions opened, the failures)."""
+        Returns (the partitions opened, the failures).
+
+        ``abandonable`` (the broker's start): cancelled (a stop during the start), the worker
+        thread opens no partition more; this returns, cancelled, once the opens in flight have
+        ended (a log's recovery is not interrupted half way) and the logs they opened are
+        closed again (their checkpoints written: the next start trusts them). The partitions
+        not reached are opened by the next start, recovering them if the last stop was not
+        clean."""
         wanted: list[tuple[TopicPartition, str | None, LogConfig]] = []
         for topic, indexes, overrides in topics:
             config = self.log_config(overrides)
@@ -251,7 +262,10 @@ class ReplicaManager:
             for (tp, topic_id, config), state in zip(wanted, states.values(), strict=True)
         ]
         try:
-            strays, opened, failed = await asyncio.to_thread(self._open_locals, items)
+            if abandonable:
+                strays, opened, failed = await self._open_abandonable(items)
+            else:
+                strays, opened, failed = await asyncio.to_thread(self._open_locals, items)
         except Exception as error:  # none of them opened
             strays, opened, failed = [], [], {tp: error for tp, _, _ in wanted}
         self._remove_dirs(strays)
@@ -273,8 +287,21 @@ class ReplicaManager:
             log.error("%s is offline: its log failed to open: %s", tp, exc)
         return opened, failed
 
-    def _open_locals(
+    async def _open_abandonable(
         self, items: list[tuple[TopicPartition, int, str | None, LogConfig]]
+    ) -> tuple[list[Path], list[Partition], dict[TopicPartition, Exception]]:
+        """:meth:`_open_locals` in a worker thread; cancelled, the thread opens no partition
+        more and this waits for the opens in flight, closes the logs they opened (their
+        checkpoints written) and is cancelled (abandonable.py)."""
+        return await to_thread_abandonable(
+            lambda abandon: self._open_locals(items, abandon),
+            lambda result: _close_all(result[1]),
+        )
+
+    def _open_locals(
+        self,
+        items: list[tuple[TopicPartition, int, str | None, LogConfig]],
+        abandon: threading.Event | None = None,
     ) -> tuple[list[Path], list[Partition], dict[TopicPartition, Exception]]:
         """(the strays set aside; the opened partitions; the partitions whose log failed to
         open, with the error), for each (partition, leader epoch, topic id, log config) of
@@ -287,6 +314,9 @@ class ReplicaManager:
         the fsyncs of all grouped (stray_partitions.record_claims). Creating a partition costs
         no fsync of its own: the small files and directory entries of a whole CreateTopics go
         to disk together.
+
+        Once ``abandon`` is set, the partitions not yet begun are skipped (neither opened nor
+        returned).
 
         A partition whose claim or open fails (a file where its directory goes, a log that
         cannot be read) does not keep the others from opening: it is returned among the
@@ -301,6 +331,8 @@ class ReplicaManager:
         def open_one(
             tp: TopicPartition, epoch: int, topic_id: str | None, config: LogConfig
         ) -> tuple[Claims, Partition]:
+            if abandon is not None and abandon.is_set():
+                raise _NotOpenedError  # open_topics was cancelled
             dir = self.partition_dir(tp)
             claims = claim_dirs([] if topic_id is None else [(dir, topic_id)])
             new = bool(claims.created_in)  # claim_dirs created the directory: it is empty
@@ -313,6 +345,8 @@ class ReplicaManager:
         for tp, future in futures:
             try:
                 got, partition = future.result()
+            except _NotOpenedError:
+                continue
             except Exception as exc:
                 failed[tp] = exc
                 continue
@@ -467,3 +501,22 @@ class ReplicaManager:
         batches = iter_batches(buf, validate=True)
         result = await partition.append_as_leader(buf, batches)
         return result.base_offset
+
+
+class _NotOpenedError(Exception):
+    """A partition skipped by an abandoned open (ReplicaManager._open_locals)."""
+
+
+def _close_all(partitions: list[Partition]) -> None:
+    """Close the logs of ``partitions`` (opened, never served), :data:`CLOSE_WORKERS` at a
+    time, each on its own."""
+
+    def close_one(partition: Partition) -> None:
+        try:
+            partition.close()
+        except Exception:
+            log.exception("%s: close failed", partition.tp)
+
+    if partitions:
+        with ThreadPoolExecutor(min(CLOSE_WORKERS, len(partitions)), "close-partition") as pool:
+            list(pool.map(close_one, partitions))

@@ -1,7 +1,12 @@
 """``tiered-mq dev``: a single-node broker with embedded coordination, in the foreground.
 
-Prints the data dir and the bootstrap address, then serves until Ctrl-C or SIGTERM, which stop
-it cleanly: connections closed, every log flushed, producer state snapshotted, logs closed.
+Prints the data dir and the bootstrap address, then serves until Ctrl-C, SIGTERM or SIGHUP
+(a closed terminal; the JVM stops Kafka cleanly on all three), which stop it cleanly:
+connections closed, every log flushed, producer state snapshotted, logs closed; exit status 0.
+A stop asked for while the broker starts (recovering logs, waiting for ZooKeeper) abandons the
+start: the partitions being opened finish (a log's recovery is not interrupted), the ones not
+reached are left for the next start, what started is closed, and the process exits 0 without
+ever listening (Kafka's JVM exits during its start too).
 ``--config key=value`` (repeatable) sets broker configs (``num.partitions=3``) and default topic
 configs (``segment.bytes=1048576`` or ``log.segment.bytes=...``). ``--metrics-port 0`` turns
 the Prometheus endpoint off (default 9308; if that port is taken the broker runs without it).
@@ -52,16 +57,42 @@ def _s3_configs(region: str | None, path_style: bool | None) -> dict[str, str]:
     return out
 
 
-async def _run(broker: Broker) -> None:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+# the signals that stop the broker cleanly (the JVM runs Kafka's shutdown hook on each)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+async def _start_unless_stopped(broker: Broker, stop: asyncio.Event) -> bool:
+    """Start ``broker``; False when ``stop`` was set first (the start abandoned: cancelled,
+    what started closed). A failed start is a ClickException naming the cause."""
+    starting = asyncio.ensure_future(broker.start())
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        await broker.start()
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if not starting.done():
+        click.echo("stop requested while starting: start abandoned")
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await starting
+        await broker.close()
+        click.echo("stopped")
+        return False
+    try:
+        starting.result()
     except (KafkaError, StorageError, RuntimeError, OSError, ValueError) as e:
         await broker.close()  # release whatever started
         raise click.ClickException(f"broker did not start: {e}") from None
+    return True
+
+
+async def _run(broker: Broker) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    if not await _start_unless_stopped(broker, stop):
+        return
     freeze_startup_heap()
     try:
         click.echo(f"tiered-mq broker {broker.config.node_id} ready")

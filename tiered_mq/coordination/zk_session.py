@@ -28,14 +28,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Final, TypeVar
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
 
+from tiered_mq.abandonable import to_thread_abandonable
 from tiered_mq.coordination import znodes
 from tiered_mq.coordination.base import BrokerInfo, PartitionState
 from tiered_mq.coordination.zk_ops import compare_and_set
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # kazoo's connection retry: for ever, from 0.1 s, doubling up to 1 s between attempts
 RECONNECT: Final = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0}
+# how often a start waiting for its first connection looks whether it was cancelled
+ABANDON_POLL_S: Final = 0.1
 
 
 class ZooKeeperSession:
@@ -82,18 +85,22 @@ class ZooKeeperSession:
 
     # lifecycle ------------------------------------------------------------------------------
     async def start(self) -> None:
-        await asyncio.to_thread(self._start)
+        """Connect (within ``zookeeper.connection.timeout.ms``, else RuntimeError) and read
+        the cluster id. Cancelled (a stop during the broker's start), a connection still being
+        waited for is given up within :data:`ABANDON_POLL_S`; this returns, cancelled, once
+        the worker thread has ended (abandonable.py)."""
+        await to_thread_abandonable(self._start)
 
-    def _start(self) -> None:
+    def _start(self, abandon: threading.Event) -> None:
         if self._chroot:  # Kafka creates a missing chroot too
             root = KazooClient(hosts=self._hosts, timeout=self.session_timeout)
-            self._connect(root)
+            self._connect(root, abandon)
             try:
                 root.ensure_path(self._chroot)
             finally:
                 root.stop()
                 root.close()
-        self._connect(self.client)
+        self._connect(self.client, abandon)
         self.client.add_listener(self._on_state)
         for path in znodes.PERSISTENT_PARENTS:
             self.client.ensure_path(path)
@@ -103,16 +110,23 @@ class ZooKeeperSession:
         self.cluster_id = znodes.decode_cluster_id(self.client.get(znodes.CLUSTER_ID)[0])
         self.view.watch()
 
-    def _connect(self, client: KazooClient) -> None:
-        try:
-            client.start(timeout=self.connection_timeout)
-        except KazooTimeoutError:
-            client.stop()
-            client.close()
-            raise RuntimeError(
-                f"cannot reach ZooKeeper at {self.connect} within "
-                f"{self.connection_timeout:g} s (zookeeper.connection.timeout.ms)"
-            ) from None
+    def _connect(self, client: KazooClient, abandon: threading.Event) -> None:
+        """kazoo's ``start(timeout)``, given up as soon as ``abandon`` is set."""
+        connected = client.start_async()
+        deadline = time.monotonic() + self.connection_timeout
+        while not connected.wait(ABANDON_POLL_S):
+            if abandon.is_set() or time.monotonic() >= deadline:
+                break
+        if client.connected:
+            return
+        client.stop()
+        client.close()
+        if abandon.is_set():
+            raise RuntimeError(f"connection to ZooKeeper at {self.connect} abandoned")
+        raise RuntimeError(
+            f"cannot reach ZooKeeper at {self.connect} within "
+            f"{self.connection_timeout:g} s (zookeeper.connection.timeout.ms)"
+        )
 
     async def close(self) -> None:
         """Close the session: ZooKeeper drops this broker's registration (and the controller
