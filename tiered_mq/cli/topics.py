@@ -15,6 +15,8 @@ above the current count: INVALID_PARTITIONS), as ``kafka-topics.sh --alter --par
 As kafka-topics.sh's ``--if-not-exists`` and ``--if-exists``, ``create --if-not-exists`` of a
 topic that exists and ``describe``/``delete``/``alter``/``alter-config --if-exists`` of one that
 does not do nothing and exit 0 (a note on stderr says so).
+``list`` and ``describe`` without a name show the internal topics (``__consumer_offsets``,
+``__transaction_state``) as kafka-topics.sh does; ``--exclude-internal`` leaves them out.
 """
 
 from __future__ import annotations
@@ -122,13 +124,32 @@ def created_line(admin: Admin, name: str, partitions: int | None, rf: int | None
     return f"Created topic {name} ({partitions} {noun}, replication factor {rf})."
 
 
+exclude_internal_option = click.option(
+    "--exclude-internal",
+    is_flag=True,
+    help="Leave out the internal topics (__consumer_offsets, __transaction_state).",
+)
+internal_option = click.option("--internal", is_flag=True, hidden=True)
+"""The former opt-in to internal topics, shown by default now (as kafka-topics.sh): accepted so
+that scripts which pass it keep working; it changes nothing."""
+
+
 @command.command("list")
-@click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets, ...).")
+@exclude_internal_option
+@internal_option
 @admin_options
 @reports_errors
-def list_(internal: bool, bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
-    """List topic names, one a line."""
-    for name in admin_client(bootstrap, timeout, properties).list_topics(include_internal=internal):
+def list_(
+    exclude_internal: bool,
+    internal: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
+) -> None:
+    """List topic names, one a line, the internal topics included (as kafka-topics.sh --list;
+    --exclude-internal leaves them out)."""
+    admin = admin_client(bootstrap, timeout, properties)
+    for name in admin.list_topics(include_internal=not exclude_internal):
         click.echo(name)
 
 
@@ -162,23 +183,25 @@ def render_description(desc: TopicDescription, all_configs: bool) -> str:
 @command.command("describe")
 @name_argument("names", "topic", many=True)
 @click.option("--all-configs", is_flag=True, help="Show default configs too.")
-@click.option("--internal", is_flag=True, help="With no NAME: internal topics too.")
+@exclude_internal_option
+@internal_option
 @if_exists_option
 @admin_options
 @reports_errors
 def describe(
     names: tuple[str, ...],
     all_configs: bool,
+    exclude_internal: bool,
     internal: bool,
     if_exists: bool,
     bootstrap: str,
     properties: tuple[str, ...],
     timeout: float,
 ) -> None:
-    """Partitions, leaders, offsets and configs of topics NAME (none: every topic, as
-    kafka-topics.sh --describe without --topic)."""
+    """Partitions, leaders, offsets and configs of topics NAME (none: every topic, the internal
+    ones included unless --exclude-internal, as kafka-topics.sh --describe without --topic)."""
     admin = admin_client(bootstrap, timeout, properties)
-    chosen = list(dict.fromkeys(names)) or admin.list_topics(include_internal=internal)
+    chosen = list(dict.fromkeys(names)) or admin.list_topics(include_internal=not exclude_internal)
     for i, name in enumerate(chosen):
         with _unless(if_exists or not names, UNKNOWN, f"Topic {name} does not exist."):
             desc = admin.describe_topic(name)

@@ -33,6 +33,7 @@ from tiered_mq.errors import ClusterAuthorizationFailedError
 from tiered_mq.topic_partition import TopicPartition
 
 __all__ = [
+    "INTERNAL_TOPICS",
     "Admin",
     "ConfigSynonym",
     "ConfigValue",
@@ -44,6 +45,11 @@ __all__ = [
     "ScramCredential",
     "TopicDescription",
 ]
+
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+"""The topics Kafka's brokers mark internal (``Topic.isInternal``; the broker's own list is
+``tiered_mq.broker.topic_names``, which a client does not import)."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +108,12 @@ class Admin(ConfigAdmin, GroupAdmin):
         self._result(futures[name], f"delete topic {name}")
 
     def list_topics(self, include_internal: bool = False) -> list[str]:
+        """Topic names, sorted; the internal topics (``INTERNAL_TOPICS``) only with
+        ``include_internal`` (Kafka's ``ListTopicsOptions.listInternal``). Any other name,
+        ``__`` or not, is a user topic."""
         md = self._metadata("list topics")
         names = sorted(md.topics)
-        return names if include_internal else [n for n in names if not n.startswith("__")]
+        return names if include_internal else [n for n in names if n not in INTERNAL_TOPICS]
 
     def describe_topic(self, name: str, with_configs: bool = True) -> TopicDescription:
         tmd = self._topic_metadata(name)

@@ -115,9 +115,11 @@ def test_create_error_is_named_and_fails(runner: CliRunner) -> None:
 def test_bootstrap_from_env(runner: CliRunner) -> None:
     r = runner.invoke(main, ["topics", "list"], env={"TIERED_MQ_BOOTSTRAP": "envhost:1"})
     assert r.exit_code == 0
-    assert r.output.splitlines() == ["a", "b"]
+    assert r.output.splitlines() == ["__consumer_offsets", "a", "b"]  # as kafka-topics.sh
     assert FakeAdmin.instances[0].config.bootstrap_servers == "envhost:1"
-    r = runner.invoke(main, ["topics", "list", "--internal"])
+    r = runner.invoke(main, ["topics", "list", "--exclude-internal"])
+    assert r.output.splitlines() == ["a", "b"]
+    r = runner.invoke(main, ["topics", "list", "--internal"])  # the former opt-in: still taken
     assert r.output.splitlines()[0] == "__consumer_offsets"
 
 
