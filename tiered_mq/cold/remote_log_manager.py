@@ -308,9 +308,16 @@ class RemoteLogManager:
         return await self.reader.read_regions(tp, offset, max_bytes, span=span, min_one=min_one)
 
     async def offset_for_timestamp(
-        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        log_start_offset: int = 0,
+        *,
+        whole_segments: bool = False,
     ) -> tuple[int, int] | None:
-        return await self.reader.offset_for_timestamp(tp, timestamp, log_start_offset)
+        return await self.reader.offset_for_timestamp(
+            tp, timestamp, log_start_offset, whole_segments=whole_segments
+        )
 
     async def max_timestamp(self, tp: TopicPartition) -> int:
         """Greatest batch max timestamp of the bucket's readable segments (-1: none)."""

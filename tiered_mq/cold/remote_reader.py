@@ -319,13 +319,23 @@ class RemoteReader:
             self.cache.prefetch(next_key, nxt.size_bytes, 0, beyond)
 
     async def offset_for_timestamp(
-        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        log_start_offset: int = 0,
+        *,
+        whole_segments: bool = False,
     ) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record in the bucket with timestamp >= ``timestamp``
         and offset >= both the manifest's and the caller's ``log_start_offset`` (the partition's,
-        which a DeleteRecords raises before the next manifest version records it)."""
+        which a DeleteRecords raises before the next manifest version records it).
+
+        ``whole_segments``: every record of the readable segments counts, those below the log
+        start offset in the segment holding it included (ListOffsets -3: Kafka's MAX_TIMESTAMP
+        counts the records of a segment that DeleteRecords left below the log start offset,
+        whose timestamps the segment's max timestamp still holds)."""
         manifest = await self.manifest(tp)
-        floor = max(manifest.log_start_offset, log_start_offset)
+        floor = 0 if whole_segments else max(manifest.log_start_offset, log_start_offset)
         for segment in manifest.offset_for_timestamp_candidates(timestamp):
             key = segment.key(layout.LOG)
             if key is None or segment.end_offset < floor:

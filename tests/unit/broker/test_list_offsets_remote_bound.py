@@ -35,7 +35,7 @@ class Bucket:
         self.lookups: list[tuple[TopicPartition, int]] = []
 
     async def offset_for_timestamp(
-        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0
+        self, tp: TopicPartition, timestamp: int, log_start_offset: int = 0, **_: bool
     ) -> tuple[int, int] | None:
         self.lookups.append((tp, timestamp))
         await self.answering.wait()

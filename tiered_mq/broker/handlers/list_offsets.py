@@ -9,7 +9,9 @@
   leader epoch -1; a found one answers the epoch of the batch holding it,
   broker/leader_epochs.py ``epoch_of_offset``).
 - ``-3`` (KIP-734): the first record carrying the partition's greatest timestamp, with that
-  timestamp; an empty partition answers -1 / -1.
+  timestamp; an empty partition answers -1 / -1. As Kafka's ``MAX_TIMESTAMP``, the records
+  DeleteRecords left below the log start offset in a segment still held (locally or in the
+  bucket) count, so the answer may lie below the log start offset.
 Offsets at or above the high watermark (LSO) are never returned. The leader epoch answered is
 Kafka's: the partition's current one for ``-1``, the epoch of the batch holding the offset
 otherwise (the current one for an offset only the bucket holds). The client's
@@ -143,11 +145,13 @@ async def _remote_max_timestamp(
 ) -> tuple[int, int] | None:
     """(offset, timestamp) of the bucket's first record with its greatest timestamp, when
     that is at least ``local_max`` (a tie goes to the bucket: its copy has the lower offset);
-    else None."""
+    else None. As Kafka's MAX_TIMESTAMP on a local segment, the records of a readable segment
+    below the log start offset count (DeleteRecords into it): the answer may lie below
+    ``start``, and is never None when the segments' max timestamp wins."""
     remote_max = await rlm.max_timestamp(tp)
     if remote_max < 0 or remote_max < local_max:
         return None
-    return await rlm.offset_for_timestamp(tp, remote_max, start)
+    return await rlm.offset_for_timestamp(tp, remote_max, start, whole_segments=True)
 
 
 def _answer(
