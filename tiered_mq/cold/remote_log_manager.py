@@ -344,6 +344,25 @@ class RemoteLogManager:
         manifest = self._known_manifest(tp)
         return -1 if manifest is None else manifest.end_offset()
 
+    def leader_epoch_of(self, tp: TopicPartition, offset: int) -> int | None:
+        """The leader epoch ``offset`` was written in, from the leader epochs of the readable
+        segment holding it (the last [epoch, first offset] entry at or below it, as Kafka's
+        ``LeaderEpochFileCache.epochForOffset``): an offset DeleteRecords left below the log
+        start offset counts in the segment holding the log start. None when no readable segment
+        of this leader's manifest holds it, or its entries start after it."""
+        manifest = self._known_manifest(tp)
+        if manifest is None:
+            return None
+        segment = manifest.segment_for_offset(max(offset, manifest.log_start_offset))
+        if segment is None or segment.base_offset > offset:
+            return None
+        epoch = None
+        for entry_epoch, first in segment.leader_epochs:
+            if first > offset:
+                break
+            epoch = entry_epoch
+        return epoch
+
     def upload_bound(self, tp: TopicPartition) -> int:
         """First offset not yet uploaded: local retention may delete only below it."""
         manifest = self._known_manifest(tp)

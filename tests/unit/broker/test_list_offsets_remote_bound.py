@@ -41,6 +41,9 @@ class Bucket:
         await self.answering.wait()
         return (COLD_OFFSET, COLD_TS) if timestamp <= COLD_TS else None
 
+    def leader_epoch_of(self, tp: TopicPartition, offset: int) -> int | None:
+        return None  # no manifest: the current epoch
+
     async def max_timestamp(self, tp: TopicPartition) -> int:
         await self.answering.wait()
         return COLD_TS

@@ -14,7 +14,8 @@
   bucket) count, so the answer may lie below the log start offset.
 Offsets at or above the high watermark (LSO) are never returned. The leader epoch answered is
 Kafka's: the partition's current one for ``-1``, the epoch of the batch holding the offset
-otherwise (the current one for an offset only the bucket holds). The client's
+otherwise (for an offset only the bucket holds, from its segment's leader epochs in the
+manifest, as Kafka's leader epoch cache covers the tiered log). The client's
 ``current_leader_epoch`` (v4+) is checked first, after the topic's authorization (Kafka's
 ``Partition.fetchOffsetForTimestamp``): an older one is FENCED_LEADER_EPOCH, a newer one
 UNKNOWN_LEADER_EPOCH (leader_epochs.check_current_epoch).
@@ -85,14 +86,14 @@ def _lookup_local(
         return -1, upper, partition.leader_epoch
     if timestamp == EARLIEST:
         start = partition.log_start_offset
-        return -1, start, epoch_of_offset(partition, start)
+        return -1, start, _epoch_of(partition, ctx.broker.remote_log_manager, tp, start)
     rlm = ctx.broker.remote_log_manager
     if timestamp == EARLIEST_LOCAL:
         local_start = partition.log.local_log_start_offset
         return -1, local_start, epoch_of_offset(partition, local_start)
     if timestamp == LATEST_TIERED:
         tiered_end = rlm.highest_uploaded_offset(tp) if rlm is not None else -1
-        return -1, tiered_end, epoch_of_offset(partition, tiered_end) if tiered_end >= 0 else -1
+        return -1, tiered_end, _epoch_of(partition, rlm, tp, tiered_end) if tiered_end >= 0 else -1
     start = partition.log_start_offset
     if rlm is not None and start < partition.log.local_log_start_offset:
         return _Remote(partition, rlm, start, upper)
@@ -100,17 +101,30 @@ def _lookup_local(
         found = partition.log.offset_of_max_timestamp()
     else:
         found = partition.log.offset_for_timestamp(timestamp)
-    return _found(partition, found, upper)
+    return _found(partition, rlm, tp, found, upper)
 
 
-def _found(partition: Any, found: Any, upper: int) -> tuple[int, int, int]:
+def _epoch_of(partition: Any, rlm: RemoteLogManager | None, tp: TopicPartition, offset: int) -> int:
+    """The leader epoch answered with ``offset``: that of the batch holding it, read from the
+    bucket manifest's segment leader epochs when only the bucket holds it (Kafka's leader
+    epoch cache covers the tiered part of the log), else from the local batch headers."""
+    if rlm is not None and offset < partition.log.local_log_start_offset:
+        epoch = rlm.leader_epoch_of(tp, offset)
+        if epoch is not None:
+            return epoch
+    return epoch_of_offset(partition, offset)
+
+
+def _found(
+    partition: Any, rlm: RemoteLogManager | None, tp: TopicPartition, found: Any, upper: int
+) -> tuple[int, int, int]:
     """The answer for a timestamp lookup's (offset, timestamp), None when it found none."""
     if found is None:
         return -1, -1, -1
     offset, ts = int(found[0]), int(found[1])
     if offset >= upper:
         return -1, -1, -1
-    return ts, offset, epoch_of_offset(partition, offset)
+    return ts, offset, _epoch_of(partition, rlm, tp, offset)
 
 
 async def _lookup_remote(
@@ -137,7 +151,7 @@ async def _lookup_remote(
         )
         if found is None:
             found = partition.log.offset_for_timestamp(timestamp)
-    return _found(partition, found, upper)
+    return _found(partition, rlm, tp, found, upper)
 
 
 async def _remote_max_timestamp(
