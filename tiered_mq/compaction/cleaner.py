@@ -29,6 +29,7 @@ Pass 2 (rewriting the segments, crash behaviour): segment_rewrite.py.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,18 @@ from tiered_mq.record.records import decode_batch
 
 CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
 INT_MAX: Final = 2**31 - 1
+
+
+class CleaningAbortedError(Exception):
+    """The cleaner was closed (a broker stop) while it read or rewrote a log (Kafka's
+    LogCleaningAbortedException): the pass ends at the next batch, its ``.cleaned`` files
+    removed, nothing swapped."""
+
+
+def check_not_aborted(abort: threading.Event | None) -> None:
+    """Raise CleaningAbortedError once ``abort`` is set (looked at once a batch)."""
+    if abort is not None and abort.is_set():
+        raise CleaningAbortedError("log cleaner closed")
 
 
 @dataclass
@@ -203,11 +216,12 @@ def build_offset_map(
     omap: OffsetMap,
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
     aborted: AbortedTxns | None = None,
+    abort: threading.Event | None = None,
 ) -> int:
     """Pass 1: map keys of the records in [first_dirty, end) to their latest offsets.
 
     Returns the offset the map covers up to (``end``, or a lower segment boundary when the map
-    filled up).
+    filled up). Raises CleaningAbortedError at the first batch read after ``abort`` is set.
     """
     for source in sources:
         if source.next_base <= first_dirty:
@@ -219,6 +233,7 @@ def build_offset_map(
                 continue
             if header.base_offset >= end:
                 break
+            check_not_aborted(abort)
             data = source.read(position, header.size)
             for record in decode_batch(data, max_size=max_size)[1]:
                 if record.key is not None and record.offset >= first_dirty:

@@ -46,9 +46,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -142,6 +144,7 @@ class LogCleaner:
         self._horizons: dict[TopicPartition, int] = {}  # earliest pending delete horizon
         self._checkpoints: dict[TopicPartition, tuple[LocalLog, int | None]] = {}
         self._uncleanable: dict[TopicPartition, LocalLog] = {}  # the log that failed
+        self._abort = threading.Event()  # set by close: a pass in the executor ends
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -150,6 +153,11 @@ class LogCleaner:
         )
 
     async def close(self) -> None:
+        """Stop the sweeps. A pass in progress ends at its next batch (Kafka's cleaner
+        aborts its cleaning on shutdown): its ``.cleaned`` files are removed and a ``.swap``
+        written but not yet swapped in is discarded, so a stop never waits for a whole
+        rewrite nor leaves the next start a swap to complete."""
+        self._abort.set()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -234,6 +242,7 @@ class LogCleaner:
                 omap,
                 self.max_decompressed_bytes,
                 aborted,
+                self._abort,
             )
             chosen = [s for s in sources if s.next_base <= end]
             last_batches = await loop.run_in_executor(
@@ -241,7 +250,7 @@ class LogCleaner:
             )
             markers = TxnMarkers()
             for group in group_segments(chosen, config):
-                cleaned = await loop.run_in_executor(
+                job = loop.run_in_executor(
                     self._executor,
                     clean_group,
                     local_log.dir,
@@ -254,7 +263,13 @@ class LogCleaner:
                     self.max_decompressed_bytes,
                     aborted,
                     markers,
+                    self._abort,
                 )
+                try:
+                    cleaned = await asyncio.shield(job)
+                except asyncio.CancelledError:
+                    await _discard_unswapped(job, local_log.dir, group[0].base_offset)
+                    raise
                 if cleaned is None:
                     continue
                 async with partition.lock:
@@ -299,6 +314,16 @@ class LogCleaner:
             stats.records_read,
             stats.segments_replaced,
         )
+
+
+async def _discard_unswapped(job: asyncio.Future[Any], dir: Path, base: int) -> None:
+    """A pass cancelled while ``job`` (clean_group) runs in the executor: once it ends (at
+    its next batch: the cleaner was closed), the ``.swap`` files it may have written are
+    removed; a stale swap must never be completed by the next open."""
+    await asyncio.wait({job})
+    if not job.cancelled() and job.exception() is None and job.result() is not None:
+        with contextlib.suppress(OSError):
+            discard_swap(dir, base)
 
 
 def _close_sources(sources: list[SegmentSource]) -> None:

@@ -56,12 +56,18 @@ written after the swap: a crash before it only repeats the (idempotent) pass.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from tiered_mq.compaction.cleaner import CleanerStats, SegmentSource, close_quietly
+from tiered_mq.compaction.cleaner import (
+    CleanerStats,
+    SegmentSource,
+    check_not_aborted,
+    close_quietly,
+)
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
 from tiered_mq.hot import log_files
@@ -229,12 +235,14 @@ def clean_group(
     max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
     aborted: AbortedTxns | None = None,
     markers: TxnMarkers | None = None,
+    abort: threading.Event | None = None,
 ) -> CleanedGroup | None:
     """Pass 2 for one group: write its compacted segment as ``.swap`` files.
 
     Returns None (and leaves no file) when nothing would change (a single segment whose
     batches are all kept as they are). The groups of one pass share ``markers`` and are
-    cleaned in offset order (default: a fresh one, for a pass of one group).
+    cleaned in offset order (default: a fresh one, for a pass of one group). Once ``abort``
+    is set, the next batch raises CleaningAbortedError, the ``.cleaned`` files removed.
     """
     markers = TxnMarkers() if markers is None else markers
     base = group[0].base_offset
@@ -245,6 +253,7 @@ def clean_group(
         for i, source in enumerate(group):
             headers = list(source.iter_headers())
             for j, (position, header) in enumerate(headers):
+                check_not_aborted(abort)
                 data = source.read(position, header.size)
                 stats.bytes_read += len(data)
                 stats.records_read += header.records_count
