@@ -7,7 +7,7 @@ from bisect import bisect_right
 from dataclasses import asdict, fields, replace
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiered_mq.broker.handlers._common import error_code
@@ -36,6 +36,7 @@ def test_keys_exactly_as_designed() -> None:
         layout.segment_key("p", "t", 0, 0, 0, "u", "deleted")
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.text("abcXYZ09._-", min_size=1, max_size=20),
     st.integers(0, 10_000),
@@ -170,6 +171,7 @@ _ENTRIES = st.lists(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_ENTRIES, st.integers(0, 70))
 def test_manifest_queries_match_a_scan_of_every_entry(
     entries: list[tuple[int, int, SegmentState]], log_start: int
@@ -208,6 +210,7 @@ def _changed(m: PartitionManifest) -> PartitionManifest:
     return c
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.integers(1, 1000), min_size=0, max_size=50), st.integers(0, 60_000))
 def test_offset_index_lookup_matches_reference(gaps: list[int], target: int) -> None:
     base = 1000

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.util import decode_varint as kp_decode_varint
 from kafka.record.util import encode_varint as kp_encode_varint
@@ -36,6 +36,7 @@ def test_matches_kafka_python(value: int) -> None:
     assert kp_decode_varint(expected, 0) == (value, len(expected))
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
 def test_round_trip(value: int) -> None:
     encoded = encode_varint(value)
