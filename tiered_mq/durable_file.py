@@ -78,7 +78,8 @@ def replace_durably_many(files: Sequence[tuple[Path, bytes]], dirs: Iterable[Pat
 
 
 def _write_tmp(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``<path>.tmp`` and fsync it; returns that path."""
+    """Write ``data`` to ``<path>.tmp`` and fsync it; returns that path. A failed write or
+    fsync (a full disk) raises an OSError naming that file (``os.write`` names none)."""
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
@@ -86,6 +87,10 @@ def _write_tmp(path: Path, data: bytes) -> Path:
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
+    except OSError as e:
+        if e.filename is not None or e.errno is None:
+            raise
+        raise OSError(e.errno, e.strerror, str(tmp)) from None  # the errno's subclass
     finally:
         os.close(fd)
     return tmp
