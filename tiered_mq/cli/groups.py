@@ -1,14 +1,15 @@
 """``tiered-mq groups``: list consumer groups; describe them with their lag.
 
-``describe`` prints, for each GROUP (or ``--all-groups``), one row per partition the group has
-committed offsets for or is assigned: committed offset, log end offset (the high watermark a
-consumer can reach) and lag = log end offset - committed offset (``-`` when nothing is committed
-yet, negative when the committed offset is past the log end, as ``kafka-consumer-groups.sh``
-shows it); the total lag adds up the partitions with a committed offset only (``-`` when there
-are none); then the members with their assignments. A group the broker does not know (state
-DEAD, no members, no offsets) is an error line on stderr, and the exit status is then 1 (the
-other groups are still described; with ``--all-groups``, one deleted since the listing is
-skipped).
+``describe`` prints, for each GROUP (or ``--all-groups``), a line with its state and
+coordinator (``host:port (id)``, as kafka-consumer-groups.sh shows it), then one row per
+partition the group has committed offsets for or is assigned: committed offset, log end offset
+(the high watermark a consumer can reach) and lag = log end offset - committed offset (``-``
+when nothing is committed yet, negative when the committed offset is past the log end, as
+``kafka-consumer-groups.sh`` shows it); the total lag adds up the partitions with a committed
+offset only (``-`` when there are none); then the members with their assignments. A group the
+broker does not know (state DEAD, no members, no offsets) is an error line on stderr, and the
+exit status is then 1 (the other groups are still described; with ``--all-groups``, one
+deleted since the listing is skipped).
 
 ``delete`` removes groups without active members, with their committed offsets
 (DeleteGroups); each group deleted is named on stdout, each refused one on stderr with
@@ -75,10 +76,20 @@ def total_lag(desc: GroupDescription) -> str:
     return f"Total lag: {sum(lags)}{note}"
 
 
+def coordinator_cell(desc: GroupDescription) -> str:
+    """The coordinator as kafka-consumer-groups.sh shows it, ``host:port (id)``; the id alone
+    without an address, ``-`` without either."""
+    if desc.coordinator is None:
+        return "-"
+    if desc.coordinator_address is None:
+        return str(desc.coordinator)
+    return f"{desc.coordinator_address} ({desc.coordinator})"
+
+
 def render_group(desc: GroupDescription) -> str:
     clients = {m.member_id: m for m in desc.members}
     out = [
-        f"Group: {desc.group_id}  State: {desc.state}  Coordinator: {desc.coordinator}"
+        f"Group: {desc.group_id}  State: {desc.state}  Coordinator: {coordinator_cell(desc)}"
         f"  Assignor: {desc.protocol or '-'}  Members: {len(desc.members)}"
     ]
     if desc.offsets:

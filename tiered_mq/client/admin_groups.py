@@ -45,12 +45,16 @@ class PartitionLag:
 
 @dataclass(frozen=True)
 class GroupDescription:
+    """``coordinator`` is the broker id of the group's coordinator (what FindCoordinator
+    answered) and ``coordinator_address`` its ``host:port``; None when librdkafka gave none."""
+
     group_id: str
     state: str
     protocol: str
     coordinator: int | None
     members: tuple[MemberDescription, ...]
     offsets: tuple[PartitionLag, ...]
+    coordinator_address: str | None = None
 
 
 class GroupAdmin(AdminBase):
@@ -117,14 +121,15 @@ class GroupAdmin(AdminBase):
             for tp, c in sorted(committed.items())
             for end in (ends[tp],)
         )
-        coordinator = desc.coordinator.id if desc.coordinator is not None else None
+        node = desc.coordinator
         return GroupDescription(
             group_id=group_id,
             state=enum_name(desc.state),
             protocol=desc.partition_assignor or "",
-            coordinator=coordinator,
+            coordinator=node.id if node is not None else None,
             members=members,
             offsets=lags,
+            coordinator_address=f"{node.host}:{node.port}" if node is not None else None,
         )
 
     def _log_end_offsets(
