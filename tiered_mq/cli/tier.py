@@ -1,8 +1,8 @@
 """``tiered-mq tier``: look at and tidy the bucket, with no broker running.
 
-    tiered-mq tier inspect URL [--topic T] [--json]   topics, partitions, remote segments
-    tiered-mq tier scrub URL [--delete]               orphaned objects (listed; deleted on request)
-    tiered-mq tier status URL [--data-dir DIR]        per partition: bucket range and copy lag
+    tiered-mq tier inspect URL [--topic T] [--json]    topics, partitions, remote segments
+    tiered-mq tier scrub URL [--delete]                orphaned objects (listed; deleted on request)
+    tiered-mq tier status URL [--data-dir D] [--json]  per partition: bucket range and copy lag
 
 URL is the tiered storage URL of the brokers (``s3://bucket/prefix``, ``file:///path``); a
 local directory path without a scheme (``/tmp/x/cold``, ``./cold``) means ``file://`` that
@@ -21,7 +21,9 @@ it out and ``scrub --delete`` removes it with the objects only it names.
 directory, one ``{topic}-{partition}`` folder per partition; one that does not exist is a usage
 error, not a lag of 0), counts the rolled local segments whose data is above the highest
 uploaded offset: the copy lag (a live broker also exports it as the
-``tiered_mq_remote_copy_lag_*`` metrics).
+``tiered_mq_remote_copy_lag_*`` metrics). Its columns are as wide as their widest cell (a long
+topic name does not push the others out of line); ``--json`` prints the same rows as a JSON
+array (``_status_rows`` states the fields).
 """
 
 from __future__ import annotations
@@ -263,6 +265,66 @@ def _local_lag(data_dir: Path, topic: str, partition: int, uploaded_end: int) ->
     return len(lag), sum(p.stat().st_size for p in lag)
 
 
+def _status_rows(
+    store: SyncObjectStore, prefix: str, data_dir: Path | None
+) -> list[dict[str, Any]]:
+    """``status``'s rows, one per partition of each topic in the bucket, by topic and
+    partition: ``topic``, ``partition``, ``remote_log_start_offset`` (None: nothing readable
+    in the bucket), ``remote_end_offset`` (the highest offset uploaded, -1 when none),
+    ``segments`` and ``size_bytes`` (the readable remote segments), and, with ``data_dir``,
+    ``copy_lag_segments`` and ``copy_lag_bytes`` (None without it)."""
+    rows: list[dict[str, Any]] = []
+    for name, manifests in sorted(_manifests(store, prefix, None).items()):
+        tm = read_topic_manifest(store, prefix, name)
+        live = {
+            m.partition: m
+            for m in manifests
+            if tm is None or not is_foreign(m.topic_id, tm.topic_id)
+        }  # a deleted topic's manifests are left out (inspect shows them, scrub removes them)
+        count = max([tm.partition_count if tm else 0, *(p + 1 for p in live)])
+        for partition in range(count):
+            m = live.get(partition)  # None: nothing uploaded yet
+            end = -1 if m is None else m.end_offset()
+            lag = _local_lag(data_dir, name, partition, end) if data_dir else (None, None)
+            rows.append(
+                {
+                    "topic": name,
+                    "partition": partition,
+                    "remote_log_start_offset": None if m is None else m.remote_log_start_offset(),
+                    "remote_end_offset": end,
+                    "segments": 0 if m is None else len(m.readable_segments()),
+                    "size_bytes": 0 if m is None else m.size_bytes(),
+                    "copy_lag_segments": lag[0],
+                    "copy_lag_bytes": lag[1],
+                }
+            )
+    return rows
+
+
+def _status_table(rows: list[dict[str, Any]], with_lag: bool) -> list[str]:
+    """``status``'s text: the partition (``topic-N``) left-aligned, the numbers right-aligned,
+    each column as wide as its widest cell."""
+    headers = ["partition", "remote offsets", "segments", "bytes"]
+    headers += ["lag segs", "lag bytes"] if with_lag else []
+    cells = []
+    for r in rows:
+        start = r["remote_log_start_offset"]
+        span = "-" if start is None else f"{start}..{r['remote_end_offset']}"
+        row = [f"{r['topic']}-{r['partition']}", span, str(r["segments"]), str(r["size_bytes"])]
+        row += [str(r["copy_lag_segments"]), str(r["copy_lag_bytes"])] if with_lag else []
+        cells.append(row)
+    widths = [max(len(c) for c in column) for column in zip(headers, *cells, strict=True)]
+    return [
+        "  ".join(
+            [
+                row[0].ljust(widths[0]),
+                *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
+            ]
+        ).rstrip()
+        for row in [headers, *cells]
+    ]
+
+
 @command.command("status")
 @click.argument("url", envvar="TIERED_MQ_TIER_URL")
 @click.option(
@@ -270,38 +332,24 @@ def _local_lag(data_dir: Path, topic: str, partition: int, uploaded_end: int) ->
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="a broker's log directory: adds the copy lag of its partitions",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="print the rows as a JSON array of objects (topic, partition, remote_log_start_offset,"
+    " remote_end_offset, segments, size_bytes, copy_lag_segments, copy_lag_bytes)",
+)
 @_s3_options
-def status_cmd(url: str, data_dir: Path | None, **opts: Any) -> None:
+def status_cmd(url: str, data_dir: Path | None, as_json: bool, **opts: Any) -> None:
     """Per partition: offsets in the bucket, and the copy lag against a local log directory."""
     store, prefix = _open(url, opts)
 
     def body() -> None:
-        topics = _manifests(store, prefix, None)
-        click.echo(
-            f"{'partition':<30} {'remote offsets':>25} {'segments':>9} {'bytes':>12}"
-            + (f" {'lag segs':>9} {'lag bytes':>12}" if data_dir else "")
-        )
-        for name, manifests in sorted(topics.items()):
-            tm = read_topic_manifest(store, prefix, name)
-            live = {
-                m.partition: m
-                for m in manifests
-                if tm is None or not is_foreign(m.topic_id, tm.topic_id)
-            }  # a deleted topic's manifests are left out (inspect shows them, scrub removes them)
-            count = max([tm.partition_count if tm else 0, *(p + 1 for p in live)])
-            for partition in range(count):
-                m = live.get(partition)  # None: nothing uploaded yet
-                start = None if m is None else m.remote_log_start_offset()
-                end = -1 if m is None else m.end_offset()
-                span = "-" if start is None else f"{start}..{end}"
-                segments = 0 if m is None else len(m.readable_segments())
-                line = (
-                    f"{name + '-' + str(partition):<30} {span:>25} "
-                    f"{segments:>9} {0 if m is None else m.size_bytes():>12}"
-                )
-                if data_dir:
-                    n, size = _local_lag(data_dir, name, partition, end)
-                    line += f" {n:>9} {size:>12}"
-                click.echo(line)
+        rows = _status_rows(store, prefix, data_dir)
+        if as_json:
+            click.echo(json.dumps(rows, indent=1))
+            return
+        for line in _status_table(rows, with_lag=data_dir is not None):
+            click.echo(line)
 
     _run(body)
