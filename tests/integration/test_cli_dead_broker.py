@@ -52,10 +52,10 @@ def test_max_block_ms_is_kafkas_and_checked() -> None:
 
 def test_produce_to_a_dead_broker_ends_after_max_block_ms() -> None:
     """2,000 lines into a 50-record queue: exit status 1 within seconds, one error naming the
-    queue and max.block.ms with the unreachable-broker hint, and one librdkafka line for an
-    unresolvable host (it repeated on every reconnect, each with its own timing)."""
+    queue and max.block.ms with the unreachable-broker hint, and (``-v``) one librdkafka line for
+    an unresolvable host (it repeated on every reconnect, each with its own timing)."""
     lines = b"".join(b"%d\n" % i for i in range(2000))
-    args = ["produce", "t", "--max-block-ms", "1500", "-b", "no-such-host.invalid:9092"]
+    args = ["produce", "t", "-v", "--max-block-ms", "1500", "-b", "no-such-host.invalid:9092"]
     args += [f"-X{key}={value}" for key, value in QUEUE.items()]
     env = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
     started = time.monotonic()
@@ -77,7 +77,7 @@ def test_ctrl_c_while_waiting_for_the_broker_abandons_at_once() -> None:
     acknowledged; a Ctrl-C then ends it at once, exit status 1, naming the 2 records
     abandoned (before: "Aborted!" without a count, or, when the signal landed in a librdkafka
     log callback, a SystemError traceback once the 30 s had passed)."""
-    args = ["produce", "t", "-b", f"127.0.0.1:{free_port()}"]
+    args = ["produce", "t", "-v", "-b", f"127.0.0.1:{free_port()}"]  # -v: librdkafka's lines
     env = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
     with subprocess.Popen(
         CLI + args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env

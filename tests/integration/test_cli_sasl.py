@@ -117,7 +117,7 @@ def test_without_x_the_error_says_why(
     lead = "could not talk to" if "_TRANSPORT" in lines[-2] else "no answer from"
     assert lines[-1] == (
         f"hint: {lead} the broker at {scram_broker.bootstrap}: is it running, and does its"
-        " listener need TLS or SASL (-X security.protocol=...)?"
+        " listener need TLS or SASL (-X security.protocol=...)? -v shows librdkafka's log"
     )
 
 

@@ -10,7 +10,8 @@ Every command ends as Unix tools do when stdout's reader has gone (``| head``, `
 exit status 0, nothing on stderr (click's own handling exits 1). A Ctrl-C while a command's
 module is imported (most of the start-up), or while a command waits for the broker (any
 command that does not handle Ctrl-C itself, as ``produce`` and ``consume`` do), exits 130
-without a traceback or "Aborted!".
+without a traceback or "Aborted!". librdkafka's own log lines reach stderr only with ``-v``
+(``_client_log.py``): a failure is the command's one error line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import click
 
 from tiered_mq import __version__
+from tiered_mq.cli._client_log import client_log
 from tiered_mq.cli._stdout import discard_stdout, reader_gone
 
 INTERRUPTED_EXIT = 130
@@ -91,5 +93,7 @@ def _module(name: str) -> str | None:
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tiered-mq")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """tiered-mq: a Kafka-compatible streaming platform with tiered storage."""
+    ctx.with_resource(client_log(ctx))  # librdkafka's lines: only with -v (_client_log.py)

@@ -4,7 +4,8 @@ the admin client they configure, ``k=v`` parsing, error reporting and plain-text
 Broker and client errors reach the user as ``Error: NAME: message`` on stderr with exit
 status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback. When the
 broker could not be reached (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``, ``_TIMED_OUT``), a hint line
-follows: the usual cause is a listener that needs TLS or SASL settings given with ``-X``.
+follows: the usual cause is a listener that needs TLS or SASL settings given with ``-X``, and
+``-v`` (``verbose_option``) shows librdkafka's log lines, which say more.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 from confluent_kafka import KafkaException
 
+from tiered_mq.cli._client_log import show_client_log
 from tiered_mq.client.admin import Admin
 from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP, AdminConfig
 from tiered_mq.client.errors import ClientError
@@ -53,10 +55,26 @@ timeout_option = click.option(
 )
 
 
+def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        show_client_log(ctx)
+
+
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    expose_value=False,
+    callback=_verbose,
+    help="Show the client library's (librdkafka's) log lines on stderr (-X debug=... for more).",
+)
+"""``-v``: librdkafka's log lines on stderr (``_client_log.py``); no parameter."""
+
+
 def admin_options(func: Callable[P, R]) -> Callable[P, R]:
-    """``-b``, ``-X`` and ``--timeout`` (parameters ``bootstrap``, ``properties``, ``timeout``)
-    of the commands that talk to the broker through ``admin_client``."""
-    return bootstrap_option(property_option(timeout_option(func)))
+    """``-b``, ``-X``, ``--timeout`` (parameters ``bootstrap``, ``properties``, ``timeout``)
+    and ``-v`` of the commands that talk to the broker through ``admin_client``."""
+    return bootstrap_option(property_option(timeout_option(verbose_option(func))))
 
 
 def admin_client(bootstrap: str, timeout: float, properties: Iterable[str]) -> Admin:
@@ -99,7 +117,7 @@ def error_message(err: ClientError, bootstrap: str | None) -> str:
         return str(err)
     return (
         f"{err}\nhint: {lead} the broker at {bootstrap}: is it running, and does its listener"
-        " need TLS or SASL (-X security.protocol=...)?"
+        " need TLS or SASL (-X security.protocol=...)? -v shows librdkafka's log"
     )
 
 

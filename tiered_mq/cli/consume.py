@@ -35,7 +35,13 @@ import uuid
 
 import click
 
-from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors, topic_argument
+from tiered_mq.cli._common import (
+    bootstrap_option,
+    parse_pairs,
+    reports_errors,
+    topic_argument,
+    verbose_option,
+)
 from tiered_mq.cli._line_format import (
     FORMATTER_PROPERTIES,
     LineFormat,
@@ -103,6 +109,7 @@ class StartOffset(click.ParamType[int]):
 @click.command("consume")
 @topic_argument
 @bootstrap_option
+@verbose_option
 @click.option("-g", "--group", default=None, help="Consumer group (offsets are committed).")
 @click.option("--from-beginning", is_flag=True, help="Start at the log start offset.")
 @click.option(

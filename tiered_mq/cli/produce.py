@@ -40,7 +40,13 @@ from typing import IO, Any
 import click
 from tqdm import tqdm
 
-from tiered_mq.cli._common import bootstrap_option, parse_pairs, reports_errors, topic_argument
+from tiered_mq.cli._common import (
+    bootstrap_option,
+    parse_pairs,
+    reports_errors,
+    topic_argument,
+    verbose_option,
+)
 from tiered_mq.cli._interrupt import CtrlC
 from tiered_mq.cli._line_format import READER_PROPERTIES, split_properties, unescape
 from tiered_mq.cli._line_reader import Header, LineError, LineReader
@@ -160,6 +166,7 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
 @click.command("produce")
 @topic_argument
 @bootstrap_option
+@verbose_option
 @click.option(
     "-f",
     "--file",

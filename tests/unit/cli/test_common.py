@@ -75,7 +75,7 @@ def test_unreachable_broker_gets_a_hint(name: str, lead: str) -> None:
     assert r.output.splitlines() == [
         f"Error: {name}: list topics: Failed to get metadata",
         f"hint: {lead} the broker at h:9093: is it running, and does its listener need TLS"
-        " or SASL (-X security.protocol=...)?",
+        " or SASL (-X security.protocol=...)? -v shows librdkafka's log",
     ]
 
 
