@@ -1,5 +1,10 @@
 """``tiered-mq produce TOPIC``: one record per input line, from stdin or ``--file``.
 
+Before reading any input, the run asks for the topic's metadata (``reach``, at most
+``REACH_TIMEOUT_S``, 10 s, as ``consume`` does): a broker that cannot be reached is
+``Error: _TRANSPORT`` with the unreachable hint and exit status 1 then, not after the
+acknowledgement wait at the end of the input; a Ctrl-C meanwhile exits 130.
+
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
 empty); a line without SEP is an error that stops the run after flushing what was already sent.
@@ -59,6 +64,11 @@ LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes``: the largest record it accepts to send."""
 FLUSH_TIMEOUT_S = 30.0
 """How long the end of a run waits for the broker to acknowledge what was sent."""
+REACH_TIMEOUT_S = 10.0
+"""How long the start of a run looks for the broker (the topic's metadata) before it fails, as
+``consume`` does; Ctrl-C meanwhile exits 130."""
+LOCAL_TOPIC_ERRORS = frozenset({"_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
+"""librdkafka's local errors that are about the topic, not about reaching the broker."""
 FLUSH_ROUND_S = 0.2
 """One wait of ``Producer.flush``: a Ctrl-C is seen between two."""
 RECORD_OVERHEAD = 36
@@ -140,6 +150,19 @@ def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S)
         f"interrupted: {producer.in_flight()} record(s) abandoned before the broker"
         " acknowledged them"
     )
+
+
+def reach(producer: Producer, topic: str, timeout: float = REACH_TIMEOUT_S) -> None:
+    """Asks for ``topic``'s metadata before any input is read: a broker that cannot be reached
+    (or refuses the login) is its ``ClientError`` now, within ``timeout`` s, not a wait for
+    acknowledgements at the end of the input. The topic's own errors are left to the sends
+    (their delivery reports name them), as they were."""
+    try:
+        producer.partitions_for(topic, timeout)
+    except ClientError as err:
+        if err.name.startswith("_") and err.name not in LOCAL_TOPIC_ERRORS:
+            raise  # librdkafka's own: no broker, no answer, a login refused, ...
+        # the broker's answer about the topic (UNKNOWN_TOPIC_OR_PART without auto-creation)
 
 
 def input_size(stream: IO[bytes]) -> int | None:
@@ -266,6 +289,7 @@ def command(
     )
     fixed_headers = header_list(headers)
     producer = Producer(config)
+    reach(producer, topic)
     stream: IO[bytes]
     bar = None
     stream = path.open("rb") if path is not None else click.get_binary_stream("stdin")

@@ -18,7 +18,8 @@ The look-ups (``partitions_for``, ``offsets_for_time``, ``watermarks``) ask libr
 of at most ``LOOKUP_ROUND_S`` while no broker can be reached, so that a Ctrl-C (raised between two
 rounds) ends them within about a second instead of at the end of their timeout; once a broker
 was reached but has not answered in time (``_TIMED_OUT``), the rest of the timeout goes to one
-call, so that a slow answer (a timestamp looked up in the cold tier) is not asked again and again.
+call, so that a slow answer (a timestamp looked up in the cold tier) is not asked again and again
+(``_lookup.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, TypeVar
 
 import confluent_kafka
 
+from tiered_mq.client._lookup import lookup_in_rounds
 from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.errors import ClientError
@@ -40,10 +42,6 @@ OFFSET_BEGINNING = confluent_kafka.OFFSET_BEGINNING
 OFFSET_END = confluent_kafka.OFFSET_END
 OFFSET_STORED = confluent_kafka.OFFSET_STORED
 _LOGICAL_OFFSETS = frozenset({OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED})
-LOOKUP_ROUND_S = 1.0
-"""Longest librdkafka call of a look-up while no broker can be reached."""
-_UNREACHABLE = frozenset({"_TRANSPORT", "_ALL_BROKERS_DOWN"})
-"""What librdkafka's look-ups raise when no broker could be reached within the call."""
 R = TypeVar("R")
 
 Handler = Callable[[ConsumedRecord], object]
@@ -123,18 +121,7 @@ class Consumer:
 
     def _lookup(self, call: Callable[[float], R], timeout: float, context: str) -> R:
         """``call(seconds)`` within ``timeout`` seconds in all, in rounds (see the module doc)."""
-        deadline = time.monotonic() + timeout
-        limit = LOOKUP_ROUND_S
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                return call(max(0.01, min(limit, left)))
-            except confluent_kafka.KafkaException as exc:
-                err = ClientError.wrap(exc, context)
-                if time.monotonic() >= deadline or err.name not in _UNREACHABLE | {"_TIMED_OUT"}:
-                    raise err from exc
-                if err.name == "_TIMED_OUT":
-                    limit = timeout  # reached but slow: the rest in one call
+        return lookup_in_rounds(call, timeout, context)
 
     def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
         """Partition ids of ``topic``; raises ``ClientError`` if the topic does not exist."""

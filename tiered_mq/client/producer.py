@@ -30,6 +30,7 @@ from typing import Any
 
 import confluent_kafka
 
+from tiered_mq.client._lookup import lookup_in_rounds
 from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError, TransactionsUnsupportedError
@@ -157,6 +158,28 @@ class Producer:
             user(self._count(err, msg), msg.topic(), msg.partition(), msg.offset())
 
         return on_delivery
+
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+        """Partition ids of ``topic`` from a Metadata request (which, as any produce, lets a
+        broker with ``auto.create.topics.enable`` create it); raises ``ClientError`` when no
+        broker answers within ``timeout`` s (``_TRANSPORT``, ``_TIMED_OUT``, asked in rounds:
+        ``_lookup.py``) or the topic has an error (``UNKNOWN_TOPIC_OR_PARTITION``, ...). Each
+        round serves the callbacks due (``poll``): librdkafka's log lines reach the logger."""
+
+        def ask(seconds: float) -> Any:
+            self.poll(0)  # librdkafka's log lines of the rounds before (a failed connection)
+            return self._producer.list_topics(topic, timeout=seconds)
+
+        try:
+            md = lookup_in_rounds(ask, timeout, f"metadata for {topic}")
+        finally:
+            self.poll(0)
+        tmd = md.topics.get(topic)
+        if tmd is None:
+            raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", topic, 3)
+        if tmd.error is not None:
+            raise ClientError.from_kafka_error(tmd.error, topic)
+        return sorted(tmd.partitions)
 
     def in_flight(self) -> int:
         """Records sent and not yet acknowledged or failed (``len()`` of librdkafka's handle

@@ -87,6 +87,9 @@ class FakeProducer:
     def flush(self, timeout: float = 30.0) -> None:
         pass
 
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+        return [0]  # the broker is reached before any input is read
+
 
 def test_an_empty_key_separator_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """``-K ''`` sent each whole line as a value without a key, as if no -K were given."""

@@ -44,6 +44,9 @@ class FakeProducer:
     def send(self, topic: str, value: Any, key: Any = None, **kw: Any) -> None:
         self.sent.append((topic, value, key, kw))
 
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+        return [0]  # the broker is reached before any input is read
+
     def flush(self, timeout: float = 30.0) -> None:
         self.flushes += 1
         if self.config.extra.get("fail") == "yes":
