@@ -57,6 +57,29 @@ JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
 
 
+class BrokersDownNote:
+    """librdkafka's ``error_cb`` for the CLI consumer: one stderr line when every broker is
+    gone (``_ALL_BROKERS_DOWN``), at most once every ``EVERY_S``. librdkafka's own log lines are
+    shown only with ``-v``, and a consumer keeps retrying, so without it a broker that dies
+    mid-run leaves the user looking at silence (kafka-console-consumer.sh warns the same way)."""
+
+    EVERY_S = 60.0
+
+    def __init__(self) -> None:
+        self._last = -self.EVERY_S
+
+    def __call__(self, err: object) -> None:
+        name = getattr(err, "name", lambda: "")()
+        now = time.monotonic()
+        if name == "_ALL_BROKERS_DOWN" and now - self._last >= self.EVERY_S:
+            self._last = now
+            click.echo(
+                f"Warning: {name}: lost the connection to every broker; retrying"
+                " (Ctrl-C to stop, -v shows librdkafka's log)",
+                err=True,
+            )
+
+
 def start_offsets(
     consumer: Consumer,
     topic: str,
@@ -219,7 +242,7 @@ def command(
         semantics=DeliverySemantics.AT_LEAST_ONCE,
         client_id=f"tiered-mq-cli-consumer-{uuid.uuid4().hex[:8]}",
         auto_offset_reset="earliest" if from_beginning else "latest",
-        extra=client_props,
+        extra={"error_cb": BrokersDownNote(), **client_props},
     )
     out = click.get_binary_stream("stdout")
     count = 0
