@@ -87,13 +87,15 @@ _BIND_ALL: Final = frozenset({"", "0.0.0.0", "::"})
 def canonical_host_name() -> str:
     """The machine's canonical host name, as Java's
     ``InetAddress.getLocalHost().getCanonicalHostName()`` finds it: the host name's address,
-    then that address's name (the address when no name is found; the host name when it has no
-    address)."""
+    then that address's name (the address when no name is found). A host name with no address
+    here (Java's getLocalHost throws, and Kafka fails to start) is advertised as 127.0.0.1, what
+    this broker advertised before: a name the machine cannot resolve would send every client,
+    local ones included, nowhere."""
     host = socket.gethostname()
     try:
         address = socket.gethostbyname(host)
     except OSError:
-        return host
+        return "127.0.0.1"
     try:
         return socket.gethostbyaddr(address)[0]
     except OSError:

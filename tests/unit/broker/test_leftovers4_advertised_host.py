@@ -60,6 +60,16 @@ def test_without_a_reverse_name_the_address_is_advertised(
     assert advertised(tmp_path, listeners="PLAINTEXT://:9092") == [(ADDRESS, 9092)]
 
 
+def test_a_host_name_without_an_address_advertises_loopback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, machine: dict[str, str]
+) -> None:
+    def unresolvable(host: str) -> str:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(socket, "gethostbyname", unresolvable)
+    assert advertised(tmp_path, listeners="PLAINTEXT://:9092") == [("127.0.0.1", 9092)]
+
+
 def test_a_named_host_and_advertised_settings_are_kept(
     tmp_path: Path, machine: dict[str, str]
 ) -> None:
