@@ -57,13 +57,15 @@ def _first_epoch(log: LocalLog, base_offset: int) -> int | None:
 
 def epoch_of_offset(partition: Partition, offset: int) -> int:
     """The ``partitionLeaderEpoch`` of the local batch holding ``offset`` (-1 for a batch
-    written without one); the current epoch when no local batch holds it (the log end, an
-    empty log: Kafka's cache holds the current epoch from the log end offset on) or when it is
-    below the local log start (a tiered batch: its epoch is not looked up in the bucket)."""
+    written without one), also when DeleteRecords left it below the log start offset in a
+    segment still held (ListOffsets -3 answers such a record with its batch's epoch, as
+    Kafka's MAX_TIMESTAMP lookup does); the current epoch when no local batch holds it (the log
+    end, an empty log: Kafka's cache holds the current epoch from the log end offset on, or
+    a tiered batch below the local segments: its epoch is not looked up in the bucket here)."""
     log = partition.log
-    if offset < log.local_log_start_offset or offset >= log.log_end_offset:
+    if offset >= log.log_end_offset:
         return partition.leader_epoch
-    for header in log.iter_batch_headers(offset):
+    for header in log.iter_batch_headers(offset, below_log_start=True):
         if header.base_offset <= offset <= header.last_offset:
             return max(header.partition_leader_epoch, UNDEFINED_EPOCH)
         break

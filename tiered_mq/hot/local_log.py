@@ -363,10 +363,17 @@ class LocalLog:
             min_one_batch,
         )
 
-    def iter_batch_headers(self, from_offset: int = 0) -> Iterator[BatchHeader]:
-        """Headers of every batch from the one holding ``from_offset`` to the log end."""
-        start = max(from_offset, self.local_log_start_offset)
-        return log_read.iter_batch_headers(self._segments, start)
+    def iter_batch_headers(
+        self, from_offset: int = 0, below_log_start: bool = False
+    ) -> Iterator[BatchHeader]:
+        """Headers of every batch from the one holding ``from_offset`` to the log end; never
+        below the local log start offset, unless ``below_log_start``: then from the first
+        local segment's base, so that the batches DeleteRecords left below the log start
+        offset in a segment still held are read too (ListOffsets -3 may answer them)."""
+        first = self._segments.first()
+        assert first is not None
+        floor = first.base_offset if below_log_start else self.local_log_start_offset
+        return log_read.iter_batch_headers(self._segments, max(from_offset, floor))
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first local record at or above the log start offset

@@ -64,7 +64,7 @@ def partition(cold: bool) -> SimpleNamespace:
         log=SimpleNamespace(
             local_log_start_offset=100 if cold else 0,
             log_end_offset=1000,
-            iter_batch_headers=lambda offset: iter(()),  # no batch header: the current epoch
+            iter_batch_headers=lambda offset, below_log_start=False: iter(()),  # the current epoch
             offset_for_timestamp=lambda ts: hot if ts <= HOT_TS else None,
             offset_of_max_timestamp=lambda: hot,
         ),
