@@ -16,7 +16,10 @@ As kafka-topics.sh's ``--if-not-exists`` and ``--if-exists``, ``create --if-not-
 topic that exists and ``describe``/``delete``/``alter``/``alter-config --if-exists`` of one that
 does not do nothing and exit 0 (a note on stderr says so).
 ``list`` and ``describe`` without a name show the internal topics (``__consumer_offsets``,
-``__transaction_state``) as kafka-topics.sh does; ``--exclude-internal`` leaves them out.
+``__transaction_state``) as kafka-topics.sh does; ``--exclude-internal`` leaves them out, named
+ones too (``describe __consumer_offsets orders --exclude-internal`` describes ``orders``, as
+kafka-topics.sh filters its ``--topic`` matches): when that leaves no topic, the command fails as
+for a topic that does not exist (``UNKNOWN_TOPIC_OR_PARTITION``; with ``--if-exists``, a note).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tiered_mq.cli._common import (
     reports_errors,
 )
 from tiered_mq.cli.configs import alter_topic, parse_changes, render_configs
-from tiered_mq.client.admin import Admin, TopicDescription
+from tiered_mq.client.admin import INTERNAL_TOPICS, Admin, TopicDescription
 from tiered_mq.client.errors import ClientError
 
 UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
@@ -198,10 +201,17 @@ def describe(
     properties: tuple[str, ...],
     timeout: float,
 ) -> None:
-    """Partitions, leaders, offsets and configs of topics NAME (none: every topic, the internal
-    ones included unless --exclude-internal, as kafka-topics.sh --describe without --topic)."""
+    """Partitions, leaders, offsets and configs of topics NAME (none: every topic), the internal
+    ones left out with --exclude-internal, named or not (as kafka-topics.sh --describe)."""
     admin = admin_client(bootstrap, timeout, properties)
-    chosen = list(dict.fromkeys(names)) or admin.list_topics(include_internal=not exclude_internal)
+    excluded = [n for n in names if exclude_internal and n in INTERNAL_TOPICS]
+    chosen = [n for n in names if n not in excluded]
+    if not names:
+        chosen = admin.list_topics(include_internal=not exclude_internal)
+    elif not chosen:  # kafka-topics.sh: "Topic '...' does not exist as expected"
+        with _unless(if_exists, UNKNOWN, f"Topic {excluded[0]} does not exist."):
+            left_out = ", ".join(excluded)
+            raise ClientError(UNKNOWN, f"{left_out}: internal, left out by --exclude-internal", 3)
     for i, name in enumerate(chosen):
         with _unless(if_exists or not names, UNKNOWN, f"Topic {name} does not exist."):
             desc = admin.describe_topic(name)
