@@ -44,7 +44,7 @@ from tiered_mq import errors
 from tiered_mq.broker.group import log_format as fmt
 from tiered_mq.broker.group.config import GroupConfig
 from tiered_mq.broker.group.group import GroupMetadata, GroupState
-from tiered_mq.broker.group.membership import FENCED_INSTANCE_ID, NONE, Membership
+from tiered_mq.broker.group.membership import NONE, Membership
 from tiered_mq.broker.group.offsets import OffsetManager
 from tiered_mq.broker.group.seams import Scheduler
 from tiered_mq.broker.group.store_failures import StoreFailureLog, append_error
@@ -192,14 +192,9 @@ def validate_offset_commit(
     if generation_id < 0 and group.state is S.EMPTY:
         return NONE
     if generation_id >= 0 or member_id or instance_id is not None:
-        if instance_id is not None:
-            current = group.static_members.get(instance_id)
-            if current is None:
-                return errors.UnknownMemberIdError.errno
-            if current != member_id:
-                return FENCED_INSTANCE_ID
-        if member_id not in group.members:
-            return errors.UnknownMemberIdError.errno
+        invalid = group.validate_member(member_id, instance_id)
+        if invalid:
+            return invalid
         if generation_id != group.generation_id:
             return errors.IllegalGenerationError.errno
     elif not transactional and group.state is not S.EMPTY:

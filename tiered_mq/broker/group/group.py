@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from tiered_mq import errors
 from tiered_mq.broker.group.seams import TimerHandle
 
 
@@ -196,13 +197,21 @@ class GroupMetadata:
         member_id = self.static_members.get(group_instance_id)
         return None if member_id is None else self.members.get(member_id)
 
-    def fenced(self, group_instance_id: str | None, member_id: str) -> bool:
-        """Whether a request naming this static instance comes from a member other than the
-        one the instance now maps to (FENCED_INSTANCE_ID, KIP-345); an unknown instance is
-        not fenced here (the member-id check answers it)."""
-        if group_instance_id is None:
-            return False
-        return self.static_members.get(group_instance_id, member_id) != member_id
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> int:
+        """The error code for a request from ``member_id`` naming ``group_instance_id``
+        (0: none), as Kafka's ClassicGroup.validateMember, in its order: a named instance must
+        be known to the group (else UNKNOWN_MEMBER_ID, even when the member id is known) and
+        map to ``member_id`` (else FENCED_INSTANCE_ID, KIP-345: another member holds it);
+        then ``member_id`` must be a member (else UNKNOWN_MEMBER_ID)."""
+        if group_instance_id is not None:
+            current = self.static_members.get(group_instance_id)
+            if current is None:
+                return errors.UnknownMemberIdError.errno
+            if current != member_id:
+                return errors.FencedInstanceIdError.errno
+        if member_id not in self.members:
+            return errors.UnknownMemberIdError.errno
+        return 0
 
     def max_rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)

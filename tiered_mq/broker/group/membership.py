@@ -264,11 +264,10 @@ class Membership(Rebalancer):
             if timer is not None:
                 timer.cancel()
             return self._add_member_and_rebalance(group, request)
-        if group.fenced(request.group_instance_id, member_id):
-            return join_error(FENCED_INSTANCE_ID, member_id)
-        member = group.members.get(member_id)
-        if member is None:
-            return join_error(errors.UnknownMemberIdError.errno, member_id)
+        invalid = group.validate_member(member_id, request.group_instance_id)
+        if invalid:
+            return join_error(invalid, member_id)
+        member = group.members[member_id]
         if group.state is S.COMPLETING_REBALANCE and member.same_protocols(request.protocols):
             # The member missed our answer (e.g. a retried request): answer it again.
             self.schedule_session_timeout(group, member)
@@ -326,11 +325,10 @@ class Membership(Rebalancer):
             return sync_error(errors.UnknownMemberIdError.errno)
         if group.state is S.DEAD:
             return sync_error(errors.CoordinatorNotAvailableError.errno)
-        if group.fenced(group_instance_id, member_id):
-            return sync_error(FENCED_INSTANCE_ID)
-        member = group.members.get(member_id)
-        if member is None:
-            return sync_error(errors.UnknownMemberIdError.errno)
+        invalid = group.validate_member(member_id, group_instance_id)
+        if invalid:
+            return sync_error(invalid)
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return sync_error(errors.IllegalGenerationError.errno)
         if group.state is S.PREPARING_REBALANCE:
@@ -386,13 +384,14 @@ class Membership(Rebalancer):
             return errors.UnknownMemberIdError.errno
         if group.state is S.DEAD:
             return errors.CoordinatorNotAvailableError.errno
-        if group.fenced(group_instance_id, member_id):
-            return FENCED_INSTANCE_ID
-        member = group.members.get(member_id)
-        if member is None or group.state is S.EMPTY:
-            return errors.UnknownMemberIdError.errno
+        invalid = group.validate_member(member_id, group_instance_id)
+        if invalid:
+            return invalid
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return errors.IllegalGenerationError.errno
+        if group.state is S.EMPTY:
+            return errors.UnknownMemberIdError.errno
         self.schedule_session_timeout(group, member)
         if group.state is S.PREPARING_REBALANCE:
             return errors.RebalanceInProgressError.errno
