@@ -21,15 +21,16 @@ ENV = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
 
 def test_ctrl_c_while_consume_looks_up_partitions_ends_within_a_second() -> None:
     """``consume`` without a group against a dead broker asks for the topic's partitions for
-    10 s; a Ctrl-C 2 s in ends it within about a second, as Ctrl-C while polling does (status
-    0, the count, no traceback). It waited out the 10 s before, then failed (status 1)."""
+    10 s; a Ctrl-C 5 s in (imports take seconds on a loaded machine) ends it at once, as Ctrl-C
+    while polling does (status 0, the count, no traceback). It waited out the 10 s before, then
+    failed (status 1)."""
     command = [*CLI, "consume", "t", "-b", f"127.0.0.1:{free_port()}"]
     with subprocess.Popen(command, stderr=subprocess.PIPE, env=ENV) as consume:
-        time.sleep(2.0)
+        time.sleep(5.0)
         consume.send_signal(signal.SIGINT)
         started = time.monotonic()
         _, err = consume.communicate(timeout=30)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 3.0  # not the rest of the 10 s
     stderr = err.decode()
     assert consume.returncode == 0, stderr
     assert "Traceback" not in stderr and stderr.splitlines()[-1] == (

@@ -35,13 +35,15 @@ def test_ctrl_c_while_waiting_for_a_dead_broker_exits_130(args: tuple[str, ...])
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     ) as process:
-        time.sleep(2.0)  # started, and waiting for the broker (15 s --timeout)
+        # started (imports take seconds on a loaded machine: a SIGINT before the CLI's handler
+        # is a KeyboardInterrupt traceback) and waiting for the broker (15 s --timeout)
+        time.sleep(6.0)
         assert process.poll() is None, process.stderr.read() if process.stderr else ""
         process.send_signal(signal.SIGINT)
         started = time.monotonic()
         out, err = process.communicate(timeout=30)
     stderr = err.decode()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # at once, not the rest of the 15 s
     assert process.returncode == 130, stderr
     assert "Aborted!" not in stderr and "Traceback" not in stderr, stderr
     assert out == b""
