@@ -1,9 +1,16 @@
 """``tiered-mq produce TOPIC``: one record per input line, from stdin or ``--file``.
 
-Before reading any input, the run asks for the topic's metadata (``reach``, at most
-``REACH_TIMEOUT_S``, 10 s, as ``consume`` does): a broker that cannot be reached is
-``Error: _TRANSPORT`` with the unreachable hint and exit status 1 then, not after the
-acknowledgement wait at the end of the input; a Ctrl-C meanwhile exits 130.
+Before reading any input, the run asks for the topic's metadata (``reach``), as Kafka's producer
+waits for it before a send, at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s): a broker
+that librdkafka reached (its connection set up, ApiVersions answered) but whose metadata answer
+is slow (an overloaded one: ``_TIMED_OUT``) gets that long. While no broker can be reached at
+all (connection refused, a name that does not resolve, a listener that never answers: librdkafka's
+``_TRANSPORT``) the look-up
+gives up after ``REACH_TIMEOUT_S``, 10 s (or ``--max-block-ms``, if shorter), as ``consume``
+does, where Kafka's producer would wait the whole ``max.block.ms``: a mistyped address or a
+broker that is down is ``Error: _TRANSPORT`` with the unreachable hint and exit status 1 within
+seconds, not after a minute nor after the acknowledgement wait at the end of the input. A
+Ctrl-C meanwhile exits 130.
 
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
@@ -65,8 +72,9 @@ LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 FLUSH_TIMEOUT_S = 30.0
 """How long the end of a run waits for the broker to acknowledge what was sent."""
 REACH_TIMEOUT_S = 10.0
-"""How long the start of a run looks for the broker (the topic's metadata) before it fails, as
-``consume`` does; Ctrl-C meanwhile exits 130."""
+"""How long the start of a run looks for a broker while none can be reached (the topic's
+metadata), as ``consume`` does; a broker reached gets ``--max-block-ms``. Ctrl-C meanwhile
+exits 130."""
 LOCAL_TOPIC_ERRORS = frozenset({"_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
 """librdkafka's local errors that are about the topic, not about reaching the broker."""
 FLUSH_ROUND_S = 0.2
@@ -152,13 +160,14 @@ def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S)
     )
 
 
-def reach(producer: Producer, topic: str, timeout: float = REACH_TIMEOUT_S) -> None:
-    """Asks for ``topic``'s metadata before any input is read: a broker that cannot be reached
-    (or refuses the login) is its ``ClientError`` now, within ``timeout`` s, not a wait for
-    acknowledgements at the end of the input. The topic's own errors are left to the sends
-    (their delivery reports name them), as they were."""
+def reach(producer: Producer, topic: str, timeout: float) -> None:
+    """Asks for ``topic``'s metadata before any input is read, within ``timeout`` s (the run's
+    ``max.block.ms``), or ``REACH_TIMEOUT_S`` if shorter while no broker can be reached at all:
+    a broker that cannot be reached, does not answer, or refuses the login is its
+    ``ClientError`` now, not a wait for acknowledgements at the end of the input. The topic's
+    own errors are left to the sends (their delivery reports name them), as they were."""
     try:
-        producer.partitions_for(topic, timeout)
+        producer.partitions_for(topic, timeout, unreachable_timeout=REACH_TIMEOUT_S)
     except ClientError as err:
         if err.name.startswith("_") and err.name not in LOCAL_TOPIC_ERRORS:
             raise  # librdkafka's own: no broker, no answer, a login refused, ...
@@ -237,8 +246,9 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     type=click.IntRange(min=0),
     default=60_000,
     show_default=True,
-    help="How long a line waits for room in the producer's full queue before the run fails"
-    " (Kafka's max.block.ms).",
+    help="How long the start waits for the topic's metadata, and a line for room in the"
+    " producer's full queue, before the run fails (Kafka's max.block.ms; no broker reachable at"
+    " all: 10 s at most).",
 )
 @click.option(
     "--no-progress",
@@ -289,7 +299,7 @@ def command(
     )
     fixed_headers = header_list(headers)
     producer = Producer(config)
-    reach(producer, topic)
+    reach(producer, topic, max_block_ms / 1000)
     stream: IO[bytes]
     bar = None
     stream = path.open("rb") if path is not None else click.get_binary_stream("stdin")

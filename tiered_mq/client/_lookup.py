@@ -26,10 +26,22 @@ UNREACHABLE = frozenset({"_TRANSPORT", "_ALL_BROKERS_DOWN"})
 R = TypeVar("R")
 
 
-def lookup_in_rounds(call: Callable[[float], R], timeout: float, context: str) -> R:
+def lookup_in_rounds(
+    call: Callable[[float], R],
+    timeout: float,
+    context: str,
+    unreachable_timeout: float | None = None,
+) -> R:
     """``call(seconds)`` within ``timeout`` seconds in all; its ``KafkaException`` at the end
-    (or at once, unless it is ``UNREACHABLE`` or ``_TIMED_OUT``) as ``ClientError``."""
-    deadline = time.monotonic() + timeout
+    (or at once, unless it is ``UNREACHABLE`` or ``_TIMED_OUT``) as ``ClientError``. With
+    ``unreachable_timeout``, a look-up that has reached no broker (only ``UNREACHABLE`` so far)
+    gives up after that many seconds (at most ``timeout``); one that reached a broker which has
+    not answered yet (``_TIMED_OUT``) goes on to ``timeout``."""
+    started = time.monotonic()
+    deadline = started + timeout
+    give_up = (
+        deadline if unreachable_timeout is None else min(deadline, started + unreachable_timeout)
+    )
     limit = LOOKUP_ROUND_S
     while True:
         left = deadline - time.monotonic()
@@ -37,7 +49,10 @@ def lookup_in_rounds(call: Callable[[float], R], timeout: float, context: str) -
             return call(max(0.01, min(limit, left)))
         except confluent_kafka.KafkaException as exc:
             err = ClientError.wrap(exc, context)
-            if time.monotonic() >= deadline or err.name not in UNREACHABLE | {"_TIMED_OUT"}:
+            if err.name not in UNREACHABLE | {"_TIMED_OUT"}:
                 raise err from exc
             if err.name == "_TIMED_OUT":
                 limit = timeout  # reached but slow: the rest in one call
+                give_up = deadline
+            if time.monotonic() >= give_up:
+                raise err from exc

@@ -159,19 +159,22 @@ class Producer:
 
         return on_delivery
 
-    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+    def partitions_for(
+        self, topic: str, timeout: float = 10.0, unreachable_timeout: float | None = None
+    ) -> list[int]:
         """Partition ids of ``topic`` from a Metadata request (which, as any produce, lets a
         broker with ``auto.create.topics.enable`` create it); raises ``ClientError`` when no
         broker answers within ``timeout`` s (``_TRANSPORT``, ``_TIMED_OUT``, asked in rounds:
-        ``_lookup.py``) or the topic has an error (``UNKNOWN_TOPIC_OR_PARTITION``, ...). Each
-        round serves the callbacks due (``poll``): librdkafka's log lines reach the logger."""
+        ``_lookup.py``; ``unreachable_timeout``: the bound while no broker could be reached at
+        all) or the topic has an error (``UNKNOWN_TOPIC_OR_PARTITION``, ...). Each round serves
+        the callbacks due (``poll``): librdkafka's log lines reach the logger."""
 
         def ask(seconds: float) -> Any:
             self.poll(0)  # librdkafka's log lines of the rounds before (a failed connection)
             return self._producer.list_topics(topic, timeout=seconds)
 
         try:
-            md = lookup_in_rounds(ask, timeout, f"metadata for {topic}")
+            md = lookup_in_rounds(ask, timeout, f"metadata for {topic}", unreachable_timeout)
         finally:
             self.poll(0)
         tmd = md.topics.get(topic)

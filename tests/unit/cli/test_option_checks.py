@@ -87,7 +87,9 @@ class FakeProducer:
     def flush(self, timeout: float = 30.0) -> None:
         pass
 
-    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+    def partitions_for(
+        self, topic: str, timeout: float = 10.0, unreachable_timeout: float | None = None
+    ) -> list[int]:
         return [0]  # the broker is reached before any input is read
 
 

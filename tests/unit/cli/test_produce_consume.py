@@ -44,7 +44,9 @@ class FakeProducer:
     def send(self, topic: str, value: Any, key: Any = None, **kw: Any) -> None:
         self.sent.append((topic, value, key, kw))
 
-    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+    def partitions_for(
+        self, topic: str, timeout: float = 10.0, unreachable_timeout: float | None = None
+    ) -> list[int]:
         return [0]  # the broker is reached before any input is read
 
     def flush(self, timeout: float = 30.0) -> None:
