@@ -7,8 +7,10 @@ Connection refused``) on stderr next to the command's own error line, which says
 the unreachable-broker hint). For one run of ``tiered-mq``, ``client_log`` gives that logger a
 handler of its own, writing each line (the bare message, as before) to that run's stderr, and
 silent unless the command was given ``-v`` (``show_client_log``); the logger does not
-propagate meanwhile, so no other handler prints the lines either. Both come back as they were
-when the run ends (tests run many commands in one process).
+propagate meanwhile, so no other handler prints the lines either. With ``-v`` the logger's level
+is DEBUG for the run, so that the debug lines asked for with ``-X debug=...`` show too (the
+root logger's WARNING dropped them). All of these come back as they were when the run ends
+(tests run many commands in one process).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def client_log(ctx: click.Context) -> Iterator[logging.Handler]:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.setLevel(SILENT)
-    propagate = LIBRDKAFKA_LOG.propagate
+    propagate, level = LIBRDKAFKA_LOG.propagate, LIBRDKAFKA_LOG.level
     LIBRDKAFKA_LOG.addHandler(handler)
     LIBRDKAFKA_LOG.propagate = False
     ctx.meta[_META_KEY] = handler
@@ -44,12 +46,15 @@ def client_log(ctx: click.Context) -> Iterator[logging.Handler]:
     finally:
         ctx.meta.pop(_META_KEY, None)
         LIBRDKAFKA_LOG.propagate = propagate
+        LIBRDKAFKA_LOG.setLevel(level)
         LIBRDKAFKA_LOG.removeHandler(handler)
 
 
 def show_client_log(ctx: click.Context) -> None:
-    """Makes the run's handler (``client_log``) write every line; without one (a command
-    invoked outside ``tiered-mq``), the lines already reach stderr."""
+    """Makes the run's handler (``client_log``) write every line, librdkafka's debug lines
+    included; without one (a command invoked outside ``tiered-mq``), the lines already reach
+    stderr."""
     handler = ctx.meta.get(_META_KEY)
     if isinstance(handler, logging.Handler):
         handler.setLevel(logging.NOTSET)
+        LIBRDKAFKA_LOG.setLevel(logging.DEBUG)

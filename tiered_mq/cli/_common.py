@@ -5,7 +5,10 @@ Broker and client errors reach the user as ``Error: NAME: message`` on stderr wi
 status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback. When the
 broker could not be reached (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``, ``_TIMED_OUT``), a hint line
 follows: the usual cause is a listener that needs TLS or SASL settings given with ``-X``, and
-``-v`` (``verbose_option``) shows librdkafka's log lines, which say more.
+``-v`` (``verbose_option``) shows librdkafka's log lines, which say more. Records that waited
+too long for a broker which does answer (a ``StalledError`` whose ``broker_reached``: it refuses
+them, as ``NOT_ENOUGH_REPLICAS``) get no such hint: the error names the last delivery error
+instead, or, when none came yet, the hint is that ``-v -X debug=msg`` shows the broker's answers.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from confluent_kafka import KafkaException
 from tiered_mq.cli._client_log import show_client_log
 from tiered_mq.client.admin import Admin
 from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP, AdminConfig
-from tiered_mq.client.errors import ClientError
+from tiered_mq.client.errors import ClientError, StalledError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -112,6 +115,10 @@ UNREACHABLE_ERRORS: Mapping[str, str] = {
 
 def error_message(err: ClientError, bootstrap: str | None) -> str:
     """``NAME: message``, plus a hint line when the broker could not be reached."""
+    if isinstance(err, StalledError) and err.broker_reached:
+        if err.last_error is not None:
+            return str(err)
+        return f"{err}\nhint: -v -X debug=msg shows the produce requests and the broker's answers"
     lead = UNREACHABLE_ERRORS.get(err.name)
     if lead is None or not bootstrap:
         return str(err)

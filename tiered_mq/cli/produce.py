@@ -28,6 +28,9 @@ that record alone); such lines make the exit status 1. A line that finds the pro
 full waits at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s) for room, then the run
 ends with ``_TIMED_OUT`` and exit status 1: a broker that is down or unreachable stops a large
 input in that time, not after librdkafka's ``message.timeout.ms`` (5 minutes) per queueful.
+That error, and the end of the run's acknowledgement wait, say whether the broker answers
+(``Producer.stalled``): one that answers but refuses the records (``NOT_ENOUGH_REPLICAS``, which
+librdkafka retries) gets the last delivery error, not the unreachable hint.
 Reading a file (``--file``, or stdin redirected from a file) shows a progress bar (tqdm, by
 bytes) when stderr is a terminal, none in a log file or a pipe. Ctrl-C stops reading: the
 records already read are still delivered (as ``kafka-console-producer`` does; a second Ctrl-C
@@ -132,11 +135,14 @@ def too_large_message(lineno: int, size: int, limit: object) -> str:
     )
 
 
-def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S) -> None:
-    """Waits for the broker to acknowledge every record sent (``Producer.flush`` in rounds of
-    ``FLUSH_ROUND_S``, so that Ctrl-C is seen at once): ``DeliveryError`` for records it
-    refused, ``_TIMED_OUT`` when some are still in flight after ``timeout`` s, and a Ctrl-C
-    while waiting abandons them (exit status 1, naming how many)."""
+def deliver(
+    producer: Producer, topic: str, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S
+) -> None:
+    """Waits for the broker to acknowledge every record sent to ``topic`` (``Producer.flush``
+    in rounds of ``FLUSH_ROUND_S``, so that Ctrl-C is seen at once): ``DeliveryError`` for
+    records it refused, ``StalledError`` (``_TIMED_OUT``, saying whether the broker answers)
+    when some are still in flight after ``timeout`` s, and a Ctrl-C while waiting abandons them
+    (exit status 1, naming how many)."""
     seen = ctrl_c.count
     deadline = time.monotonic() + timeout
     try:
@@ -151,7 +157,7 @@ def deliver(producer: Producer, ctrl_c: CtrlC, timeout: float = FLUSH_TIMEOUT_S)
                     raise
             if time.monotonic() >= deadline:
                 left = producer.in_flight()
-                raise ClientError("_TIMED_OUT", f"{left} record(s) in flight after {timeout}s")
+                raise producer.stalled(topic, f"{left} record(s) in flight after {timeout}s")
     except KeyboardInterrupt:
         pass
     raise click.ClickException(
@@ -322,7 +328,7 @@ def command(
                 try:
                     line_headers, key, value = parse(line)
                 except LineError as err:
-                    deliver(producer, ctrl_c)
+                    deliver(producer, topic, ctrl_c)
                     raise click.ClickException(
                         f"line {lineno} has {err} ({count} record(s) sent before it)"
                     ) from None
@@ -348,7 +354,7 @@ def command(
             if path is not None:
                 stream.close()
         try:
-            deliver(producer, ctrl_c)
+            deliver(producer, topic, ctrl_c)
         except DeliveryError:  # how many got in, then the broker's error
             click.echo(
                 f"Produced {producer.delivered} of {count} records to {topic}"

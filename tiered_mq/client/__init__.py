@@ -31,7 +31,12 @@ from tiered_mq.client.config import (
     default_bootstrap,
 )
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, Consumer
-from tiered_mq.client.errors import ClientError, DeliveryError, TransactionsUnsupportedError
+from tiered_mq.client.errors import (
+    ClientError,
+    DeliveryError,
+    StalledError,
+    TransactionsUnsupportedError,
+)
 from tiered_mq.client.producer import Producer
 from tiered_mq.client.record import ConsumedRecord
 from tiered_mq.client.retry import RetryingProcessor, RetryPolicy
@@ -58,6 +63,7 @@ __all__ = [
     "ProducerConfig",
     "RetryPolicy",
     "RetryingProcessor",
+    "StalledError",
     "TopicDescription",
     "TransactionsUnsupportedError",
     "default_bootstrap",

@@ -2,6 +2,7 @@
 
     ClientError                 any failure reported by librdkafka or the broker
      +-- DeliveryError          one or more produced records were not acknowledged
+     +-- StalledError           records waited for the broker longer than allowed (_TIMED_OUT)
      +-- TransactionsUnsupportedError   the broker cannot run transactions (exactly-once)
 
 ``ClientError.name`` is Kafka's upper-case error name (as in ``tiered_mq.errors``) for broker
@@ -85,3 +86,22 @@ class DeliveryError(ClientError):
 
 class TransactionsUnsupportedError(ClientError):
     """Exactly-once was asked for but the broker could not start a transactional producer."""
+
+
+class StalledError(ClientError):
+    """``_TIMED_OUT`` (retriable): records waited for the broker longer than allowed (a send
+    that found the producer's queue full for ``max.block.ms``, as Kafka's producer times out a
+    send blocked that long; a flush's timeout). ``broker_reached``: a broker answered a
+    Metadata request when the wait ended, so it is up and reachable and the records' leader is
+    refusing them (an error librdkafka retries until ``message.timeout.ms``, e.g.
+    ``NOT_ENOUGH_REPLICAS``) or is slower than the sender; False: no broker answered (down,
+    unreachable, or a listener that needs TLS or SASL). ``last_error``: the error of the last
+    failed delivery report of the producer, None if none came (librdkafka reports a refused
+    record only once it gives up on it)."""
+
+    def __init__(
+        self, message: str, broker_reached: bool, last_error: ClientError | None = None
+    ) -> None:
+        super().__init__("_TIMED_OUT", message, _RdKafkaError._TIMED_OUT, retriable=True)
+        self.broker_reached = broker_reached
+        self.last_error = last_error

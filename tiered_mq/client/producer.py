@@ -33,7 +33,12 @@ import confluent_kafka
 from tiered_mq.client._lookup import lookup_in_rounds
 from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import DeliverySemantics, ProducerConfig
-from tiered_mq.client.errors import ClientError, DeliveryError, TransactionsUnsupportedError
+from tiered_mq.client.errors import (
+    ClientError,
+    DeliveryError,
+    StalledError,
+    TransactionsUnsupportedError,
+)
 
 DeliveryCallback = Callable[[ClientError | None, str, int, int], None]
 """Called with (error or None, topic, partition, offset) once per record."""
@@ -42,6 +47,8 @@ HeaderList = Sequence[tuple[str, bytes | str | None]]
 
 POLL_EVERY = 1000
 """Sends between two polls that serve delivery callbacks."""
+PROBE_S = 1.0
+"""How long ``stalled`` waits for a broker's Metadata answer before it calls it unreachable."""
 
 
 class Producer:
@@ -56,6 +63,8 @@ class Producer:
         self.sent = 0  # records queued by send
         self.delivered = 0
         self.failed = 0
+        self.last_error: ClientError | None = None
+        """The error of the last failed delivery report (None while none failed)."""
         self._unpolled = 0  # sends since delivery callbacks were last served
 
     # -- context manager ---------------------------------------------------------------
@@ -92,8 +101,9 @@ class Producer:
         on_delivery: DeliveryCallback | None = None,
     ) -> None:
         """Queues one record; waits (serving callbacks) while the local queue is full, at
-        most ``config.max_block_ms``, then raises ``ClientError`` ``_TIMED_OUT`` (the record
-        is not queued; those queued before stay queued).
+        most ``config.max_block_ms``, then raises ``StalledError`` (``_TIMED_OUT``, saying
+        whether the broker answers: ``stalled``; the record is not queued; those queued before
+        stay queued).
 
         Delivery callbacks are served every ``POLL_EVERY`` sends (and by ``poll``/``flush``),
         not after each one: a librdkafka poll per record would cost more than the send.
@@ -130,17 +140,42 @@ class Producer:
                 self._producer.poll(0)
             sigint.raise_if_pending()
 
-    def _queue_full(self, topic: str) -> ClientError:
+    def _queue_full(self, topic: str) -> StalledError:
         """The error of a send that found librdkafka's queue full for ``max_block_ms``: the
-        broker is not taking records (down, unreachable, or much slower than the sender)."""
-        return ClientError(
-            "_TIMED_OUT",
+        broker is not taking records (down, unreachable, refusing them, or much slower than
+        the sender: ``stalled`` tells which)."""
+        return self.stalled(
+            topic,
             f"produce to {topic}: the producer's queue stayed full for"
             f" {self.config.max_block_ms} ms (max.block.ms) with {self.in_flight()} record(s)"
             " waiting for the broker",
-            confluent_kafka.KafkaError._TIMED_OUT,
-            retriable=True,
         )
+
+    def stalled(self, topic: str, message: str) -> StalledError:
+        """``StalledError`` for records sent to ``topic`` that waited too long, ``message``
+        saying which wait. Asks for ``topic``'s metadata (at most ``PROBE_S``; a Ctrl-C
+        meanwhile is deferred to its end) to tell a broker that answers but does not
+        acknowledge from one not reached; when reached, the message goes on with the last
+        failed delivery report's error (``last_error``), or says none came yet."""
+        with SigintDeferred() as sigint:
+            try:
+                self._producer.list_topics(topic, timeout=PROBE_S)
+                reached = True
+            except confluent_kafka.KafkaException:
+                reached = False
+        sigint.raise_if_pending()
+        last = self.last_error
+        if reached:
+            message += "; the broker answers but has not acknowledged them: "
+            if last is not None:
+                message += f"the last delivery error: {last}"
+            else:
+                message += (
+                    "no delivery error reported yet (librdkafka retries a record the broker"
+                    " refuses until message.timeout.ms; its debug=msg log shows the broker's"
+                    " answers)"
+                )
+        return StalledError(message, reached, last)
 
     def _count(self, err: Any, msg: Any) -> ClientError | None:
         """Counts one delivery report; the failure, if it is one, is kept for ``flush``.
@@ -150,6 +185,7 @@ class Producer:
             return None
         error = ClientError.from_kafka_error(err)
         self.failed += 1
+        self.last_error = error
         self._failures.append((msg.topic(), msg.partition(), error))
         return error
 
