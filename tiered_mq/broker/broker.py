@@ -11,7 +11,9 @@ logs, then the coordinator. A second broker on the same data dir fails at start
 (``<data_dir>/.lock``, flock), and so does a second broker in the same ZooKeeper chroot (there is
 no replication yet to share partitions between brokers), and a data dir whose ``meta.properties``
 records another cluster id than the coordinator's, or another broker.id than the configured one
-(meta_properties.py: before any partition directory is opened or, as a stray, deleted).
+(meta_properties.py: before any partition directory is opened or, as a stray, deleted), or
+whose tiered partitions were uploaded to another cold tier than the configured one
+(cold_tier_record.py: before the cold tier starts).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import logging
 import os
 from typing import Any
 
-from tiered_mq.broker import meta_properties
+from tiered_mq.broker import cold_tier_record, meta_properties
 from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
@@ -34,7 +36,12 @@ from tiered_mq.broker.metadata_changes import MetadataChanges
 from tiered_mq.broker.metrics import BrokerMetrics
 from tiered_mq.broker.open_files import raise_open_files_limit
 from tiered_mq.broker.producer_ids import ProducerIdManager
-from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
+from tiered_mq.broker.remote_tier import (
+    start_remote_tier,
+    stop_remote_tier,
+    tierable_topic,
+    tiered_storage_enabled,
+)
 from tiered_mq.broker.replica_manager import ReplicaManager
 from tiered_mq.broker.sasl import SaslConfig
 from tiered_mq.broker.scram_credentials import managed_lookup
@@ -45,7 +52,9 @@ from tiered_mq.broker.txn.coordinator import TransactionCoordinator
 from tiered_mq.coordination.base import BrokerInfo, Coordinator
 from tiered_mq.coordination.embedded import EmbeddedCoordinator
 from tiered_mq.coordination.zookeeper import ZooKeeperCoordinator
+from tiered_mq.errors import InvalidConfigError
 from tiered_mq.hot.log_config import LogConfig
+from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +174,18 @@ class Broker:
         meta = self.coordinator.get_topic(name)
         return None if meta is None else meta.topic_id
 
+    def _tiered_partition(self, tp: TopicPartition) -> bool:
+        """Whether the metadata makes ``tp`` a partition of a tiered topic (its effective
+        ``remote.storage.enable``; never an internal or compacted topic)."""
+        meta = self.coordinator.get_topic(tp.topic)
+        if meta is None or not meta.has_partition(tp.partition):
+            return False
+        try:
+            config = self.replica_manager.log_config(meta.configs)
+        except InvalidConfigError:  # its open fails later, naming the key
+            return meta.configs.get("remote.storage.enable", "").strip().lower() == "true"
+        return config.remote_storage_enable and tierable_topic(tp.topic, config.cleanup_policy)
+
     def _lock_data_dir(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.config.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -192,6 +213,10 @@ class Broker:
             self.config.node_id,
         )
         self.topic_registry.dynamic_configs.load()
+        cold_url = self.config.cold_url if tiered_storage_enabled(self.config) else None
+        record_cold_url = await asyncio.to_thread(
+            cold_tier_record.check, self.config.data_dir, cold_url, self._tiered_partition
+        )
         self.remote_log_manager = await start_remote_tier(
             self.config, self.metrics.registry, self._topic_id
         )
@@ -202,9 +227,14 @@ class Broker:
             )
         self.replica_manager.remote_log_manager = self.remote_log_manager
         await self.replica_manager.start(delete_strays=identified)
-        if not identified:  # a new data dir, or one from before meta.properties: no stray in it
+        # a new data dir or one from before meta.properties (no stray in it), or a new cold URL
+        if not identified or record_cold_url is not None:
             await asyncio.to_thread(
-                meta_properties.write, self.config.data_dir, self.config.node_id, self.cluster_id
+                meta_properties.write,
+                self.config.data_dir,
+                self.config.node_id,
+                self.cluster_id,
+                {cold_tier_record.KEY: record_cold_url} if record_cold_url is not None else None,
             )
         await self.topic_registry.publish_topic_manifests()
         self.metadata_changes.start()  # changes by other tools (ZooKeeper) from now on

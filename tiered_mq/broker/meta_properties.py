@@ -6,6 +6,7 @@ Format (Java properties: ``key=value`` lines, ``#`` comments ignored)::
     version=0
     broker.id=<this broker's id>
     cluster.id=<the cluster id, 22 characters>
+    remote.log.storage.url=<the cold tier of its tiered data>   (cold_tier_record.py)
 
 Why: at start the broker deletes the partition directories that the cluster metadata does not
 own (stray_partitions.py). Pointed at the wrong metadata (a mistyped ``zookeeper.connect``
@@ -26,6 +27,7 @@ Crash behaviour: written whole and durably (durable_file.py): after a crash the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +35,7 @@ from tiered_mq.durable_file import replace_durably
 
 FILE_NAME: Final = "meta.properties"
 VERSION: Final = "0"
+_OWN_KEYS: Final = ("version", "broker.id", "cluster.id")
 
 
 class InconsistentClusterIdError(RuntimeError):
@@ -63,8 +66,15 @@ def read(data_dir: Path) -> dict[str, str] | None:
     return props
 
 
-def write(data_dir: Path, broker_id: int, cluster_id: str) -> None:
+def write(
+    data_dir: Path, broker_id: int, cluster_id: str, extra: Mapping[str, str] | None = None
+) -> None:
+    """Write the file: ``version``, ``broker.id``, ``cluster.id``, then the other keys the file
+    already holds, updated by ``extra`` (``remote.log.storage.url``: cold_tier_record.py)."""
+    kept = {k: v for k, v in (read(data_dir) or {}).items() if k not in _OWN_KEYS}
+    kept.update(extra or {})
     data = f"version={VERSION}\nbroker.id={broker_id}\ncluster.id={cluster_id}\n"
+    data += "".join(f"{key}={value}\n" for key, value in kept.items())
     replace_durably(data_dir / FILE_NAME, data.encode())
 
 
