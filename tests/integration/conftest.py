@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import itertools
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,22 @@ from confluent_kafka import Consumer
 from tests.integration.broker_process import BrokerProcess
 
 BrokerFactory = Callable[..., BrokerProcess]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sigint_reaches_children() -> Iterator[None]:
+    """The processes these tests start get SIGINT's default disposition, as from a terminal.
+    A pytest run in the background by a non-interactive shell (``cmd &`` in a script) starts
+    with SIGINT ignored, and an ignored signal stays ignored across exec: the CLI's Ctrl-C
+    tests then sent a SIGINT the command never saw and waited out its timeout. A Python
+    handler, unlike SIG_IGN, is reset to the default on exec, so one installed here is enough."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture
