@@ -95,15 +95,18 @@ def test_broker_configs_through_scram_and_plain(scram_broker: BrokerProcess) -> 
             ["configs", "describe", "--broker-default"],
             ("Error: _TRANSPORT: connection to ",),  # closed by the broker: not logged in
         ),
-        # librdkafka reports a metadata request the SASL listener drops as either
+        # the listener closes the connection of a client that does not log in: librdkafka
+        # reports every broker down (and then the admin client gives up at once), or reports
+        # the metadata request the listener drops as either error first
         (
             ["topics", "list"],
             (
+                "Error: _TRANSPORT: list topics: no broker could be reached",
                 "Error: _TRANSPORT: list topics: Failed to get metadata: ",
                 "Error: _TIMED_OUT: list topics: Failed to get metadata: ",
             ),
         ),
-        (["groups", "list"], ("Error: _TIMED_OUT: list groups: no answer within 3.0s",)),
+        (["groups", "list"], ("Error: _TRANSPORT: list groups: no broker could be reached",)),
     ],
 )
 def test_without_x_the_error_says_why(
