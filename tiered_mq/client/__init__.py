@@ -11,16 +11,21 @@
 ``semantics=`` (``"at-most-once"``, ``"at-least-once"``, ``"exactly-once"``) is the one
 setting for delivery guarantees; see ``config.py`` for what each implies.
 ``RetryingProcessor`` adds retry and dead-letter topics around a handler.
+
+Every type a public method of these classes takes or returns is importable from here
+(``TopicPartition`` for ``Admin.list_offsets`` and ``Consumer.assign``, for instance).
 """
 
 from tiered_mq.client.admin import (
     Admin,
+    ConfigSynonym,
     ConfigValue,
     GroupDescription,
     GroupListing,
     MemberDescription,
     PartitionDescription,
     PartitionLag,
+    ScramCredential,
     TopicDescription,
 )
 from tiered_mq.client.config import (
@@ -39,7 +44,8 @@ from tiered_mq.client.errors import (
 )
 from tiered_mq.client.producer import Producer
 from tiered_mq.client.record import ConsumedRecord
-from tiered_mq.client.retry import RetryingProcessor, RetryPolicy
+from tiered_mq.client.retry import Outcome, RetryingProcessor, RetryPolicy, RetryStats
+from tiered_mq.topic_partition import TopicPartition
 
 __all__ = [
     "OFFSET_BEGINNING",
@@ -48,6 +54,7 @@ __all__ = [
     "Admin",
     "AdminConfig",
     "ClientError",
+    "ConfigSynonym",
     "ConfigValue",
     "ConsumedRecord",
     "Consumer",
@@ -57,14 +64,18 @@ __all__ = [
     "GroupDescription",
     "GroupListing",
     "MemberDescription",
+    "Outcome",
     "PartitionDescription",
     "PartitionLag",
     "Producer",
     "ProducerConfig",
     "RetryPolicy",
+    "RetryStats",
     "RetryingProcessor",
+    "ScramCredential",
     "StalledError",
     "TopicDescription",
+    "TopicPartition",
     "TransactionsUnsupportedError",
     "default_bootstrap",
 ]
