@@ -20,7 +20,7 @@ from typing import Final
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES, GZIP, LZ4, ZSTD
-from tiered_mq.record.records import Record, decode_batch, reencode_batch
+from tiered_mq.record.records import Record, batch_records, reencode_batch
 
 CODECS: Final[dict[str, int | None]] = {
     "producer": None,
@@ -71,9 +71,6 @@ def recompress(
         if h.compression == codec:
             out += view[pos : pos + h.size]
             continue
-        if decoded is not None:
-            batch_records = decoded[i]
-        else:
-            batch_records = decode_batch(records, pos, max_size=max_size)[1]
-        out += reencode_batch(h, batch_records, compression=codec, compression_level=level)
+        kept = batch_records(records, pos, i, decoded, max_size=max_size)
+        out += reencode_batch(h, kept, compression=codec, compression_level=level)
     return out

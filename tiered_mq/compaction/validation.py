@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from tiered_mq.errors import invalid_record, rejected_records
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
-from tiered_mq.record.records import Record, decode_batch
+from tiered_mq.record.records import Record, batch_records
 
 
 def require_keys(
@@ -36,11 +36,9 @@ def require_keys(
         if header.is_control:
             continue
         previous = -1
-        if decoded is not None:
-            batch_records = decoded[i]
-        else:
-            batch_records = decode_batch(records, position, max_size=max_size)[1]
-        for index, record in enumerate(batch_records):
+        for index, record in enumerate(
+            batch_records(records, position, i, decoded, max_size=max_size)
+        ):
             delta = record.offset - header.base_offset
             if record.key is None:
                 missing.append((index, "Compacted topic cannot accept message without key"))

@@ -21,7 +21,7 @@ from tiered_mq.errors import rejected_records
 from tiered_mq.hot.log_config import LONG_MAX, LogConfig
 from tiered_mq.record.batch import BatchHeader
 from tiered_mq.record.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
-from tiered_mq.record.records import NO_TIMESTAMP, Record, decode_batch
+from tiered_mq.record.records import NO_TIMESTAMP, Record, batch_records
 
 
 def needs_record_check(config: LogConfig, batches: Sequence[tuple[int, BatchHeader]]) -> bool:
@@ -55,11 +55,9 @@ def check_record_timestamps(
     for i, (position, header) in enumerate(batches):
         if header.records_count <= 1 or header.is_control:
             continue  # one record: the header's first and max timestamps are that record's
-        if decoded is not None:
-            batch_records = decoded[i]
-        else:
-            batch_records = decode_batch(records, position, max_size=max_size)[1]
-        for index, record in enumerate(batch_records):
+        for index, record in enumerate(
+            batch_records(records, position, i, decoded, max_size=max_size)
+        ):
             ts = record.timestamp
             if ts != NO_TIMESTAMP and not low <= ts <= high:
                 out_of_range.append(

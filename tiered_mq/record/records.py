@@ -482,6 +482,22 @@ def decode_batch(
     return header, records
 
 
+def batch_records(
+    buf: Buffer,
+    pos: int,
+    index: int,
+    decoded: Sequence[list[Record]] | None,
+    *,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> list[Record]:
+    """The records of the ``index``-th batch, at ``pos``: ``decoded[index]`` when the caller
+    decoded the batches already (produce decodes each batch once and hands them to its checks),
+    else :func:`decode_batch` here."""
+    if decoded is not None:
+        return decoded[index]
+    return decode_batch(buf, pos, max_size=max_size)[1]
+
+
 def decode_batches(buf: Buffer) -> Iterator[tuple[BatchHeader, list[Record]]]:
     """Decode concatenated batches; a truncated trailing batch (a fetch cut at max bytes) ends
     the iteration silently, a corrupt complete batch raises CorruptRecordError."""
