@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import confluent_kafka
 
@@ -56,3 +56,14 @@ def lookup_in_rounds(
                 give_up = deadline
             if time.monotonic() >= give_up:
                 raise err from exc
+
+
+def partition_ids(md: Any, topic: str) -> list[int]:
+    """The partition ids of ``topic`` in librdkafka's metadata ``md``: ClientError
+    UNKNOWN_TOPIC_OR_PARTITION when it is missing, or the topic's own error."""
+    tmd = md.topics.get(topic)
+    if tmd is None:
+        raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", topic, 3)
+    if tmd.error is not None:
+        raise ClientError.from_kafka_error(tmd.error, topic)
+    return sorted(tmd.partitions)

@@ -134,10 +134,9 @@ class AdminBase:
                 md = self._admin.list_topics(timeout=min(1.0, max(0.1, left)), **kwargs)
             except confluent_kafka.KafkaException as exc:
                 err = ClientError.wrap(exc, context)
-                if err.name in _RETRIED:
-                    refusal = self._refusal(context)
-                    if refusal is not None:
-                        raise refusal from exc
+                explained = self._explain(err, context)
+                if explained is not err:
+                    raise explained from exc
                 if err.name not in ("_TRANSPORT", "_TIMED_OUT") or time.monotonic() >= deadline:
                     raise err from exc
             else:

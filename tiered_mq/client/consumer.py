@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import confluent_kafka
 
-from tiered_mq.client._lookup import lookup_in_rounds
+from tiered_mq.client._lookup import lookup_in_rounds, partition_ids
 from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.errors import ClientError
@@ -129,12 +129,7 @@ class Consumer:
         md = self._lookup(
             lambda t: self._consumer.list_topics(topic, timeout=t), timeout, f"metadata for {topic}"
         )
-        tmd = md.topics.get(topic)
-        if tmd is None or tmd.error is not None:
-            if tmd is not None:
-                raise ClientError.from_kafka_error(tmd.error, topic)
-            raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", topic, 3)
-        return sorted(tmd.partitions)
+        return partition_ids(md, topic)
 
     def offsets_for_time(
         self, partitions: Sequence[TopicPartition], timestamp_ms: int, timeout: float = 10.0

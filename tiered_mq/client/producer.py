@@ -30,7 +30,7 @@ from typing import Any
 
 import confluent_kafka
 
-from tiered_mq.client._lookup import lookup_in_rounds
+from tiered_mq.client._lookup import lookup_in_rounds, partition_ids
 from tiered_mq.client._sigint import ROUND_S, SigintDeferred
 from tiered_mq.client.config import DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import (
@@ -213,12 +213,7 @@ class Producer:
             md = lookup_in_rounds(ask, timeout, f"metadata for {topic}", unreachable_timeout)
         finally:
             self.poll(0)
-        tmd = md.topics.get(topic)
-        if tmd is None:
-            raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", topic, 3)
-        if tmd.error is not None:
-            raise ClientError.from_kafka_error(tmd.error, topic)
-        return sorted(tmd.partitions)
+        return partition_ids(md, topic)
 
     def in_flight(self) -> int:
         """Records sent and not yet acknowledged or failed (``len()`` of librdkafka's handle
