@@ -40,7 +40,7 @@ from typing import Final
 from tiered_mq.broker import meta_properties
 from tiered_mq.broker.stray_partitions import parse_partition_dir
 from tiered_mq.cold.object_store import parse_store_url
-from tiered_mq.hot.log_files import LOG_SUFFIX
+from tiered_mq.hot.log_files import is_log_file, offset_from_file_name
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -81,10 +81,9 @@ def _holds_records(partition_dir: Path) -> bool:
     except OSError:
         return False
     for entry in entries:
-        stem = entry.name.removesuffix(LOG_SUFFIX)
-        if stem == entry.name or len(stem) != 20 or not stem.isdigit():
+        if not is_log_file(entry.name):
             continue
-        if int(stem) > 0 or entry.stat().st_size > 0:
+        if (offset_from_file_name(entry.name) or 0) > 0 or entry.stat().st_size > 0:
             return True
     return False
 

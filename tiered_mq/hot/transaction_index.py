@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from tiered_mq.durable_file import replace_durably
 from tiered_mq.hot import log_files
 
 ENTRY: Final = struct.Struct(">hqqqq")
@@ -101,17 +102,11 @@ class TransactionIndex:
         by_marker = {(e.producer_id, e.last_offset): e for e in self.entries()}
         by_marker.update({(e.producer_id, e.last_offset): e for e in added})
         entries = sorted(by_marker.values(), key=lambda e: e.last_offset)
-        tmp = self.path.with_name(self.path.name + ".tmp")
         try:
-            with open(tmp, "wb") as f:
-                f.write(b"".join(e.encode() for e in entries))
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(self.path)
+            replace_durably(self.path, b"".join(e.encode() for e in entries))
         except OSError:
-            tmp.unlink(missing_ok=True)
+            self.path.with_name(self.path.name + ".tmp").unlink(missing_ok=True)
             raise
-        log_files.fsync_dir(self.path.parent)
         return entries
 
     def truncate_to(self, offset: int) -> list[AbortedTxn]:
