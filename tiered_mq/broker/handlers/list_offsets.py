@@ -138,7 +138,7 @@ async def _lookup_remote(
         from_bucket = await rlm.list_offsets.lookup(
             tp,
             (tp, MAX_TIMESTAMP, start, local_max),
-            lambda: _remote_max_timestamp(rlm, tp, start, local_max),
+            lambda: _remote_max_timestamp(rlm, tp, local_max),
             timeout_ms,
         )
         found = from_bucket or found
@@ -155,17 +155,18 @@ async def _lookup_remote(
 
 
 async def _remote_max_timestamp(
-    rlm: RemoteLogManager, tp: TopicPartition, start: int, local_max: int
+    rlm: RemoteLogManager, tp: TopicPartition, local_max: int
 ) -> tuple[int, int] | None:
     """(offset, timestamp) of the bucket's first record with its greatest timestamp, when
     that is at least ``local_max`` (a tie goes to the bucket: its copy has the lower offset);
     else None. As Kafka's MAX_TIMESTAMP on a local segment, the records of a readable segment
     below the log start offset count (DeleteRecords into it): the answer may lie below
-    ``start``, and is never None when the segments' max timestamp wins."""
+    the log start offset (``whole_segments`` ignores it), and is never None when the segments'
+    max timestamp wins."""
     remote_max = await rlm.max_timestamp(tp)
     if remote_max < 0 or remote_max < local_max:
         return None
-    return await rlm.offset_for_timestamp(tp, remote_max, start, whole_segments=True)
+    return await rlm.offset_for_timestamp(tp, remote_max, whole_segments=True)
 
 
 def _answer(
