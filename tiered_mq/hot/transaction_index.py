@@ -128,12 +128,3 @@ class TransactionIndex:
 
     def delete(self) -> None:
         self.path.unlink(missing_ok=True)
-
-
-def collect_aborted(
-    entries: list[AbortedTxn], start_offset: int, end_offset: int
-) -> list[AbortedTxn]:
-    """Entries overlapping [start_offset, end_offset), ordered by first offset."""
-    return sorted(
-        (e for e in entries if e.overlaps(start_offset, end_offset)), key=lambda e: e.first_offset
-    )
