@@ -60,10 +60,10 @@ def parse_txn_index(data: bytes) -> list[AbortedTxn]:
             f"transaction index of {len(data)} bytes is not a whole number of entries"
         )
     try:
-        entries = transaction_index.decode_entries(data)
+        fields = transaction_index.unpack_entries(data)
     except ValueError as e:  # an entry of an unknown version
         raise CorruptRecordError(str(e)) from e
-    return [AbortedTxn(e.producer_id, e.first_offset, e.last_offset) for e in entries]
+    return [AbortedTxn(pid, first, last) for _, pid, first, last, _ in fields]
 
 
 def encode_txn_index(entries: Iterable[AbortedTxn]) -> bytes:
