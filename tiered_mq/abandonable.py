@@ -9,8 +9,12 @@ returned to ``discard`` (in a worker thread: closing what it opened) and is then
 cancelled caller leaves no thread behind at work on files or sockets (a thread left running
 kept the process from exiting until it ended) and no exception unretrieved.
 
+With ``executor``, ``fn`` and ``discard`` run in that executor instead of the default one
+(the log cleaner's one-thread executor, whose passes must not overlap).
+
 Used by the broker's start (Broker.start through tiered-mq dev): a stop asked for during the
-start cancels it.
+start cancels it; and by the log cleaner's pass 2 (compaction/cleaner_manager.py): a broker
+stop discards the ``.swap`` files of a group rewritten but not swapped in.
 """
 
 from __future__ import annotations
@@ -19,17 +23,24 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TypeVar
 
 T = TypeVar("T")
+A = TypeVar("A")
+R = TypeVar("R")
 
 
 async def to_thread_abandonable(
-    fn: Callable[[threading.Event], T], discard: Callable[[T], None] | None = None
+    fn: Callable[[threading.Event], T],
+    discard: Callable[[T], None] | None = None,
+    *,
+    executor: Executor | None = None,
 ) -> T:
-    """``fn(abandon)`` in a worker thread; see the module docstring for a cancellation."""
+    """``fn(abandon)`` in a worker thread (of ``executor`` when given); see the module
+    docstring for a cancellation."""
     abandon = threading.Event()
-    work = asyncio.ensure_future(asyncio.to_thread(fn, abandon))
+    work = asyncio.ensure_future(_in_thread(executor, fn, abandon))
     try:
         return await asyncio.shield(work)
     except asyncio.CancelledError:
@@ -37,5 +48,12 @@ async def to_thread_abandonable(
         await asyncio.wait({work})
         if not work.cancelled() and work.exception() is None and discard is not None:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(discard, work.result())
+                await _in_thread(executor, discard, work.result())
         raise
+
+
+async def _in_thread(executor: Executor | None, fn: Callable[[A], R], arg: A) -> R:
+    """``fn(arg)`` in ``executor``'s thread, else in ``asyncio.to_thread``'s."""
+    if executor is None:
+        return await asyncio.to_thread(fn, arg)
+    return await asyncio.get_running_loop().run_in_executor(executor, fn, arg)

@@ -50,11 +50,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from tiered_mq.abandonable import to_thread_abandonable
 from tiered_mq.compaction.cleaner import (
     CleanerStats,
     SegmentSource,
@@ -66,6 +68,7 @@ from tiered_mq.compaction.cleaner import (
 )
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.compaction.segment_rewrite import (
+    CleanedGroup,
     LastRecord,
     clean_group,
     discard_swap,
@@ -144,7 +147,7 @@ class LogCleaner:
         self._horizons: dict[TopicPartition, int] = {}  # earliest pending delete horizon
         self._checkpoints: dict[TopicPartition, tuple[LocalLog, int | None]] = {}
         self._uncleanable: dict[TopicPartition, LocalLog] = {}  # the log that failed
-        self._abort = threading.Event()  # set by close: a pass in the executor ends
+        self._abort = threading.Event()  # set by close: pass 1 in the executor ends
 
     # lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -250,26 +253,26 @@ class LogCleaner:
             )
             markers = TxnMarkers()
             for group in group_segments(chosen, config):
-                job = loop.run_in_executor(
-                    self._executor,
-                    clean_group,
-                    local_log.dir,
-                    group,
-                    omap,
-                    last_batches,
-                    config,
-                    now,
-                    stats,
-                    self.max_decompressed_bytes,
-                    aborted,
-                    markers,
-                    self._abort,
+                # cancelled (the cleaner's close), the rewrite ends at its next batch, and the
+                # .swap files of one that had ended are removed: a stale swap must never be
+                # completed by the next open
+                cleaned = await to_thread_abandonable(
+                    partial(
+                        clean_group,
+                        local_log.dir,
+                        group,
+                        omap,
+                        last_batches,
+                        config,
+                        now,
+                        stats,
+                        self.max_decompressed_bytes,
+                        aborted,
+                        markers,
+                    ),
+                    partial(_discard_unswapped, local_log.dir, group[0].base_offset),
+                    executor=self._executor,
                 )
-                try:
-                    cleaned = await asyncio.shield(job)
-                except asyncio.CancelledError:
-                    await _discard_unswapped(job, local_log.dir, group[0].base_offset)
-                    raise
                 if cleaned is None:
                     continue
                 async with partition.lock:
@@ -316,12 +319,10 @@ class LogCleaner:
         )
 
 
-async def _discard_unswapped(job: asyncio.Future[Any], dir: Path, base: int) -> None:
-    """A pass cancelled while ``job`` (clean_group) runs in the executor: once it ends (at
-    its next batch: the cleaner was closed), the ``.swap`` files it may have written are
-    removed; a stale swap must never be completed by the next open."""
-    await asyncio.wait({job})
-    if not job.cancelled() and job.exception() is None and job.result() is not None:
+def _discard_unswapped(dir: Path, base: int, cleaned: CleanedGroup | None) -> None:
+    """Remove the ``.swap`` files of ``cleaned``, the group a cancelled pass rewrote (None:
+    the rewrite changed nothing and wrote none)."""
+    if cleaned is not None:
         with contextlib.suppress(OSError):
             discard_swap(dir, base)
 
