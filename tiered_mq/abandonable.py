@@ -2,9 +2,10 @@
 
 ``await to_thread_abandonable(fn)`` runs ``fn(abandon)`` in a worker thread, as
 ``asyncio.to_thread``. ``abandon`` is a ``threading.Event``: ``fn`` looks at it between steps
-(a partition to open, a poll for a ZooKeeper connection) and returns or raises as soon as it is
-set. Cancelled, the awaiting task sets it, waits for the thread to end (a step in flight is not
-interrupted: a log's recovery ends before the thread does), hands a result ``fn`` still
+(a partition to open, a poll for a ZooKeeper connection, a chunk of a log's recovery scan) and
+returns or raises as soon as it is set (:func:`check` raises :class:`AbandonedError`).
+Cancelled, the awaiting task sets it, waits for the thread to end (a step in flight is not
+interrupted: it ends before the thread does), hands a result ``fn`` still
 returned to ``discard`` (in a worker thread: closing what it opened) and is then cancelled. So a
 cancelled caller leaves no thread behind at work on files or sockets (a thread left running
 kept the process from exiting until it ended) and no exception unretrieved.
@@ -29,6 +30,17 @@ from typing import TypeVar
 T = TypeVar("T")
 A = TypeVar("A")
 R = TypeVar("R")
+
+
+class AbandonedError(Exception):
+    """Work given up because its ``abandon`` event was set (raised by :func:`check`)."""
+
+
+def check(abandon: threading.Event | None, what: str) -> None:
+    """Raise :class:`AbandonedError` (naming ``what`` was given up) when ``abandon`` is set;
+    None never is."""
+    if abandon is not None and abandon.is_set():
+        raise AbandonedError(f"{what}: abandoned")
 
 
 async def to_thread_abandonable(

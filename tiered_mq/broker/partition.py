@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tiered_mq.abandonable import AbandonedError
 from tiered_mq.broker.producer_state import ProducerStateManager, list_snapshots, snapshot_path
 from tiered_mq.broker.txn.partition_txn import PartitionTxns, replay, stable_offset_after
 from tiered_mq.compaction.segment_rewrite import LastRecord
@@ -170,27 +172,41 @@ class Partition:
         leader_epoch: int = 0,
         sync_dir: bool = True,
         new: bool = False,
+        abandon: threading.Event | None = None,
     ) -> Partition:
         """Open the replica in ``dir`` (``sync_dir``, ``new``: see LocalLog.open). A new log
         writes no file but its empty segment: no checkpoint (LocalLog.open) and no producer
         snapshot (an absent one is an empty state, which a new log has). With ``new`` (a
-        directory just created, empty) there is no state to look for either."""
+        directory just created, empty) there is no state to look for either.
+
+        Once ``abandon`` is set (a stop during the broker's start) the log's recovery scan and
+        the producer state's replay stop at their next read or batch and AbandonedError is
+        raised, every file closed. Nothing that a next open would trust was written: the
+        checkpoints are as they were (so the next open recovers and replays the same tail
+        again), no producer snapshot was taken, and an aborted transaction's ``.txnindex``
+        entries were rewritten whole or not at all (PartitionTxns.restore, per segment)."""
         holder: list[Partition] = []
 
         def on_roll(new_base_offset: int) -> None:
             if holder:
                 holder[0]._snapshot_on_roll(new_base_offset)
 
-        local_log = LocalLog.open(dir, config, on_roll=on_roll, sync_dir=sync_dir, new=new)
+        local_log = LocalLog.open(
+            dir, config, on_roll=on_roll, sync_dir=sync_dir, new=new, abandon=abandon
+        )
         partition = cls(tp, local_log, leader_epoch)
         holder.append(partition)
         local_log.on_segments_deleted = partition._prune_snapshots
         if not new:  # (new: the producer state is empty, no snapshot, no aborted transaction)
-            partition._recover_producer_state()
+            try:
+                partition._recover_producer_state(abandon)
+            except AbandonedError:
+                local_log.close_unflushed()
+                raise
         return partition
 
     # producer state ----------------------------------------------------------------------------
-    def _recover_producer_state(self) -> None:
+    def _recover_producer_state(self, abandon: threading.Event | None = None) -> None:
         """After a clean shutdown (the recovery point is the log end offset and a producer
         snapshot is there: every file was flushed, ``.txnindex`` included) that snapshot is
         loaded and the indexes trusted, as Kafka skips recovery after a clean shutdown.
@@ -226,7 +242,7 @@ class Partition:
             start = local_base
         self.txns.load()
         if start < leo:
-            replay(self.log, ps, self.txns, start)
+            replay(self.log, ps, self.txns, start, abandon)
         ps.map_end_offset = leo
         if not snapshot_path(self.log.dir, leo).exists() and leo > 0:
             try:

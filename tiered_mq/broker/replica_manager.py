@@ -58,7 +58,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tiered_mq.abandonable import to_thread_abandonable
+from tiered_mq.abandonable import AbandonedError, to_thread_abandonable
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
@@ -255,11 +255,12 @@ class ReplicaManager:
         Returns (the partitions opened, the failures).
 
         ``abandonable`` (the broker's start): cancelled (a stop during the start), the worker
-        thread opens no partition more; this returns, cancelled, once the opens in flight have
-        ended (a log's recovery is not interrupted half way) and the logs they opened are
-        closed again (their checkpoints written: the next start trusts them). The partitions
-        not reached are opened by the next start, recovering them if the last stop was not
-        clean."""
+        thread opens no partition more, and the opens in flight give up their recovery scan
+        or producer state replay at its next read or batch (Partition.open: nothing changed
+        that the next start would trust); this returns, cancelled, once they have ended and
+        the logs opened whole are closed again (their checkpoints written: the next start
+        trusts them). The partitions not reached, or given up, are opened by the next start,
+        recovering them if the last stop was not clean."""
         wanted: list[tuple[TopicPartition, str | None, LogConfig]] = []
         for topic, indexes, overrides in topics:
             config = self.log_config(overrides)
@@ -330,8 +331,8 @@ class ReplicaManager:
         no fsync of its own: the small files and directory entries of a whole CreateTopics go
         to disk together.
 
-        Once ``abandon`` is set, the partitions not yet begun are skipped (neither opened nor
-        returned).
+        Once ``abandon`` is set, the partitions not yet begun are skipped and those being
+        recovered give up (Partition.open): neither opened nor returned.
 
         A partition whose claim or open fails (a file where its directory goes, a log that
         cannot be read) does not keep the others from opening: it is returned among the
@@ -351,7 +352,10 @@ class ReplicaManager:
             dir = self.partition_dir(tp)
             claims = claim_dirs([] if topic_id is None else [(dir, topic_id)])
             new = bool(claims.created_in)  # claim_dirs created the directory: it is empty
-            return claims, Partition.open(tp, dir, config, epoch, sync_dir=False, new=new)
+            opened = Partition.open(
+                tp, dir, config, epoch, sync_dir=False, new=new, abandon=abandon
+            )
+            return claims, opened
 
         with ThreadPoolExecutor(min(OPEN_WORKERS, len(items)), "open-partition") as pool:
             futures = [(item[0], pool.submit(open_one, *item)) for item in items]
@@ -360,7 +364,7 @@ class ReplicaManager:
         for tp, future in futures:
             try:
                 got, partition = future.result()
-            except _NotOpenedError:
+            except (_NotOpenedError, AbandonedError):
                 continue
             except Exception as exc:
                 failed[tp] = exc

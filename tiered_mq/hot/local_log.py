@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -121,6 +122,7 @@ class LocalLog:
         sync_dir: bool = True,
         new: bool = False,
         randrange: Callable[[int], int] = random.randrange,
+        abandon: threading.Event | None = None,
     ) -> LocalLog:
         """Open (creating if needed) the log in ``dir`` and recover its tail.
 
@@ -130,10 +132,17 @@ class LocalLog:
         it to), as the broker does for all the partitions it creates together; a crash before
         that fsync leaves a directory the next open fills with the same empty segment
         (recovery.py). ``new``: the caller has just created ``dir``, empty (recovery.open_log
-        skips its scans)."""
+        skips its scans). Once ``abandon`` is set the recovery scan stops at its next read
+        and AbandonedError is raised, the log as it was (recovery.py)."""
         dir = Path(dir)
         opened = open_log(
-            dir, config.index_interval_bytes, config.remote_storage_enable, clock(), sync_dir, new
+            dir,
+            config.index_interval_bytes,
+            config.remote_storage_enable,
+            clock(),
+            sync_dir,
+            new,
+            abandon,
         )
         log = cls(
             dir,
@@ -532,6 +541,12 @@ class LocalLog:
             return
         self.flush()
         self.checkpoint()
+        self._close_files()
+
+    def close_unflushed(self) -> None:
+        """Close every file without a flush or a checkpoint: an open given up after the
+        recovery (Partition.open abandoned), whose checkpoints stay as they were so that the
+        next open recovers the same tail again."""
         self._close_files()
 
     def delete(self) -> Path | None:

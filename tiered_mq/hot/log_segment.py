@@ -34,9 +34,11 @@ import io
 import logging
 import os
 import struct
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from tiered_mq import abandonable
 from tiered_mq.errors import CorruptRecordError, KafkaStorageError, LogCorruptionError
 from tiered_mq.hot import log_files
 from tiered_mq.hot.header_scan import SCAN_CHUNK, scan_headers
@@ -392,9 +394,14 @@ class LogSegment:
             self._max_timestamp, self._offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
         return removed
 
-    def recover(self, validate_from: int) -> int:
+    def recover(self, validate_from: int, abandon: threading.Event | None = None) -> int:
         """Rebuild the indexes from the headers, CRC-checking batches with base offset >=
-        ``validate_from``; truncate at the first torn or invalid batch. Returns bytes removed."""
+        ``validate_from``; truncate at the first torn or invalid batch. Returns bytes removed.
+
+        ``abandon`` is looked at before each read of the scan (every ``SCAN_CHUNK`` bytes, or
+        every batch larger than that): once set, AbandonedError is raised before anything is
+        changed (the scan writes only after its last read): the ``.log`` keeps its size, the
+        index files their bytes, and the next recovery scans the segment again."""
         file_size = os.fstat(self._fd).st_size
         self._recent.clear()
         self._rolling_ts = None
@@ -403,6 +410,7 @@ class LogSegment:
         def get(pos: int, n: int) -> memoryview:
             nonlocal buffer, buffer_start
             if pos < buffer_start or pos + n > buffer_start + len(buffer):
+                abandonable.check(abandon, f"recovery of {self.log_path}")
                 buffer, buffer_start = os.pread(self._fd, max(n, SCAN_CHUNK), pos), pos
             return memoryview(buffer)[pos - buffer_start : pos - buffer_start + n]
 

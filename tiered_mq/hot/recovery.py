@@ -28,6 +28,15 @@ Steps, in order (each is idempotent, so a crash during recovery is recovered by 
    in a crash before that fsync, the files are created again by the next open: the same empty
    segment.
 
+A stop during recovery (``abandon`` set: the broker's start given up, abandonable.py) ends the
+scan of step 4 at its next read (every 64 KiB, or every larger batch) with AbandonedError,
+before the segment being scanned is changed: its ``.log`` keeps its size, its index files
+their bytes. The segments scanned before it were recovered whole (indexes rebuilt; none of them
+was truncated, or the scan would have stopped there); the checkpoints are not written, so the
+next open recovers from the same recovery point and finds what a crash at that moment would
+have left: steps 1-3 done (idempotent) and the same tail to scan. Every segment file opened is
+closed again.
+
 :func:`open_log` is what ``LocalLog.open`` starts from: it reads the recovery point and log
 start offset checkpoints (a missing or unreadable one counts as absent: recovery then
 validates every segment and the log starts at its first segment), recovers, and derives the
@@ -38,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -165,9 +175,11 @@ def recover_log(
     index_interval_bytes: int,
     now_ms: int,
     sync_dir: bool = True,
+    abandon: threading.Event | None = None,
 ) -> RecoveryResult:
     """Recover the segments in ``dir`` (see the module docstring); ``created`` in the result
-    tells that it held none and got its first, empty segment."""
+    tells that it held none and got its first, empty segment. AbandonedError once ``abandon``
+    is set (module docstring), every segment opened closed again."""
     dir.mkdir(parents=True, exist_ok=True)
     _remove_transient_files(dir)
     _complete_swaps(dir)
@@ -182,6 +194,25 @@ def recover_log(
         first = _first_segment(dir, start_offset, index_interval_bytes, now_ms, sync_dir)
         return RecoveryResult(first, created=True)
     result = RecoveryResult(LogSegments())
+    try:
+        _recover_segments(dir, bases, recovery_point, index_interval_bytes, now_ms, result, abandon)
+    except BaseException:
+        for segment in result.segments:
+            segment.close()
+        raise
+    return result
+
+
+def _recover_segments(
+    dir: Path,
+    bases: list[int],
+    recovery_point: int,
+    index_interval_bytes: int,
+    now_ms: int,
+    result: RecoveryResult,
+    abandon: threading.Event | None,
+) -> None:
+    """Step 4 on the segments at ``bases`` (sorted), into ``result``."""
     first_to_recover = max((b for b in bases if b <= recovery_point), default=bases[0])
     for i, base in enumerate(bases):
         segment = LogSegment.open(dir, base, index_interval_bytes, now_ms)
@@ -189,7 +220,7 @@ def recover_log(
         if base < first_to_recover:
             continue
         result.recovered_segments += 1
-        removed = segment.recover(recovery_point)
+        removed = segment.recover(recovery_point, abandon)
         if removed:
             log.warning(
                 "recovery: truncated %d bytes of %s at position %d",
@@ -205,7 +236,6 @@ def recover_log(
                     (dir / (stem + ext)).unlink(missing_ok=True)
                 result.deleted_segments += 1
             break
-    return result
 
 
 def _start_empty_at(dir: Path, segments: LogSegments, start: int, end: int) -> None:
@@ -250,11 +280,13 @@ def open_log(
     now_ms: int,
     sync_dir: bool = True,
     new: bool = False,
+    abandon: threading.Event | None = None,
 ) -> OpenedLog:
     """Read the checkpoints of ``dir`` (created if needed) and recover its segments. With
     ``new`` the caller has just created ``dir`` (so it is empty): it gets its first segment at
     offset 0 without the reads and scans, which would find nothing, and the segment's ``.log``
-    only (its index files come with their first entries: LogSegment.create)."""
+    only (its index files come with their first entries: LogSegment.create). AbandonedError
+    once ``abandon`` is set (module docstring)."""
     if new:
         fresh = _first_segment(dir, 0, index_interval_bytes, now_ms, sync_dir, index_files=False)
         return OpenedLog(fresh, 0, 0, (None, None), True)
@@ -262,13 +294,13 @@ def open_log(
     recovery_point = log_files.read_checkpoint(dir / log_files.RECOVERY_POINT_CHECKPOINT)
     start = log_files.read_checkpoint(dir / log_files.LOG_START_OFFSET_CHECKPOINT)
     segments = recover_log(
-        dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms, sync_dir
+        dir, recovery_point or 0, start or 0, index_interval_bytes, now_ms, sync_dir, abandon
     )
     end = segments.segments.active().next_offset()
     checkpointed = (recovery_point, start)
     if start is not None and start > end:
         _start_empty_at(dir, segments.segments, start, end)
-        segments = recover_log(dir, start, start, index_interval_bytes, now_ms, sync_dir)
+        segments = recover_log(dir, start, start, index_interval_bytes, now_ms, sync_dir, abandon)
         recovery_point = start
     first, active = segments.segments.first(), segments.segments.last()
     assert first is not None and active is not None

@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from bisect import bisect_left
 from functools import partial
 
+from tiered_mq.abandonable import AbandonedError
 from tiered_mq.broker.producer_state import CompletedTxn, ProducerStateManager
 from tiered_mq.errors import KafkaStorageError
 from tiered_mq.hot.local_log import LocalLog
@@ -231,11 +233,14 @@ def replay(
     ps: ProducerStateManager,
     txns: PartitionTxns,
     start: int,
+    abandon: threading.Event | None = None,
 ) -> None:
     """Replay the local log from the batch holding ``start`` (at least the first local
     segment's base offset) into the producer state, and restore the aborted transactions
     of every segment replayed that its ``.txnindex`` lacks (:meth:`PartitionTxns.restore`).
-    Per batch header; only a control batch is read further (its one marker record)."""
+    Per batch header; only a control batch is read further (its one marker record).
+    AbandonedError at the next batch once ``abandon`` is set (a segment's ``.txnindex`` is
+    restored after its whole scan, so never in part)."""
     for segment in log_.segments():
         if log_.next_segment_base(segment) <= start:
             continue
@@ -244,6 +249,8 @@ def replay(
             continue
         aborted: list[AbortedTxn] = []
         for position, header in segment.iter_headers(found[0]):
+            if abandon is not None and abandon.is_set():
+                raise AbandonedError(f"{log_.dir}: producer state replay abandoned")
             if not header.is_control:
                 ps.update(header, header.base_offset)
                 continue
