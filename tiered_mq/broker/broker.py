@@ -13,7 +13,8 @@ no replication yet to share partitions between brokers), and a data dir whose ``
 records another cluster id than the coordinator's, or another broker.id than the configured one
 (meta_properties.py: before any partition directory is opened or, as a stray, deleted), or
 whose tiered partitions were uploaded to another cold tier than the configured one
-(cold_tier_record.py: before the cold tier starts).
+(cold_tier_record.py: before the cold tier starts), and a start with tiered storage off while
+topics have ``remote.storage.enable=true`` (tiering_off.py, as Kafka: before the same point).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import logging
 import os
 from typing import Any
 
-from tiered_mq.broker import cold_tier_record, meta_properties
+from tiered_mq.broker import cold_tier_record, meta_properties, tiering_off
 from tiered_mq.broker.acl.authorizer import Authorizer
 from tiered_mq.broker.acl.store import FileAclStore
 from tiered_mq.broker.config import BrokerConfig
@@ -186,6 +187,16 @@ class Broker:
             return meta.configs.get("remote.storage.enable", "").strip().lower() == "true"
         return config.remote_storage_enable and tierable_topic(tp.topic, config.cleanup_policy)
 
+    def _refuse_tiering_off(self, metadata: str) -> None:
+        """Raises TieredStorageDisabledError when tiered storage is off but topics are tiered."""
+        tiering_off.check(
+            self.config.data_dir,
+            metadata,
+            self.config.topic_defaults,
+            tiering_off.tiered_topics(self.coordinator, self.replica_manager.log_config),
+            cold_tier_record.recorded_url(self.config.data_dir),
+        )
+
     def _lock_data_dir(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.config.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -214,6 +225,8 @@ class Broker:
         )
         self.topic_registry.dynamic_configs.load()
         cold_url = self.config.cold_url if tiered_storage_enabled(self.config) else None
+        if cold_url is None:  # Kafka refuses it while topics are tiered (tiering_off.py)
+            await asyncio.to_thread(self._refuse_tiering_off, metadata)
         record_cold_url = await asyncio.to_thread(
             cold_tier_record.check, self.config.data_dir, cold_url, self._tiered_partition
         )

@@ -20,7 +20,8 @@ reduced to what says where the objects are (``StoreURL``: scheme, bucket, prefix
     file://<data-dir>/rel[?prefix=p]  a directory inside the data dir (``dev``'s default
                                      ``<data-dir>/cold``): it moves with the data dir
 
-Rules (:func:`check`): tiering off records and checks nothing (the recorded URL stays). No URL
+Rules (:func:`check`): tiering off records and checks nothing here (the recorded URL stays;
+tiering_off.py refuses the start while tiered topics remain). No URL
 recorded (a new data dir, or one from before this file had the line): the configured one is
 recorded. The same URL: nothing to do. Another URL: recorded when no partition of a tiered
 topic (``remote.storage.enable``, not internal, not compacted) holds any record in the data dir
@@ -71,6 +72,13 @@ def canonical_url(url: str, data_dir: Path) -> str:
 
 def _displayed(recorded: str, data_dir: Path) -> str:
     return recorded.replace(DATA_DIR_TOKEN, str(data_dir.resolve()), 1)
+
+
+def recorded_url(data_dir: Path) -> str | None:
+    """The cold URL meta.properties records (as a user gives it: ``<data-dir>`` spelled out),
+    None when none is; reads only."""
+    recorded = (meta_properties.read(data_dir) or {}).get(KEY)
+    return None if recorded is None else _displayed(recorded, data_dir)
 
 
 def _holds_records(partition_dir: Path) -> bool:
