@@ -1,5 +1,21 @@
 """Fetch (1), v4-11, for consumers (replica fetches come with replication).
 
+Who fetches, by ``replica_id`` (Kafka's FetchParams): -1 is a consumer, and so is any other
+negative id but -3 (-2, the debugging consumer, included): reads up to the high watermark, or
+the last stable offset for read_committed. -3, the future local replica (Kafka's alter-log-dirs
+fetcher), reads up to the log end offset whatever its ``isolation_level``, with no aborted
+transactions listed (Kafka's LOG_END isolation); on this single replica the high watermark is
+the log end offset once each append is done, so it differs from a consumer only in ignoring
+read_committed. An id >= 0 is a follower: this broker knows none (no replication yet), so, as
+Kafka's ``Partition.followerReplicaOrThrow`` answers a replica not in the partition's replica
+set, each partition answers UNKNOWN_LEADER_EPOCH when the request names a
+``current_leader_epoch`` (v9+) and NOT_LEADER_OR_FOLLOWER when not, at once, with no records
+(after Kafka's earlier checks: with an authorizer the principal needs CLUSTER_ACTION on the
+cluster, else TOPIC_AUTHORIZATION_FAILED for every partition; then UNKNOWN_TOPIC_OR_PARTITION,
+KAFKA_STORAGE_ERROR for an offline partition, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for
+an epoch other than the partition's). It was served as a consumer: a client with a wrong
+replica id read records Kafka refuses it.
+
 Per requested partition, in request order, whole batches from the batch holding
 ``fetch_offset`` up to the high watermark (the last stable offset for read_committed, with the
 aborted transactions overlapping the range read), as FileRegions the server sends with
@@ -43,7 +59,7 @@ partition errored and none was read from the cold tier (Kafka answers a fetch wi
 read once that read is done, DelayedRemoteFetch, whatever ``min_bytes``), the fetch parks in
 the purgatory (no blocking) until an append to one of its partitions or ``max_wait_ms``; the
 answer always comes from a read made after the wait (records deleted while it waited are
-never sent: the client gets OFFSET_OUT_OF_RANGE with the new log start).
+never sent: the client gets OFFSET_OUT_OF_RANGE and finds the new log start with ListOffsets).
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
@@ -51,7 +67,10 @@ does not have: FETCH_SESSION_ID_NOT_FOUND at the top level and no partitions (th
 sends a full fetch). A partition named more than once is read once and answered once, at the
 place it was first named, with the fetch position of its last mention: Kafka's request holds
 the partitions in a LinkedHashMap.
-OFFSET_OUT_OF_RANGE comes with the real high watermark and log start offset.
+A partition answered with an error (OFFSET_OUT_OF_RANGE included) has high_watermark,
+last_stable_offset and log_start_offset -1 and null aborted_transactions, in every version, as
+Kafka's ``ReplicaManager.readFromLog`` builds an error's LogReadResult (the consumer resets its
+position with ListOffsets, not from these fields).
 A partition's ``current_leader_epoch`` (v9+, -1: none) is checked before anything is read
 (broker/leader_epochs.py, Kafka's ``Partition.fetchRecords``): an older one answers
 FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, with no records and offsets -1.
@@ -79,7 +98,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from tiered_mq.broker.acl.binding import AclOperation, ResourceType
+from tiered_mq.broker.acl.binding import CLUSTER_NAME, AclOperation, ResourceType
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import error_code
 from tiered_mq.broker.leader_epochs import check_current_epoch
@@ -89,6 +108,7 @@ from tiered_mq.errors import (
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     TopicAuthorizationFailedError,
+    UnknownLeaderEpochError,
     UnsupportedCompressionTypeError,
 )
 from tiered_mq.protocol.api_versions import ApiKey
@@ -96,6 +116,7 @@ from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+FUTURE_LOCAL_REPLICA_ID = -3  # Kafka's FetchRequest: reads to the log end offset
 FULL_FETCH_EPOCHS = (0, -1)  # a new session's first fetch, or a sessionless one (Kafka's isFull)
 ZSTD_MIN_VERSION = 10  # KIP-110: older fetchers may not read zstd batches
 STORAGE_ERROR_MIN_VERSION = 6  # FetchResponse.json: KAFKA_STORAGE_ERROR from v6
@@ -187,6 +208,47 @@ class _Reads:
         self.by_topic: list[tuple[str, int]] = []
         self.remote = False
         self.unsent = 0
+
+
+def _failed(entry: dict[str, Any], code: int) -> None:
+    """Answer ``entry`` with the error ``code``: no records, offsets -1, no aborted
+    transactions (Kafka's error LogReadResult), whatever its read had set."""
+    entry.update(
+        error_code=code,
+        high_watermark=-1,
+        last_stable_offset=-1,
+        log_start_offset=-1,
+        aborted_transactions=None,
+        records=b"",
+    )
+
+
+def _from_unknown_replica(ctx: RequestContext, topics: list[dict[str, Any]]) -> list[Any]:
+    """The responses to a follower's fetch (``replica_id`` >= 0): every partition refused, see
+    the module docstring. Nothing is read."""
+    allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    get_partition = ctx.broker.replica_manager.get_partition
+    responses = []
+    for topic in topics:
+        parts = []
+        for req in topic["partitions"]:
+            entry = _entry(req["partition"], False)
+            parts.append(entry)
+            epoch = req.get("current_leader_epoch", -1)
+            code = TopicAuthorizationFailedError.errno
+            if allowed:
+                try:
+                    check_current_epoch(
+                        get_partition(TopicPartition(topic["topic"], req["partition"])), epoch
+                    )
+                    code = (
+                        UnknownLeaderEpochError if epoch >= 0 else NotLeaderOrFollowerError
+                    ).errno
+                except Exception as e:
+                    code = error_code(e)
+            _failed(entry, code)
+        responses.append({"topic": topic["topic"], "partitions": parts})
+    return responses
 
 
 def _entry(index: int, read_committed: bool) -> dict[str, Any]:
@@ -340,7 +402,10 @@ async def _read_all(
     if reads is None:
         reads = _Reads()
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
-    read_committed = request["isolation_level"] == READ_COMMITTED
+    read_committed = (
+        request["isolation_level"] == READ_COMMITTED
+        and request["replica_id"] != FUTURE_LOCAL_REPLICA_ID
+    )
     total = 0
     errored = False
     responses = []
@@ -384,8 +449,7 @@ async def _read_all(
                         ctx, tp, size, entry, budget, min_one, read_committed, fill
                     )
             except Exception as e:
-                entry["error_code"] = error_code(e)
-                entry["records"] = b""
+                _failed(entry, error_code(e))
                 errored = True
                 continue
             total += size
@@ -423,6 +487,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             "responses": [],
         }
     topics = _once_each(request["topics"])
+    if request["replica_id"] >= 0:  # a follower's: none is known here
+        responses = _from_unknown_replica(ctx, topics)
+        _for_version(ctx, responses)
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
     if topics is not request["topics"]:
         request = {**request, "topics": topics}
     now = time.monotonic()
