@@ -94,6 +94,12 @@ def config_value(entry: Mapping[str, Any]) -> ConfigValue:
     )
 
 
+def configs_by_name(result: Mapping[str, Any]) -> dict[str, ConfigValue]:
+    """A DescribeConfigs (v1+) resource result's configs as ``ConfigValue``s, by name, sorted."""
+    configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
+    return {c.name: c for c in configs}
+
+
 def broker_label(broker: int | None) -> str:
     """How messages name a BROKER resource: ``broker 0`` or ``the broker default``."""
     return "the broker default" if broker is None else f"broker {broker}"
@@ -124,16 +130,14 @@ class ConfigAdmin(AdminBase):
         }
 
     def _topic_configs_with_synonyms(self, name: str) -> dict[str, ConfigValue]:
-        resource = {"resource_type": TOPIC, "resource_name": name, "configuration_keys": None}
-        body = {"resources": [resource], "include_synonyms": True}
-        with self._broker_connection(None) as conn:
-            answer = conn.request(ApiKey.DESCRIBE_CONFIGS, body)
-        result: dict[str, Any] = answer["results"][0]
-        if result["error_code"]:
-            context = f"describe configs of {name}"
-            raise ClientError.from_code(result["error_code"], result["error_message"], context)
-        configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
-        return {c.name: c for c in configs}
+        result = self._config_resource(
+            None,
+            {"resource_type": TOPIC, "resource_name": name, "configuration_keys": None},
+            ApiKey.DESCRIBE_CONFIGS,
+            f"describe configs of {name}",
+            include_synonyms=True,
+        )
+        return configs_by_name(result)
 
     def alter_topic_config(
         self, name: str, set_configs: Mapping[str, str], delete: Sequence[str] = ()
@@ -174,6 +178,25 @@ class ConfigAdmin(AdminBase):
         settings = ConnectionSettings.from_librdkafka(self.config.to_librdkafka())
         return open_connection(settings, self._timeout, broker)
 
+    def _config_resource(
+        self,
+        broker: int | None,
+        resource: dict[str, Any],
+        api_key: ApiKey,
+        context: str,
+        **request_fields: Any,
+    ) -> dict[str, Any]:
+        """A DescribeConfigs or IncrementalAlterConfigs request of the one ``resource``, with
+        ``request_fields``, sent to ``broker`` (None: a bootstrap broker); the resource's
+        result, or its error as ClientError naming ``context``."""
+        body: dict[str, Any] = {"resources": [resource], **request_fields}
+        with self._broker_connection(broker) as conn:
+            answer = conn.request(api_key, body)
+        result: dict[str, Any] = answer["results" if "results" in answer else "responses"][0]
+        if result["error_code"]:
+            raise ClientError.from_code(result["error_code"], result["error_message"], context)
+        return result
+
     def _broker_resource(
         self,
         broker: int | None,
@@ -182,19 +205,12 @@ class ConfigAdmin(AdminBase):
         resource_fields: dict[str, Any],
         **request_fields: Any,
     ) -> dict[str, Any]:
-        """One BROKER resource (``""`` for the cluster-wide default) with ``resource_fields``,
-        sent to ``broker`` in a request with ``request_fields``; the resource's result, or
-        ClientError naming ``what`` and the broker."""
+        """``_config_resource`` of one BROKER resource (``""`` for the cluster-wide default)
+        with ``resource_fields``, sent to ``broker``; an error names ``what`` and the broker."""
         name = "" if broker is None else str(broker)
         resource = {"resource_type": BROKER, "resource_name": name, **resource_fields}
-        body: dict[str, Any] = {"resources": [resource], **request_fields}
-        with self._broker_connection(broker) as conn:
-            answer = conn.request(api_key, body)
-        result: dict[str, Any] = answer["results" if "results" in answer else "responses"][0]
-        if result["error_code"]:
-            context = f"{what} of {broker_label(broker)}"
-            raise ClientError.from_code(result["error_code"], result["error_message"], context)
-        return result
+        context = f"{what} of {broker_label(broker)}"
+        return self._config_resource(broker, resource, api_key, context, **request_fields)
 
     def describe_broker_configs(self, broker: int | None = None) -> dict[str, ConfigValue]:
         """Broker ``broker``'s configs, or (None) those set as the cluster-wide default."""
@@ -205,8 +221,7 @@ class ConfigAdmin(AdminBase):
             {"configuration_keys": None},
             include_synonyms=True,
         )
-        configs = sorted(map(config_value, result["configs"]), key=lambda c: c.name)
-        return {c.name: c for c in configs}
+        return configs_by_name(result)
 
     def alter_broker_configs(
         self,
