@@ -61,9 +61,10 @@ from tiered_mq.broker.group.config import OFFSETS_TOPIC, GroupConfig
 from tiered_mq.broker.group.seams import ReplicaManagerLike
 from tiered_mq.broker.group.store_failures import STORAGE_ERRORS, OfflinePartitions
 from tiered_mq.broker.group.txn_offsets import GroupOffsets, PendingTxnOffsets
+from tiered_mq.broker.internal_log import load_batches
 from tiered_mq.errors import CorruptRecordError
 from tiered_mq.record.control import ControlType, decode_control_record
-from tiered_mq.record.records import Record, decode_batches, encode_batch
+from tiered_mq.record.records import Record, encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -121,25 +122,16 @@ class OffsetManager:
 
     def load_partition(self, tp: TopicPartition) -> int:
         """Replay one partition into the cache; returns the number of records applied."""
+        applied = 0
         local_log = self._rm.local_log(tp)
-        offset, applied = local_log.log_start_offset, 0
-        while offset < local_log.log_end_offset:
-            data = local_log.read(offset, self._config.offsets_load_buffer_size)
-            buf = b"".join(region.read() for region in data.regions)
-            next_offset = offset
-            for header, records in decode_batches(buf):
-                next_offset = header.next_offset
-                if header.is_control:
-                    self._load_marker(tp, header.producer_id, records)
-                    continue
-                pid = header.producer_id if header.is_transactional else None
-                for record in records:
-                    if record.key is not None:
-                        applied += self._apply(record.key, record.value, header.base_offset, pid)
-            if next_offset <= offset:
-                log.error("%s: no progress reading at offset %d, stopping the load", tp, offset)
-                break
-            offset = next_offset
+        for header, records in load_batches(tp, local_log, self._config.offsets_load_buffer_size):
+            if header.is_control:
+                self._load_marker(tp, header.producer_id, records)
+                continue
+            pid = header.producer_id if header.is_transactional else None
+            for record in records:
+                if record.key is not None:
+                    applied += self._apply(record.key, record.value, header.base_offset, pid)
         return applied
 
     def _load_marker(self, tp: TopicPartition, producer_id: int, records: list[Record]) -> None:

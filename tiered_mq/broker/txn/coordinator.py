@@ -60,13 +60,14 @@ from typing import Any, Protocol
 from tiered_mq import errors
 from tiered_mq.broker.group import log_format as group_fmt
 from tiered_mq.broker.group.store_failures import append_error
+from tiered_mq.broker.internal_log import load_batches
 from tiered_mq.broker.txn import log_format as fmt
 from tiered_mq.broker.txn import state as sm
 from tiered_mq.broker.txn.markers import write_marker
 from tiered_mq.broker.txn.state import TxnMetadata, TxnState
 from tiered_mq.keyed_locks import KeyedLocks
 from tiered_mq.periodic import schedule
-from tiered_mq.record.records import decode_batches, encode_batch
+from tiered_mq.record.records import encode_batch
 from tiered_mq.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -189,22 +190,10 @@ class TransactionCoordinator:
                 await task
 
     def _load_partition(self, tp: TopicPartition) -> None:
-        local_log = self.rm.local_log(tp)
-        offset = local_log.log_start_offset
-        while offset < local_log.log_end_offset:
-            data = local_log.read(offset, LOAD_BUFFER_BYTES)
-            buf = b"".join(region.read() for region in data.regions)
-            next_offset = offset
-            for header, records in decode_batches(buf):
-                next_offset = header.next_offset
-                if header.is_control:
-                    continue
+        for header, records in load_batches(tp, self.rm.local_log(tp), LOAD_BUFFER_BYTES):
+            if not header.is_control:
                 for record in records:
                     self._apply(record.key, record.value)
-            if next_offset <= offset:
-                log.error("%s: no progress loading at offset %d", tp, offset)
-                return
-            offset = next_offset
 
     def _apply(self, key: bytes | None, value: bytes | None) -> None:
         if key is None:
