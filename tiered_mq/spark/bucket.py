@@ -25,8 +25,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import urlparse
 
+from tiered_mq.cold.object_store import parse_store_url
 from tiered_mq.errors import ObjectNotFoundError, ObjectStoreError
 
 
@@ -57,17 +58,14 @@ class BucketURL:
 
 
 def parse_bucket_url(url: str) -> BucketURL:
-    parsed = urlparse(url)
-    scheme = parsed.scheme.lower()
-    if scheme in ("s3", "s3a"):
-        if not parsed.netloc:
-            raise ValueError(f"{url}: missing bucket name")
-        return BucketURL("s3", parsed.netloc, parsed.path.strip("/"))
-    if scheme == "file":
-        if parsed.netloc not in ("", "localhost"):
-            raise ValueError(f"{url}: file URLs take an absolute path (file:///path)")
-        prefix = parse_qs(parsed.query).get("prefix", [""])[0].strip("/")
-        return BucketURL("file", parsed.path or "/", prefix)
+    """An ``s3``/``s3a`` or ``file`` URL as the broker reads its ``--cold-url``
+    (:func:`tiered_mq.cold.object_store.parse_store_url`), or a bare absolute path (a
+    ``file`` URL without prefix); ValueError for anything else (``memory`` too: a broker's
+    in-process store)."""
+    scheme = urlparse(url).scheme.lower()
+    if scheme in ("s3", "s3a", "file"):
+        parsed = parse_store_url(url)
+        return BucketURL(parsed.scheme, parsed.bucket, parsed.prefix)
     if not scheme and url.startswith("/"):
         return BucketURL("file", url, "")
     raise ValueError(f"{url}: unsupported bucket URL (s3://bucket/prefix or file:///dir)")
