@@ -51,6 +51,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
@@ -497,14 +498,29 @@ public final class JavaClient {
       case "list-groups-in" -> listGroupsIn(admin, a);
       case "describe-groups" -> describeGroups(admin.describeConsumerGroups(a).all().get());
       case "group-offsets" -> committed(admin.listConsumerGroupOffsets(a.get(0)).partitionsToOffsetAndMetadata().get());
+      // each committed offset with its leader epoch (null: none)
+      case "group-offsets-epochs" -> {
+        Map<String, Object> out = new TreeMap<>();
+        admin.listConsumerGroupOffsets(a.get(0)).partitionsToOffsetAndMetadata().get().forEach((tp, om) -> {
+          Map<String, Object> entry = new LinkedHashMap<>();
+          entry.put("offset", om.offset());
+          entry.put("leader_epoch", om.leaderEpoch().orElse(null));
+          out.put(tp.topic() + ":" + tp.partition(), entry);
+        });
+        yield out;
+      }
       case "delete-groups" -> {
         admin.deleteConsumerGroups(a).all().get();
         yield true;
       }
       case "alter-group-offsets" -> {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        keyValues(a.subList(1, a.size())).forEach(
-            (tp, offset) -> offsets.put(topicPartition(tp), new OffsetAndMetadata(Long.parseLong(offset))));
+        // TOPIC:PARTITION=OFFSET, or =OFFSET@EPOCH to commit a leader epoch with it
+        keyValues(a.subList(1, a.size())).forEach((tp, offset) -> {
+          String[] at = offset.split("@", 2);
+          Optional<Integer> epoch = at.length > 1 ? Optional.of(Integer.parseInt(at[1])) : Optional.empty();
+          offsets.put(topicPartition(tp), new OffsetAndMetadata(Long.parseLong(at[0]), epoch, ""));
+        });
         admin.alterConsumerGroupOffsets(a.get(0), offsets).all().get();
         yield true;
       }

@@ -1,8 +1,10 @@
 """OffsetFetch (9), v1-7: committed offsets of a group.
 
 A null topic list (v2+) asks for every partition the group has committed. A partition with no
-committed offset answers offset -1, metadata "" and no error, as Kafka does. The committed
-leader epoch is reported as -1 until replication assigns real epochs (KAFKA_PROTOCOL.md).
+committed offset answers offset -1, metadata "" and no error, as Kafka does. From v5 each
+committed offset carries the leader epoch its commit named (OffsetCommit v6+,
+TxnOffsetCommit v2+; -1 when none was), as Kafka's ``OffsetMetadataManager.fetchOffsets``
+returns it: a consumer resuming from it validates its position with OffsetForLeaderEpoch.
 
 Offsets committed by a transaction that has not ended (TxnOffsetCommit, group/txn_offsets.py)
 are never returned. A request with ``require_stable`` (v7+, KIP-447; what a read_committed
@@ -28,11 +30,13 @@ from tiered_mq.topic_partition import TopicPartition
 API_KEY = 9
 
 
-def _partition(index: int, offset: int, metadata: str, code: int = 0) -> dict[str, Any]:
+def _partition(
+    index: int, offset: int, metadata: str, code: int = 0, epoch: int = -1
+) -> dict[str, Any]:
     return {
         "partition_index": index,
         "committed_offset": offset,
-        "committed_leader_epoch": -1,
+        "committed_leader_epoch": epoch,
         "metadata": metadata,
         "error_code": code,
     }
@@ -73,7 +77,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         elif tp in unstable:
             entry = _partition(tp.partition, -1, "", errors.UnstableOffsetCommitError.errno)
         elif value is not None:
-            entry = _partition(tp.partition, value.offset, value.metadata)
+            entry = _partition(tp.partition, value.offset, value.metadata, 0, value.leader_epoch)
         else:
             entry = _partition(tp.partition, -1, "", code)
         by_topic.setdefault(tp.topic, []).append(entry)
