@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from tiered_mq.broker import cold_tier_record, meta_properties, tiering_off
@@ -175,17 +176,30 @@ class Broker:
         meta = self.coordinator.get_topic(name)
         return None if meta is None else meta.topic_id
 
-    def _tiered_partition(self, tp: TopicPartition) -> bool:
-        """Whether the metadata makes ``tp`` a partition of a tiered topic (its effective
-        ``remote.storage.enable``; never an internal or compacted topic)."""
-        meta = self.coordinator.get_topic(tp.topic)
-        if meta is None or not meta.has_partition(tp.partition):
-            return False
+    def _tiered_partitions(self) -> Callable[[TopicPartition], bool]:
+        """Whether the metadata makes a partition one of a tiered topic (its effective
+        ``remote.storage.enable``; never an internal or compacted topic), for one pass over
+        the data dir's partition directories (cold_tier_record.check): each topic's config is
+        merged and parsed once in the pass, not once per directory."""
+        topics: dict[str, bool] = {}
+
+        def tiered(tp: TopicPartition) -> bool:
+            meta = self.coordinator.get_topic(tp.topic)
+            if meta is None or not meta.has_partition(tp.partition):
+                return False
+            known = topics.get(tp.topic)
+            if known is None:
+                known = topics[tp.topic] = self._tiered_topic(tp.topic, meta.configs)
+            return known
+
+        return tiered
+
+    def _tiered_topic(self, name: str, overrides: dict[str, str]) -> bool:
         try:
-            config = self.replica_manager.log_config(meta.configs)
+            config = self.replica_manager.log_config(overrides)
         except InvalidConfigError:  # its open fails later, naming the key
-            return meta.configs.get("remote.storage.enable", "").strip().lower() == "true"
-        return config.remote_storage_enable and tierable_topic(tp.topic, config.cleanup_policy)
+            return overrides.get("remote.storage.enable", "").strip().lower() == "true"
+        return config.remote_storage_enable and tierable_topic(name, config.cleanup_policy)
 
     def _refuse_tiering_off(self, metadata: str) -> None:
         """Raises TieredStorageDisabledError when tiered storage is off but topics are tiered."""
@@ -228,7 +242,7 @@ class Broker:
         if cold_url is None:  # Kafka refuses it while topics are tiered (tiering_off.py)
             await asyncio.to_thread(self._refuse_tiering_off, metadata)
         record_cold_url = await asyncio.to_thread(
-            cold_tier_record.check, self.config.data_dir, cold_url, self._tiered_partition
+            cold_tier_record.check, self.config.data_dir, cold_url, self._tiered_partitions()
         )
         self.remote_log_manager = await start_remote_tier(
             self.config, self.metrics.registry, self._topic_id
