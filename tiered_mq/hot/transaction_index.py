@@ -28,6 +28,7 @@ import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Final
 
@@ -64,9 +65,9 @@ def unpack_entries(data: bytes) -> list[tuple[int, int, int, int, int]]:
     Raises ValueError for an entry of an unknown version."""
     whole = len(data) - len(data) % ENTRY_SIZE
     fields = list(ENTRY.iter_unpack(memoryview(data)[:whole]))
-    for i, entry in enumerate(fields):
-        if entry[0] != VERSION:
-            raise ValueError(f"transaction index entry version {entry[0]} at byte {i * ENTRY_SIZE}")
+    if any(map(VERSION.__ne__, map(itemgetter(0), fields))):  # no Python loop per entry
+        i, version = next((i, e[0]) for i, e in enumerate(fields) if e[0] != VERSION)
+        raise ValueError(f"transaction index entry version {version} at byte {i * ENTRY_SIZE}")
     return fields
 
 
