@@ -24,6 +24,14 @@ from typing import Final
 FSYNC_WORKERS: Final = 8  # fsyncs in flight at once in fsync_all
 
 
+def write_fully(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write part of it); OSError (a full
+    disk) after part of it may have been written."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def fsync_path(path: Path) -> None:
     """fsync the file or directory ``path`` (a directory: the creations, renames and removals
     of entries in it become durable)."""
@@ -83,9 +91,7 @@ def _write_tmp(path: Path, data: bytes) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_fully(fd, data)
         os.fsync(fd)
     except OSError as e:
         if e.filename is not None or e.errno is None:

@@ -70,6 +70,7 @@ from tiered_mq.compaction.cleaner import (
 )
 from tiered_mq.compaction.offset_map import OffsetMap
 from tiered_mq.compaction.txn_filter import AbortedTxns, TxnMarkers
+from tiered_mq.durable_file import write_fully
 from tiered_mq.hot import log_files
 from tiered_mq.hot.log_config import LogConfig
 from tiered_mq.hot.log_segment import IndexPoints, LogSegment
@@ -190,9 +191,7 @@ class _SegmentWriter:
             self._drain()
 
     def _drain(self) -> None:
-        data = memoryview(b"".join(self.pending))
-        while data:
-            data = data[os.write(self.fd, data) :]
+        write_fully(self.fd, b"".join(self.pending))
         self.pending, self.pending_bytes = [], 0
 
     def finish(self, txn_index: bytes) -> list[Path]:

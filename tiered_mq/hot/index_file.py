@@ -19,6 +19,7 @@ from array import array
 from pathlib import Path
 from typing import ClassVar
 
+from tiered_mq.durable_file import write_fully
 from tiered_mq.errors import KafkaStorageError
 
 
@@ -77,9 +78,7 @@ class IndexFile:
         data = b"".join(self.ENTRY.pack(k, v) for k, v in zip(keys, values, strict=True))
         fd = self._open_for_append()
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_fully(fd, data)
         except OSError as exc:
             os.ftruncate(fd, self.size_bytes)
             raise KafkaStorageError(f"{self.path}: {exc}") from exc
