@@ -22,7 +22,8 @@ byte 0, checks every batch with base offset >= ``validate_from`` with its CRC-32
 the file at the first torn or invalid batch, and rebuilds both indexes. A batch whose offsets
 do not follow the previous batch's, or lie more than INT_MAX past the segment's base offset
 (appends roll before that: such a base offset, which the CRC does not cover, is corrupt), is
-invalid. A segment below the recovery point is trusted; on first use its indexes are
+invalid. A segment below the recovery point is trusted, and so is one that ends exactly at
+it (``ends_at``: a clean shutdown's active segment); on first use its indexes are
 sanity-checked and rebuilt from the headers if they fail, and a torn tail (its last batch or
 header cut short: damage on disk, which Kafka's reads take as the segment's end) is
 truncated.
@@ -191,6 +192,38 @@ class LogSegment:
         except LogCorruptionError:
             return False
         return position == self.size
+
+    def ends_at(self, recovery_point: int) -> bool:
+        """Whether the segment's batches end exactly at ``recovery_point`` (which lies past its
+        base offset): every byte of it lies below the recovery point, so it was flushed whole
+        (a clean shutdown's active segment) and is trusted as a segment below the recovery
+        point is (indexes and tail checked lazily, on first use). Its indexes must be there,
+        sane, without an entry at or past the recovery point and with every entry the appends
+        made (none missing after the last one: ``index.interval.bytes``, as IndexPoints); the
+        headers are read from the last offset index entry only. Anything else (a batch at or
+        past the recovery point, a header that does not follow, a torn tail, an index cut
+        short) answers False: the caller recovers the segment."""
+        if self._indexes_missing or self.base_offset >= recovery_point:
+            return False
+        if not (self.offset_index.is_sane(self.size) and self.time_index.is_sane()):
+            return False
+        last, position = self.offset_index.last_entry()
+        if last >= recovery_point or self.time_index.last_entry()[1] >= recovery_point:
+            return False
+        next_offset, since = -1, 0
+        try:
+            for at, header in self.iter_headers(position):
+                if header.magic != MAGIC or header.base_offset < next_offset:
+                    return False
+                if header.last_offset_delta < 0 or header.next_offset > recovery_point:
+                    return False
+                if since > self.index_interval_bytes:  # an entry here is missing
+                    return False
+                position, next_offset = at + header.size, header.next_offset
+                since += header.size
+        except LogCorruptionError:
+            return False
+        return position == self.size and next_offset == recovery_point
 
     def _ensure_tail(self) -> None:
         """Next offset, max timestamp and bytes since the last index entry, from the last index
