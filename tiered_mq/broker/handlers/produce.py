@@ -47,6 +47,14 @@ Clients may not write the internal topics (``__consumer_offsets``, ``__transacti
 INVALID_TOPIC_EXCEPTION, as in Kafka (whose own admin client id is let through).
 With an authorizer, the principal needs WRITE on each topic (else TOPIC_AUTHORIZATION_FAILED)
 and on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition).
+Transactional batches without a ``transactional_id`` are TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+too, as Kafka's KafkaApis answers them (a null id is never authorized), here per partition
+holding one (Kafka refuses the whole request: a client sends no such mix).
+``acks`` other than 0, 1 and -1 is INVALID_REQUIRED_ACKS, after the checks Kafka's KafkaApis
+makes before ReplicaManager looks at ``acks``: WRITE on the topic, the partition known
+(UNKNOWN_TOPIC_OR_PARTITION), and ProduceRequest.validateRecords (no batch, magic other than 2
+or a second batch: INVALID_RECORD, CORRUPT_MESSAGE before v8; zstd before v7:
+UNSUPPORTED_COMPRESSION_TYPE). Nothing is appended.
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ from tiered_mq.errors import (
     InvalidTopicError,
     InvalidTxnStateError,
     KafkaError,
+    KafkaStorageError,
     NotEnoughReplicasError,
     TransactionalIdAuthorizationFailedError,
     UnsupportedCompressionTypeError,
@@ -90,6 +99,7 @@ from tiered_mq.topic_partition import TopicPartition
 
 API_KEY = ApiKey.PRODUCE
 ZSTD = 4
+MAGIC_AT, ATTRIBUTES_AT, UP_TO_MAGIC = 16, 21, 17  # v2 batch header layout
 MIN_VERSION = 3
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka lets only this client id write internal topics
 ZSTD_MIN_VERSION = 7
@@ -119,8 +129,10 @@ def _verify_transactional(
     txn = [h for _, h in batches if h.is_transactional]
     if not txn:
         return False
-    if txn_id is None:
-        raise InvalidTxnStateError("transactional batches without a transactional id")
+    if txn_id is None:  # Kafka: a null transactional id is never authorized
+        raise TransactionalIdAuthorizationFailedError(
+            "transactional batches without a transactional id"
+        )
     tc = ctx.broker.txn_coordinator
     if tc is None:
         raise InvalidTxnStateError("no transaction coordinator")
@@ -255,6 +267,30 @@ async def _append(
     }
 
 
+def _refuse_acks(ctx: RequestContext, tp: TopicPartition, records: Any, acks: int) -> None:
+    """Raise the error of a partition of a request whose ``acks`` is invalid (see the module
+    docstring): Kafka's checks that come first, else INVALID_REQUIRED_ACKS. Reads the first
+    batch's header only."""
+    require_topic(ctx, _WRITE, tp.topic)
+    try:
+        ctx.broker.replica_manager.get_partition(tp)
+    except KafkaStorageError:
+        pass  # offline, but known: Kafka's metadata cache has it
+    version = ctx.header.api_version
+    if records is not None:
+        if len(records) < UP_TO_MAGIC:
+            raise invalid_record(f"produce v{version} needs a record batch", version)
+        if records[MAGIC_AT] != 2:
+            raise invalid_record(f"produce v{version} takes record batches of magic 2", version)
+        first = int.from_bytes(records[8:12], "big", signed=True) + 12
+        codec = records[ATTRIBUTES_AT + 1] & 7 if len(records) > ATTRIBUTES_AT + 1 else 0
+        if version < ZSTD_MIN_VERSION and codec == ZSTD:
+            raise UnsupportedCompressionTypeError(f"zstd needs produce v{ZSTD_MIN_VERSION}+")
+        if 0 < first < len(records):
+            raise invalid_record("produce v3+ carries exactly one record batch", version)
+    raise InvalidRequiredAcksError(f"acks={acks}")
+
+
 def _by_partition(topic_data: list[dict[str, Any]]) -> dict[str, dict[int, Any]]:
     """Topic -> partition index -> records, in the order of first mention; a topic-partition
     named again takes the records of its last mention (Kafka's map from TopicPartition to
@@ -273,12 +309,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     fixed_error: tuple[int, str] | None = None
     if ctx.api_version < MIN_VERSION:
         fixed_error = (UnsupportedVersionError.errno, "produce v0-2 is not supported")
-    elif acks not in (0, 1, -1):
-        fixed_error = (InvalidRequiredAcksError.errno, f"acks={acks}")
     elif txn_id is not None and not ctx.authorize(
         AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id
     ):
         fixed_error = (TransactionalIdAuthorizationFailedError.errno, f"transactional id {txn_id}")
+    valid_acks = acks in (0, 1, -1)
     responses: list[dict[str, Any]] = []
     for name, partitions in _by_partition(request["topic_data"]).items():
         parts = []
@@ -288,6 +323,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 continue
             try:
                 tp = TopicPartition(name, index)
+                if not valid_acks:
+                    _refuse_acks(ctx, tp, records, acks)
                 parts.append(await _append(ctx, tp, records, acks, txn_id))
             except Exception as e:
                 errors = e.record_errors if isinstance(e, KafkaError) else ()
