@@ -29,7 +29,7 @@ stray partition directories (a topic that no longer exists, or a ``partition.met
 another topic id: a crash between a topic's removal from the metadata and the rename, or a topic
 deleted and created again) are renamed ``-delete`` and removed the same way, never opened
 (stray_partitions.py). Every partition directory records its topic's id in ``partition.metadata``
-before it serves a request. The partitions of one CreateTopics, all its topics (or of one topic at
+before it serves a request. The partitions of one CreateTopics, all its topics (or of every topic at
 start), open together in worker threads, their fsyncs grouped
 (:meth:`ReplicaManager._open_locals`).
 
@@ -155,12 +155,16 @@ class ReplicaManager:
             refuse_unidentified(strays)
         self._remove_dirs(await asyncio.to_thread(set_aside, strays))
         started = time.monotonic()
+        topics = []
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)
             if meta is not None:
-                await self.open_partitions(
-                    name, range(meta.partitions), meta.configs, abandonable=True
-                )
+                topics.append((name, range(meta.partitions), meta.configs))
+        # every topic in one worker-thread hop: a hop (and a pool) a topic opened 2,000 topics
+        # of one partition each one at a time (3.3-5.4 s; 20 topics of 100: 1.9-2.6 s)
+        _, failed = await self.open_topics(topics, abandonable=True)
+        if failed:  # the start stops, naming the first (the others were opened, and are closed)
+            raise next(iter(failed.values()))
         # as Kafka's LogManager says how many logs it loaded and recovered: a log whose
         # recovery point lies below its end after the open was not closed cleanly
         recovered = sum(
