@@ -4,10 +4,13 @@ real broker, SeaweedFS and confluent-kafka's AdminClient: the start with
 off with ``remote.storage.enable=false,remote.log.delete.on.disable=true`` (the bare ``false``
 is INVALID_CONFIG with Kafka's message) has its remote log deleted, and a deleted topic's
 objects go; then the start succeeds, and a consumer from the earliest offset reads the records
-still on disk at once, where it used to reset to records only the bucket held, for ever."""
+still on disk at once, where it used to reset to records only the bucket held, for ever.
+Kafka's read-only mode, ``remote.log.copy.disable=true``, uploads nothing more and serves every
+record, and still counts as tiered for that start."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,9 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from tests.integration.broker_process import BrokerProcess, request
 from tests.integration.client_helpers import take
 from tests.integration.s3_server import SeaweedFS, seaweedfs  # noqa: F401
-from tests.integration.test_cold_url_change import configs, earliest_local, refused_start
+from tests.integration.test_cold_url_change import configs, earliest_local
+from tests.integration.test_tiered_config_changes import copy_lag
+from tests.integration.test_tieroff_start import refused_start
 from tests.integration.tiered_support import PREFIX, TieredBroker, message, wait_until
 from tiered_mq.protocol.api_versions import ApiKey
 
@@ -111,3 +116,52 @@ def test_tiering_off_after_turning_every_topic_off(
                 consumer.close()
             assert [m.offset() for m in got] == list(range(local_start, COUNT))
             assert [(m.key(), m.value()) for m in got[:1]] == [message(local_start)]
+
+
+def test_read_only_remote_storage_keeps_serving_and_still_counts_as_tiered(
+    tmp_path: Path,
+    seaweedfs: SeaweedFS,  # noqa: F811
+) -> None:
+    """Kafka's way to keep the remote data without uploading more, ``remote.log.copy.disable``
+    (local retention then unset or equal to retention): no new uploads, every record still
+    read from the bucket and the disk; the topic has remote.storage.enable=true, so a start
+    with tiered storage off is still refused."""
+    with TieredBroker(tmp_path, seaweedfs) as b:
+        b.create_topic(KEPT, **LOCAL)
+        b.produce(KEPT, 0, COUNT)
+        wait_until(lambda: earliest_local(b.process.port, KEPT) > 0, what="uploads")
+        wait_until(lambda: copy_lag(b, KEPT) == (0, 0), what="every rolled segment uploaded")
+        admin = AdminClient({"bootstrap.servers": b.bootstrap})
+        entries = [
+            ConfigEntry(
+                "remote.log.copy.disable", "true", incremental_operation=AlterConfigOpType.SET
+            ),
+            ConfigEntry(
+                "local.retention.bytes", None, incremental_operation=AlterConfigOpType.DELETE
+            ),
+        ]
+        resource = ConfigResource("topic", KEPT, incremental_configs=entries)
+        admin.incremental_alter_configs([resource])[resource].result(15)
+        uploaded = b.remote_segments(KEPT)[-1].end_offset
+        b.produce(KEPT, COUNT, COUNT)  # several more segments roll, none is uploaded
+        time.sleep(2)  # ~10 uploader passes
+        assert b.remote_segments(KEPT)[-1].end_offset == uploaded
+        assert earliest(b.process.port, KEPT) == 0
+        consumer = Consumer(
+            {"bootstrap.servers": b.bootstrap, "group.id": "read-only"}
+            | {"auto.offset.reset": "earliest", "enable.auto.commit": False}
+        )
+        try:
+            consumer.subscribe([KEPT])
+            got = take(consumer, 2 * COUNT, timeout=60)
+        finally:
+            consumer.close()
+        assert [m.offset() for m in got] == list(range(2 * COUNT))
+        assert [(m.key(), m.value()) for m in got[::997]] == [
+            message(i) for i in range(0, 2 * COUNT, 997)
+        ]
+        b.process.stop()
+
+        status, out = refused_start(b.process.data_dir, *OFF)
+        assert status == 1, out
+        assert f"1 topic(s) in the embedded cluster.json have it ({KEPT})" in out

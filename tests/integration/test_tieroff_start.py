@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration import test_cold_url_change
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.test_broker_zookeeper import SESSION_MS
 from tests.integration.test_broker_zookeeper_other_tools import chroot  # noqa: F401
@@ -26,7 +27,6 @@ from tests.integration.test_cold_url_change import (
     earliest_local,
     produce,
     read_all,
-    refused_start,
     snapshot,
     wait_for,
 )
@@ -41,6 +41,15 @@ KAFKA = (
     "You have to delete all topics with the property remote.storage.enable=true before "
     "disabling tiered storage cluster-wide"
 )
+
+
+def refused_start(data_dir: Path, *args: str) -> tuple[int, str]:
+    """``tiered-mq dev`` on ``data_dir`` expected to stop on its own: (exit status, output)."""
+    try:
+        return test_cold_url_change.refused_start(data_dir, *args)
+    except AssertionError as e:
+        started = str(e).partition("\n")[2]
+        raise AssertionError(f"the broker started with tiered storage off:\n{started}") from None
 
 
 def tier_some(broker: BrokerProcess) -> None:
