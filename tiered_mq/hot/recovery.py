@@ -87,12 +87,18 @@ class OpenedLog(NamedTuple):
     created: bool
 
 
-def _remove_transient_files(dir: Path) -> None:
-    for entry in os.scandir(dir):
-        name = entry.name
+def _names(dir: Path) -> set[str]:
+    with os.scandir(dir) as entries:
+        return {entry.name for entry in entries}
+
+
+def _remove_transient_files(dir: Path, names: set[str]) -> None:
+    """Step 1 on ``names`` (the directory's entries; those removed leave it)."""
+    for name in list(names):
         if name.endswith((log_files.CLEANED_SUFFIX, log_files.DELETED_SUFFIX, ".tmp")):
-            log.info("recovery: removing %s", entry.path)
-            Path(entry.path).unlink(missing_ok=True)
+            log.info("recovery: removing %s", dir / name)
+            (dir / name).unlink(missing_ok=True)
+            names.discard(name)
 
 
 def _swap_next_offset(path: Path) -> int | None:
@@ -109,8 +115,9 @@ def _swap_next_offset(path: Path) -> int | None:
     return next_offset
 
 
-def _complete_swaps(dir: Path) -> None:
-    swaps = sorted(p for p in dir.iterdir() if p.name.endswith(log_files.SWAP_SUFFIX))
+def _complete_swaps(dir: Path, names: set[str]) -> bool:
+    """Step 2; whether ``names`` held a swap file (the directory changed: list it again)."""
+    swaps = sorted(dir / name for name in names if name.endswith(log_files.SWAP_SUFFIX))
     for swap in swaps:
         if not swap.exists():  # discarded with its .log.swap below
             continue
@@ -144,16 +151,19 @@ def _complete_swaps(dir: Path) -> None:
         swap.replace(dir / name)
     if swaps:
         log_files.fsync_dir(dir)
+    return bool(swaps)
 
 
-def _remove_orphan_indexes(dir: Path) -> None:
-    for path in list(dir.iterdir()):
-        if path.name.endswith(
+def _remove_orphan_indexes(dir: Path, names: set[str]) -> None:
+    """Step 3 on ``names`` (the directory's entries; those removed leave it)."""
+    for name in list(names):
+        if name.endswith(
             (log_files.INDEX_SUFFIX, log_files.TIME_INDEX_SUFFIX, log_files.TXN_INDEX_SUFFIX)
         ):
-            base = log_files.offset_from_file_name(path.name)
-            if base is not None and not log_files.log_file(dir, base).exists():
-                path.unlink()
+            base = log_files.offset_from_file_name(name)
+            if base is not None and log_files.file_name(base) + log_files.LOG_SUFFIX not in names:
+                (dir / name).unlink()
+                names.discard(name)
 
 
 def _first_segment(
@@ -186,14 +196,15 @@ def recover_log(
     tells that it held none and got its first, empty segment. AbandonedError once ``abandon``
     is set (module docstring), every segment opened closed again."""
     dir.mkdir(parents=True, exist_ok=True)
-    _remove_transient_files(dir)
-    _complete_swaps(dir)
-    _remove_orphan_indexes(dir)
+    names = _names(dir)  # listed once (again only after a swap was completed)
+    _remove_transient_files(dir, names)
+    if _complete_swaps(dir, names):
+        names = _names(dir)
+    _remove_orphan_indexes(dir, names)
     bases = sorted(
         b
-        for path in dir.iterdir()
-        if log_files.is_log_file(path.name)
-        and (b := log_files.offset_from_file_name(path.name)) is not None
+        for name in names
+        if log_files.is_log_file(name) and (b := log_files.offset_from_file_name(name)) is not None
     )
     if not bases:
         first = _first_segment(dir, start_offset, index_interval_bytes, now_ms, sync_dir)
