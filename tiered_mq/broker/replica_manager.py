@@ -22,7 +22,8 @@ partition also drops them when it opens, as Kafka's snapshot load does). The log
 
 Topic deletion (Kafka's LogManager.asyncDelete): each partition's log is closed and its
 directory renamed ``<topic>-<partition>.<uniqueId>-delete``, durably, before the deletion is
-answered; the renamed directories are removed in the background, in a worker thread. At start,
+answered; the renamed directories are removed in the background, in a worker thread (a stop
+waits for the directory being removed only: the others are left to the next start). At start,
 before any partition opens, ``-delete`` directories left by a failed removal or a crash are
 removed the same way; they are never opened as partitions (hot/log_dir_deletion.py). Then the
 stray partition directories (a topic that no longer exists, or a ``partition.metadata`` naming
@@ -116,6 +117,7 @@ class ReplicaManager:
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
         self._dir_removals: set[asyncio.Task[list[Path]]] = set()
+        self._stopping = threading.Event()  # set by close: background removals stop early
         self.metrics_registry: Any = None  # the broker's prometheus registry (Broker sets it)
         self.on_topic_deleted: Callable[[str], None] | None = None  # (Broker: its metrics)
         self.log_cleaner: LogCleaner | None = None
@@ -428,7 +430,8 @@ class ReplicaManager:
         if not dirs:
             return
         removal = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(log_dir_deletion.remove_dirs, dirs), name="log-dir-deletion"
+            asyncio.to_thread(log_dir_deletion.remove_dirs, dirs, self._stopping),
+            name="log-dir-deletion",
         )
         self._dir_removals.add(removal)
         removal.add_done_callback(self._dir_removals.discard)
@@ -463,7 +466,10 @@ class ReplicaManager:
                 await self._maintenance
         if self.log_cleaner is not None:
             await self.log_cleaner.close()
-        await self.wait_for_dir_removals()  # a thread cannot be stopped half way
+        # a removal in flight ends with its current directory; the others are left, renamed
+        # -delete, for the next start (a stop waited for a large deleted topic's removal)
+        self._stopping.set()
+        await self.wait_for_dir_removals()
         workers = asyncio.Semaphore(CLOSE_WORKERS)
 
         async def close_one(tp: TopicPartition, partition: Partition) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -67,12 +68,19 @@ def rename_for_deletion(dir: Path) -> Path | None:
     return target
 
 
-def remove_dirs(dirs: Iterable[Path]) -> list[Path]:
+def remove_dirs(dirs: Iterable[Path], stop: threading.Event | None = None) -> list[Path]:
     """Remove every directory of ``dirs`` with all it holds (blocking; run it off the event
     loop); returns those that could not be removed, each logged. What is left of them is
-    removed at the next start (:func:`leftover_delete_dirs`)."""
+    removed at the next start (:func:`leftover_delete_dirs`). Once ``stop`` is set (the broker
+    stops) the directories not begun yet are left whole, for the next start, so that a
+    stop does not wait for the removal of a large deleted topic: a directory is removed
+    whole or left (in part only when the removal itself fails or a crash cuts it short)."""
     failed = []
-    for dir in dirs:
+    dirs = list(dirs)
+    for i, dir in enumerate(dirs):
+        if stop is not None and stop.is_set():
+            log.info("stopping: %d deleted log directories left for the next start", len(dirs) - i)
+            break
         try:
             shutil.rmtree(dir)
         except FileNotFoundError:
