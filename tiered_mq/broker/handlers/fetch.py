@@ -55,11 +55,17 @@ Long poll: while fewer than ``min_bytes`` are available (``min_bytes`` capped at
 budget, and a partition whose read the byte limit stopped in front of more data counted as its
 whole limit: Kafka slices a partition's bytes at exactly its limit, whole batches here stop
 short of it, so a backlog always satisfies a ``min_bytes`` as large as the limits), no
-partition errored and none was read from the cold tier (Kafka answers a fetch with a remote
+partition's read failed (OFFSET_OUT_OF_RANGE, a leader epoch, a storage error: Kafka's
+errorReadingData) and none was read from the cold tier (Kafka answers a fetch with a remote
 read once that read is done, DelayedRemoteFetch, whatever ``min_bytes``), the fetch parks in
 the purgatory (no blocking) until an append to one of its partitions or ``max_wait_ms``; the
 answer always comes from a read made after the wait (records deleted while it waited are
 never sent: the client gets OFFSET_OUT_OF_RANGE and finds the new log start with ListOffsets).
+A partition refused before any read (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION) is
+answered with the others and does not end the wait, as Kafka keeps such ``erroneous``
+partitions out of the DelayedFetch; a fetch of nothing but those is answered at once. (It
+ended the wait: a consumer of a topic it may not read and of idle ones got the error back at
+once and asked again, in a tight loop, where Kafka answers every ``max_wait_ms``.)
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
@@ -109,6 +115,7 @@ from tiered_mq.errors import (
     OffsetOutOfRangeError,
     TopicAuthorizationFailedError,
     UnknownLeaderEpochError,
+    UnknownTopicOrPartitionError,
     UnsupportedCompressionTypeError,
 )
 from tiered_mq.protocol.api_versions import ApiKey
@@ -198,16 +205,19 @@ class _Reads:
     """What one read of the request's partitions did, besides its answer: bytes read per
     topic (for the per-topic BytesOut metric), whether a partition was read from the cold
     tier (the fetch is then answered at once, as Kafka's DelayedRemoteFetch, never parked for
-    ``min_bytes``: the bucket read would be made and counted again) and ``unsent``: what the
+    ``min_bytes``: the bucket read would be made and counted again), ``unsent``: what the
     partitions stopped short of their limits in front of more data did not send (counted
-    toward ``min_bytes``, see the module docstring)."""
+    toward ``min_bytes``, see the module docstring) and ``refused``: the partitions answered
+    before any read (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION), which do not end
+    a long poll (Kafka's ``erroneous`` partitions)."""
 
-    __slots__ = ("by_topic", "remote", "unsent")
+    __slots__ = ("by_topic", "refused", "remote", "unsent")
 
     def __init__(self) -> None:
         self.by_topic: list[tuple[str, int]] = []
         self.remote = False
         self.unsent = 0
+        self.refused = 0
 
 
 def _failed(entry: dict[str, Any], code: int) -> None:
@@ -404,7 +414,7 @@ async def _read_all(
     budget = min(request["max_bytes"], ctx.broker.config.get_int("fetch.max.bytes"))
     read_committed = (
         request["isolation_level"] == READ_COMMITTED
-        and request["replica_id"] != FUTURE_LOCAL_REPLICA_ID
+        and request.get("replica_id", -1) != FUTURE_LOCAL_REPLICA_ID
     )
     total = 0
     errored = False
@@ -412,6 +422,7 @@ async def _read_all(
     reads.by_topic.clear()
     reads.remote = False
     reads.unsent = 0
+    reads.refused = 0
     get_partition = ctx.broker.replica_manager.get_partition
     tiered = ctx.broker.remote_log_manager is not None
     for topic in request["topics"]:
@@ -426,7 +437,7 @@ async def _read_all(
             parts.append(entry)
             if denied:
                 entry["error_code"] = TopicAuthorizationFailedError.errno
-                errored = True
+                reads.refused += 1
                 continue
             tp = TopicPartition(name, index)
             min_one = total == 0
@@ -450,7 +461,10 @@ async def _read_all(
                     )
             except Exception as e:
                 _failed(entry, error_code(e))
-                errored = True
+                if isinstance(e, UnknownTopicOrPartitionError):  # no such partition, not read
+                    reads.refused += 1
+                else:
+                    errored = True
                 continue
             total += size
             budget -= size
@@ -487,7 +501,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             "responses": [],
         }
     topics = _once_each(request["topics"])
-    if request["replica_id"] >= 0:  # a follower's: none is known here
+    if request.get("replica_id", -1) >= 0:  # a follower's: none is known here
         responses = _from_unknown_replica(ctx, topics)
         _for_version(ctx, responses)
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
@@ -509,7 +523,12 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     reads = _Reads()
     while True:
         responses, total, errored = await _read_all(ctx, request, fill, reads)
-        if total + reads.unsent >= min_bytes or errored or not tps or reads.remote:
+        if (
+            total + reads.unsent >= min_bytes
+            or errored
+            or reads.remote
+            or reads.refused == len(tps)
+        ):
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0 or (closed is not None and closed.done()):
