@@ -19,7 +19,11 @@ from tiered_mq.client.errors import StalledError
 
 pytestmark = pytest.mark.integration
 
-QUEUE = {"queue.buffering.max.messages": 50, "message.timeout.ms": 120_000}
+QUEUE = {
+    "queue.buffering.max.messages": 50,
+    "message.timeout.ms": 120_000,
+    "retries": 2_147_483_647,  # librdkafka's own: produce retries 3 times (as Kafka's tool)
+}
 CLI = [sys.executable, "-m", "tiered_mq", "produce"]
 ENV = {k: v for k, v in os.environ.items() if k != "TIERED_MQ_BOOTSTRAP"}
 UNREACHABLE_HINT = "is it running"

@@ -20,7 +20,11 @@ from tiered_mq.client.admin import Admin
 
 pytestmark = pytest.mark.integration
 
-QUEUE = {"queue.buffering.max.messages": 50, "message.timeout.ms": 120_000}
+QUEUE = {
+    "queue.buffering.max.messages": 50,
+    "message.timeout.ms": 120_000,
+    "retries": 2_147_483_647,  # librdkafka's own: produce retries 3 times (as Kafka's tool)
+}
 """A small librdkafka queue, and records that would wait two minutes for the broker."""
 
 CLI = [sys.executable, "-c", "import sys; from tiered_mq.cli import main; sys.exit(main())"]
@@ -92,7 +96,7 @@ def test_ctrl_c_while_waiting_for_the_broker_abandons_at_once(
     for them; a Ctrl-C then ends it at once, exit status 1, naming the 2 records abandoned
     (before: "Aborted!" without a count, or, when the signal landed in a librdkafka log
     callback, a SystemError traceback once the 30 s had passed)."""
-    args = ["produce", deaf_topic, "-v", "-b", shared_broker.bootstrap]
+    args = ["produce", deaf_topic, "-v", "-b", shared_broker.bootstrap, "-Xretries=2147483647"]
     with subprocess.Popen(
         CLI + args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     ) as process:

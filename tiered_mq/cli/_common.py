@@ -1,5 +1,6 @@
 """What every client sub-command shares: the bootstrap, ``-X`` and ``--timeout`` options,
-the admin client they configure, ``k=v`` parsing, error reporting and plain-text tables.
+the admin client they configure, ``k=v`` parsing, error reporting, the GROUP arguments, and
+plain-text tables (``format_table``, from ``_table.py``).
 
 Broker and client errors reach the user as ``Error: NAME: message`` on stderr with exit
 status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback. When the
@@ -14,13 +15,14 @@ instead, or, when none came yet, the hint is that ``-v -X debug=msg`` shows the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import click
 from confluent_kafka import KafkaException
 
 from tiered_mq.cli._client_log import show_client_log
+from tiered_mq.cli._table import format_table as format_table  # re-exported
 from tiered_mq.client.admin import Admin
 from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP, AdminConfig
 from tiered_mq.client.errors import ClientError, StalledError
@@ -40,14 +42,27 @@ bootstrap_option = click.option(
     help="Broker(s) to bootstrap from.",
 )
 
-property_option = click.option(
-    "-X",
-    "--property",
-    "properties",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Extra librdkafka client property (repeatable).",
-)
+
+def client_property_option(
+    tool: str = "", names: Collection[str] = (), alias: str | None = None
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``-X``/``--property KEY=VALUE`` (parameter ``properties``, repeatable): a librdkafka
+    client property, or, when ``names`` are given, one of ``tool``'s properties of those names
+    (kafka-console-*.sh's ``--property``), which the command takes out first
+    (``_line_format.split_properties``). ``alias``: one more name of the option, as Kafka's
+    tool names its client properties' option (``--producer-property``)."""
+    help_text = "Extra librdkafka client property (repeatable)."
+    if names:
+        help_text = (
+            f"librdkafka client property, or {tool} property ({', '.join(sorted(names))})."
+            " Repeatable."
+        )
+    names_ = ["-X", "--property", *([alias] if alias else [])]
+    return click.option(*names_, "properties", multiple=True, metavar="KEY=VALUE", help=help_text)
+
+
+property_option = client_property_option()
+"""``-X`` of the admin commands: librdkafka properties only."""
 
 timeout_option = click.option(
     "--timeout",
@@ -148,28 +163,6 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value) or "-"
-    return str(value)
-
-
-def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """Left-aligned columns separated by two spaces; ``None`` shows as ``-``."""
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in cells:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [list(headers), *cells]
-    ]
-    return "\n".join(lines)
-
-
 def name_argument(
     param: str, option: str, *, many: bool = False
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
@@ -213,3 +206,22 @@ def name_argument(
 
 topic_argument = name_argument("topic", "topic")
 """TOPIC, or ``--topic TOPIC`` as kafka-console-*.sh take it (parameter ``topic``)."""
+
+
+all_groups_option = click.option(
+    "--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...)."
+)
+"""``--all-groups`` (parameter ``all_groups``) of the commands that take GROUP arguments
+(``name_argument("groups", "group", many=True)``), as kafka-consumer-groups.sh takes it."""
+
+
+def check_groups(groups: Sequence[str], all_groups: bool) -> None:
+    """Usage error unless the GROUP arguments or ``--all-groups`` are given (not both)."""
+    if bool(groups) == all_groups:
+        raise click.UsageError("give GROUP (one or more) or --all-groups")
+
+
+def group_ids(admin: Admin, groups: Sequence[str]) -> list[str]:
+    """The GROUP arguments (``name_argument`` has dropped repeats), or, with none (``--all-groups``,
+    checked by ``check_groups``), every group the broker lists."""
+    return list(groups) or [g.group_id for g in admin.list_groups()]

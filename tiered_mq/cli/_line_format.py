@@ -8,12 +8,14 @@ any other value is a usage error (Kafka reads it as false). Separators are taken
 escape processing (as Kafka does: ``$'\\t'`` in bash for a tab); the CLI's own
 ``--key-separator`` and ``--separator`` take kcat's escapes (``unescape``: ``'\\t'`` is a tab).
 
-A record's line: ``[TYPE:MS S][partition:offset S][Partition:P S][Offset:O S][headers S][key S]
-value LINE`` where S is ``key.separator`` (``--separator``, a tab), LINE ``line.separator``
-(``\\n``), the headers ``k1:v1,k2:v2`` (``headers.key.separator``, ``headers.separator``) or
-``NO_HEADERS``, and a null key, value or header value prints as ``null.literal`` (``null``).
-``partition:offset`` is ``--print-offset``'s field; ``print.partition``/``print.offset`` print
-Kafka's own. ``print.value=false`` drops the value; the last field printed then ends the line.
+A record's line: ``[TYPE:MS S][Partition:P S][Offset:O S][headers S][key S]value LINE``, the
+fields in the order and with the labels of Kafka's DefaultMessageFormatter, where S is
+``key.separator`` (``--separator``, a tab), LINE ``line.separator`` (``\\n``), the headers
+``k1:v1,k2:v2`` (``headers.key.separator``, ``headers.separator``) or ``NO_HEADERS``, and a
+null key, value or header value prints as ``null.literal`` (``null``). ``consume
+--print-offset`` prints the partition and offset fields (``print.partition`` and
+``print.offset``). ``print.value=false`` drops the value; the last field printed then ends the
+line.
 """
 
 from __future__ import annotations
@@ -115,7 +117,6 @@ class LineFormat:
     """What ``consume`` prints of each record (see the module's docstring)."""
 
     timestamp: bool = False
-    position: bool = False
     partition: bool = False
     offset: bool = False
     headers: bool = False
@@ -133,7 +134,8 @@ class LineFormat:
         props: Mapping[str, str],
         *,
         timestamp: bool = False,
-        position: bool = False,
+        partition: bool = False,
+        offset: bool = False,
         headers: bool = False,
         key: bool = False,
         separator: bytes = b"\t",
@@ -142,9 +144,8 @@ class LineFormat:
         property turns a field on; ``key.separator`` wins over ``separator``."""
         return cls(
             timestamp=timestamp or flag(props, "print.timestamp"),
-            position=position,
-            partition=flag(props, "print.partition"),
-            offset=flag(props, "print.offset"),
+            partition=partition or flag(props, "print.partition"),
+            offset=offset or flag(props, "print.offset"),
             headers=headers or flag(props, "print.headers"),
             key=key or flag(props, "print.key"),
             value=flag(props, "print.value", default=True),
@@ -175,7 +176,6 @@ class LineFormat:
             field
             for wanted, field in (
                 (self.timestamp, self._timestamp),
-                (self.position, lambda r: f"{r.partition}:{r.offset}".encode()),
                 (self.partition, lambda r: f"Partition:{r.partition}".encode()),
                 (self.offset, lambda r: f"Offset:{r.offset}".encode()),
                 (self.headers, self._headers),

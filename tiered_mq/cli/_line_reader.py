@@ -30,6 +30,13 @@ Parsed = tuple[Sequence[Header], bytes | None, bytes | None]
 NO_HEADERS: tuple[Header, ...] = ()
 
 
+def chomp(line: bytes) -> bytes:
+    """``line`` without its terminator (``\\n`` or ``\\r\\n``; a lone ``\\r`` stays)."""
+    if line[-1:] != b"\n":
+        return line
+    return line[:-2] if line[-2:] == b"\r\n" else line[:-1]
+
+
 @dataclass(frozen=True)
 class LineReader:
     """How ``produce`` splits an input line (see the module's docstring); ``None``: not parsed."""
@@ -85,8 +92,7 @@ class LineReader:
         separator = self.key_separator
 
         def plain(line: bytes) -> Parsed:
-            if line[-1:] == b"\n":
-                line = line[:-2] if line[-2:] == b"\r\n" else line[:-1]
+            line = chomp(line)
             if separator is None:
                 return NO_HEADERS, None, line
             key, sep, value = line.partition(separator)
@@ -99,10 +105,7 @@ class LineReader:
     def parse(self, line: bytes) -> Parsed:
         """``(headers, key, value)`` of one input line; ``LineError`` if a delimiter is missing
         (unless ``ignore_error``)."""
-        if line.endswith(b"\n"):
-            line = line[:-1]
-            if line.endswith(b"\r"):
-                line = line[:-1]
+        line = chomp(line)
         headers: Sequence[Header] = NO_HEADERS
         if self.headers_delimiter is not None:
             raw, sep, rest = line.partition(self.headers_delimiter)

@@ -3,7 +3,8 @@
 Where reading starts:
 
 - ``--group G`` alone: join group G (subscribe, once the topic's metadata says it exists: a
-  broker that cannot be reached is an error, as without a group); a partition with a
+  broker that cannot be reached is an error, as without a group: ``_reach.py``, the admin
+  commands' fast failure when every broker is down); a partition with a
   committed offset resumes there, one without starts at the log end (``--from-beginning``: at
   the log start offset).
 - no group, or ``--partition``/``--offset``/``--timestamp``: read the chosen partitions
@@ -12,9 +13,11 @@ Where reading starts:
   first record with timestamp >= T ms (``--timestamp``).
 
 With a group, offsets of printed records are committed (at-least-once). Each output line is
-``[CreateTime:MS SEP][partition:offset SEP][k1:v1,k2:v2 SEP][key SEP]value``: the fields of
-``--print-timestamp``, ``--print-offset``, ``--print-headers`` and ``--print-key`` in the
-order of ``kafka-console-consumer.sh``; a null key, value or header value prints as ``null``.
+``[CreateTime:MS SEP][Partition:P SEP Offset:O SEP][k1:v1,k2:v2 SEP][key SEP]value``: the
+fields of ``--print-timestamp``, ``--print-offset``, ``--print-headers`` and ``--print-key``
+as kafka-console-consumer.sh prints them with ``print.timestamp``, ``print.partition`` and
+``print.offset``, ``print.headers`` and ``print.key`` (``--print-offset`` is the last three's
+two); a null key, value or header value prints as ``null``.
 kafka-console-consumer's formatter properties (``-X print.key=true``, ``key.separator``,
 ``print.partition``, ``null.literal``, ...) shape the line as in Kafka (``_line_format.py``);
 the other ``-X`` properties go to librdkafka.
@@ -37,6 +40,7 @@ import click
 
 from tiered_mq.cli._common import (
     bootstrap_option,
+    client_property_option,
     parse_pairs,
     reports_errors,
     topic_argument,
@@ -48,6 +52,7 @@ from tiered_mq.cli._line_format import (
     split_properties,
     unescape,
 )
+from tiered_mq.cli._reach import BrokerWatch, reach
 from tiered_mq.cli._stdout import discard_stdout, reader_gone
 from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
@@ -55,41 +60,22 @@ from tiered_mq.topic_partition import TopicPartition
 
 JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
-
-
-class BrokersDownNote:
-    """librdkafka's ``error_cb`` for the CLI consumer: one stderr line when every broker is
-    gone (``_ALL_BROKERS_DOWN``), at most once every ``EVERY_S``. librdkafka's own log lines are
-    shown only with ``-v``, and a consumer keeps retrying, so without it a broker that dies
-    mid-run leaves the user looking at silence (kafka-console-consumer.sh warns the same way)."""
-
-    EVERY_S = 60.0
-
-    def __init__(self) -> None:
-        self._last = -self.EVERY_S
-
-    def __call__(self, err: object) -> None:
-        name = getattr(err, "name", lambda: "")()
-        now = time.monotonic()
-        if name == "_ALL_BROKERS_DOWN" and now - self._last >= self.EVERY_S:
-            self._last = now
-            click.echo(
-                f"Warning: {name}: lost the connection to every broker; retrying"
-                " (Ctrl-C to stop, -v shows librdkafka's log)",
-                err=True,
-            )
+REACH_TIMEOUT_S = 10.0
+"""How long the start looks for the topic's metadata (``_reach.py``: every broker down fails
+at once)."""
 
 
 def start_offsets(
     consumer: Consumer,
     topic: str,
+    existing: list[int],
     partitions: tuple[int, ...],
     from_beginning: bool,
     offset: int | None,
     timestamp: int | None,
 ) -> dict[TopicPartition, int]:
-    """Starting offset for each chosen partition (all partitions when none are chosen)."""
-    existing = consumer.partitions_for(topic)
+    """Starting offset for each chosen partition (all ``existing`` partitions when none are
+    chosen)."""
     chosen = list(partitions) or existing
     missing = sorted(set(chosen) - set(existing))
     if missing:
@@ -133,7 +119,9 @@ class StartOffset(click.ParamType[int]):
 @topic_argument
 @bootstrap_option
 @verbose_option
-@click.option("-g", "--group", default=None, help="Consumer group (offsets are committed).")
+@click.option(
+    "-g", "--group", metavar="GROUP", default=None, help="Consumer group (offsets are committed)."
+)
 @click.option("--from-beginning", is_flag=True, help="Start at the log start offset.")
 @click.option(
     "-o",
@@ -178,7 +166,11 @@ class StartOffset(click.ParamType[int]):
     help="--idle-timeout in milliseconds, as kafka-console-consumer.sh takes it.",
 )
 @click.option("--print-key", is_flag=True, help="Print the key before the value.")
-@click.option("--print-offset", is_flag=True, help="Print partition:offset first.")
+@click.option(
+    "--print-offset",
+    is_flag=True,
+    help="Print Partition:P and Offset:O (-X print.partition=true -X print.offset=true).",
+)
 @click.option("--print-timestamp", is_flag=True, help="Print CreateTime:MS (or LogAppendTime:MS).")
 @click.option("--print-headers", is_flag=True, help="Print headers as k1:v1,k2:v2 (NO_HEADERS).")
 @click.option(
@@ -187,16 +179,8 @@ class StartOffset(click.ParamType[int]):
     show_default="tab",
     help="Field separator (kcat's escapes: '\\t' is a tab).",
 )
-@click.option(
-    "-X",
-    "--property",
-    "properties",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="librdkafka client property, or kafka-console-consumer's formatter property"
-    " (print.key, print.timestamp, print.partition, print.offset, print.headers, print.value,"
-    " key.separator, line.separator, headers.separator, headers.key.separator, null.literal)."
-    " Repeatable.",
+@client_property_option(
+    "kafka-console-consumer's formatter", FORMATTER_PROPERTIES, alias="--consumer-property"
 )
 @reports_errors
 def command(
@@ -230,11 +214,13 @@ def command(
     line = LineFormat.of(
         formatter_props,
         timestamp=print_timestamp,
-        position=print_offset,
+        partition=print_offset,
+        offset=print_offset,
         headers=print_headers,
         key=print_key,
         separator=unescape(separator),
     ).formatter()
+    watch = BrokerWatch(note_when_lost=True)
     assign = bool(partitions) or offset is not None or timestamp is not None or group is None
     config = ConsumerConfig(
         bootstrap_servers=bootstrap,
@@ -242,20 +228,29 @@ def command(
         semantics=DeliverySemantics.AT_LEAST_ONCE,
         client_id=f"tiered-mq-cli-consumer-{uuid.uuid4().hex[:8]}",
         auto_offset_reset="earliest" if from_beginning else "latest",
-        extra={"error_cb": BrokersDownNote(), **client_props},
+        extra={"error_cb": watch, **client_props},
     )
     out = click.get_binary_stream("stdout")
     count = 0
     with Consumer(config) as consumer:
         interrupted = threading.Event()
         try:  # the look-ups run no Python callback: a KeyboardInterrupt comes between rounds
+            # the topic's metadata first: an unreachable broker or unknown topic is an error
+            # now, not a group join that waits out --idle-timeout and exits 0
+            existing = reach(
+                lambda seconds: consumer.partitions_for(topic, seconds),
+                lambda: consumer.poll(0),  # nothing assigned yet: serves error_cb only
+                watch,
+                topic,
+                REACH_TIMEOUT_S,
+            )
             if assign:
                 consumer.assign(
-                    start_offsets(consumer, topic, partitions, from_beginning, offset, timestamp)
+                    start_offsets(
+                        consumer, topic, existing, partitions, from_beginning, offset, timestamp
+                    )
                 )
-            else:  # the topic's metadata first: an unreachable broker or unknown topic is an
-                # error now, not a group join that waits out --idle-timeout and exits 0
-                consumer.partitions_for(topic)
+            else:
                 consumer.subscribe([topic])
         except KeyboardInterrupt:
             interrupted.set()

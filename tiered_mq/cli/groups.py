@@ -11,7 +11,8 @@ broker does not know (state DEAD, no members, no offsets) is an error line on st
 exit status is then 1 (the other groups are still described; with ``--all-groups``, one
 deleted since the listing is skipped).
 
-``delete`` removes groups without active members, with their committed offsets
+``delete`` removes groups (GROUP arguments or ``--all-groups``, as kafka-consumer-groups.sh
+``--delete`` takes them) without active members, with their committed offsets
 (DeleteGroups); each group deleted is named on stdout, each refused one on stderr with
 Kafka's error (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), and any refusal makes the exit status 1.
 
@@ -28,7 +29,10 @@ from tiered_mq.cli import reset_offsets
 from tiered_mq.cli._common import (
     admin_client,
     admin_options,
+    all_groups_option,
+    check_groups,
     format_table,
+    group_ids,
     name_argument,
     reports_errors,
 )
@@ -129,7 +133,7 @@ def render_group(desc: GroupDescription) -> str:
 
 @command.command("describe")
 @name_argument("groups", "group", many=True)
-@click.option("--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...).")
+@all_groups_option
 @admin_options
 @reports_errors
 def describe(
@@ -140,10 +144,9 @@ def describe(
     timeout: float,
 ) -> None:
     """Committed offsets, log end offsets, lag and members of GROUP(s) or --all-groups."""
-    if bool(groups) == all_groups:
-        raise click.UsageError("give GROUP (one or more) or --all-groups")
+    check_groups(groups, all_groups)
     admin = admin_client(bootstrap, timeout, properties)
-    chosen = list(dict.fromkeys(groups)) or [g.group_id for g in admin.list_groups()]
+    chosen = group_ids(admin, groups)
     if not chosen:
         click.echo("No consumer groups.")
     missing = 0
@@ -171,18 +174,27 @@ REFUSAL_HINTS = {
 
 @command.command("delete")
 @name_argument("groups", "group", many=True)
+@all_groups_option
 @admin_options
 @reports_errors
 def delete(
-    groups: tuple[str, ...], bootstrap: str, properties: tuple[str, ...], timeout: float
+    groups: tuple[str, ...],
+    all_groups: bool,
+    bootstrap: str,
+    properties: tuple[str, ...],
+    timeout: float,
 ) -> None:
-    """Delete GROUPS and their committed offsets.
+    """Delete GROUP(s) or --all-groups, with their committed offsets.
 
     A group with active members is refused (NON_EMPTY_GROUP).
     """
-    if not groups:
-        raise click.UsageError("Missing argument 'GROUP' (or --group GROUP).")
-    errors = admin_client(bootstrap, timeout, properties).delete_groups(list(dict.fromkeys(groups)))
+    check_groups(groups, all_groups)
+    admin = admin_client(bootstrap, timeout, properties)
+    chosen = group_ids(admin, groups)
+    if not chosen:
+        click.echo("No consumer groups.")
+        return
+    errors = admin.delete_groups(chosen)
     for group, err in errors.items():
         if err is None:
             click.echo(f"Deleted consumer group '{group}'.")

@@ -3,14 +3,20 @@
 Before reading any input, the run asks for the topic's metadata (``reach``), as Kafka's producer
 waits for it before a send, at most ``--max-block-ms`` (Kafka's ``max.block.ms``, 60 s): a broker
 that librdkafka reached (its connection set up, ApiVersions answered) but whose metadata answer
-is slow (an overloaded one: ``_TIMED_OUT``) gets that long. While no broker can be reached at
-all (connection refused, a name that does not resolve, a listener that never answers: librdkafka's
-``_TRANSPORT``) the look-up
-gives up after ``REACH_TIMEOUT_S``, 10 s (or ``--max-block-ms``, if shorter), as ``consume``
-does, where Kafka's producer would wait the whole ``max.block.ms``: a mistyped address or a
-broker that is down is ``Error: _TRANSPORT`` with the unreachable hint and exit status 1 within
-seconds, not after a minute nor after the acknowledgement wait at the end of the input. A
-Ctrl-C meanwhile exits 130.
+is slow (an overloaded one: ``_TIMED_OUT``) gets that long. When no broker can be reached at all
+(connection refused, a name that does not resolve: librdkafka reports every broker down) the run
+fails as the admin commands do (``_reach.py``), within about a second, where Kafka's producer
+would wait the whole ``max.block.ms``: ``Error: _TRANSPORT: metadata for T: no broker could be
+reached: <librdkafka's last connection error>``, the unreachable hint and exit status 1, not a
+wait of a minute nor the acknowledgement wait at the end of the input. A Ctrl-C meanwhile exits
+130.
+
+A record the broker refuses with a retriable error (``NOT_ENOUGH_REPLICAS``, ...) is sent again
+at most ``--message-send-max-retries`` times (3, as kafka-console-producer's option, which sets
+the producer's ``retries``), then reported failed: librdkafka's default retries it until
+``message.timeout.ms`` (5 minutes). ``-X retries=N`` (or librdkafka's alias
+``message.send.max.retries``) sets it too; the option, when given, wins, as Kafka's does over
+``--producer-property``.
 
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
@@ -57,6 +63,7 @@ from tqdm import tqdm
 
 from tiered_mq.cli._common import (
     bootstrap_option,
+    client_property_option,
     parse_pairs,
     reports_errors,
     topic_argument,
@@ -65,6 +72,8 @@ from tiered_mq.cli._common import (
 from tiered_mq.cli._interrupt import CtrlC
 from tiered_mq.cli._line_format import READER_PROPERTIES, split_properties, unescape
 from tiered_mq.cli._line_reader import Header, LineError, LineReader
+from tiered_mq.cli._reach import BrokerWatch
+from tiered_mq.cli._reach import reach as reach_broker
 from tiered_mq.client.config import COMPRESSIONS, DeliverySemantics, ProducerConfig
 from tiered_mq.client.errors import ClientError, DeliveryError
 from tiered_mq.client.producer import Producer
@@ -74,10 +83,10 @@ LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes``: the largest record it accepts to send."""
 FLUSH_TIMEOUT_S = 30.0
 """How long the end of a run waits for the broker to acknowledge what was sent."""
-REACH_TIMEOUT_S = 10.0
-"""How long the start of a run looks for a broker while none can be reached (the topic's
-metadata), as ``consume`` does; a broker reached gets ``--max-block-ms``. Ctrl-C meanwhile
-exits 130."""
+MESSAGE_SEND_MAX_RETRIES = 3
+"""kafka-console-producer's ``--message-send-max-retries`` default: the producer's ``retries``."""
+RETRIES_PROPERTIES = ("retries", "message.send.max.retries")
+"""librdkafka's names of the producer's ``retries`` (the second an alias of the first)."""
 LOCAL_TOPIC_ERRORS = frozenset({"_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
 """librdkafka's local errors that are about the topic, not about reaching the broker."""
 FLUSH_ROUND_S = 0.2
@@ -166,18 +175,50 @@ def deliver(
     )
 
 
-def reach(producer: Producer, topic: str, timeout: float) -> None:
+def reach(
+    producer: Producer, watch: BrokerWatch, topic: str, timeout: float, partition: int | None
+) -> None:
     """Asks for ``topic``'s metadata before any input is read, within ``timeout`` s (the run's
-    ``max.block.ms``), or ``REACH_TIMEOUT_S`` if shorter while no broker can be reached at all:
-    a broker that cannot be reached, does not answer, or refuses the login is its
-    ``ClientError`` now, not a wait for acknowledgements at the end of the input. The topic's
-    own errors are left to the sends (their delivery reports name them), as they were."""
+    ``max.block.ms``; no broker reachable: ``_reach.py``): a broker that cannot be reached, does
+    not answer, or refuses the login is its ``ClientError`` now, not a wait for acknowledgements
+    at the end of the input, and so is a ``partition`` (``-p``) the topic does not have
+    (``UNKNOWN_TOPIC_OR_PARTITION``, worded as ``consume -p`` words it). The topic's own errors
+    are left to the sends (their delivery reports name them), as they were."""
     try:
-        producer.partitions_for(topic, timeout, unreachable_timeout=REACH_TIMEOUT_S)
+        partitions = reach_broker(
+            lambda seconds: producer.partitions_for(topic, seconds),
+            lambda: producer.poll(0),
+            watch,
+            topic,
+            timeout,
+        )
     except ClientError as err:
         if err.name.startswith("_") and err.name not in LOCAL_TOPIC_ERRORS:
             raise  # librdkafka's own: no broker, no answer, a login refused, ...
-        # the broker's answer about the topic (UNKNOWN_TOPIC_OR_PART without auto-creation)
+        return  # the broker's answer about the topic (UNKNOWN_TOPIC_OR_PART, no auto-creation)
+    if partition is not None and partition not in partitions:
+        raise ClientError(
+            "UNKNOWN_TOPIC_OR_PARTITION",
+            f"{topic} has no partition {partition} (partitions: 0-{len(partitions) - 1})",
+            3,
+        )
+
+
+def producer_properties(
+    acks: str, max_retries: int | None, client_props: dict[str, str]
+) -> dict[str, Any]:
+    """The librdkafka properties of the run: ``--acks``, the ``-X`` ones, and the retries:
+    ``--message-send-max-retries`` if given, else ``-X retries`` (or its alias) if given, else
+    ``MESSAGE_SEND_MAX_RETRIES``."""
+    props: dict[str, Any] = {"acks": acks, **client_props}
+    given = [name for name in RETRIES_PROPERTIES if name in props]
+    if max_retries is not None:
+        for name in given:
+            del props[name]
+        props["retries"] = max_retries
+    elif not given:
+        props["retries"] = MESSAGE_SEND_MAX_RETRIES
+    return props
 
 
 def input_size(stream: IO[bytes]) -> int | None:
@@ -219,10 +260,17 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     help="Split each line into KEY SEP VALUE (kcat's escapes: '\\t' is a tab).",
 )
 @click.option(
-    "-z", "--compression", type=click.Choice(COMPRESSIONS), default="none", show_default=True
+    "-z",
+    "--compression",
+    "--compression-codec",
+    type=click.Choice(COMPRESSIONS),
+    default="none",
+    show_default=True,
+    help="Compression codec of the record batches (the producer's compression.type).",
 )
 @click.option(
     "--acks",
+    "--request-required-acks",
     type=click.Choice(["0", "1", "all", "-1"]),
     default="all",
     show_default=True,
@@ -253,8 +301,8 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     default=60_000,
     show_default=True,
     help="How long the start waits for the topic's metadata, and a line for room in the"
-    " producer's full queue, before the run fails (Kafka's max.block.ms; no broker reachable at"
-    " all: 10 s at most).",
+    " producer's full queue, before the run fails (Kafka's max.block.ms; every broker down:"
+    " a failure at once).",
 )
 @click.option(
     "--no-progress",
@@ -262,14 +310,16 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     help="No progress bar when reading a file (--file or < FILE; on a terminal).",
 )
 @click.option(
-    "-X",
-    "--property",
-    "properties",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="librdkafka client property, or kafka-console-producer's line reader property"
-    " (parse.key, key.separator, parse.headers, headers.delimiter, headers.separator,"
-    " headers.key.separator, null.marker, ignore.error). Repeatable.",
+    "--message-send-max-retries",
+    "max_retries",
+    type=click.IntRange(min=0),
+    default=None,
+    show_default=f"{MESSAGE_SEND_MAX_RETRIES}, or -X retries=N",
+    help="How many times a record the broker refused with a retriable error is sent again"
+    " before it is reported failed (the producer's retries).",
+)
+@client_property_option(
+    "kafka-console-producer's line reader", READER_PROPERTIES, alias="--producer-property"
 )
 @reports_errors
 def command(
@@ -284,6 +334,7 @@ def command(
     linger_ms: float,
     max_block_ms: int,
     no_progress: bool,
+    max_retries: int | None,
     properties: tuple[str, ...],
 ) -> None:
     """Produce the lines of stdin (or --file) to TOPIC, one record per line."""
@@ -293,7 +344,8 @@ def command(
         parse_pairs(properties, "--property"), READER_PROPERTIES
     )
     parse = LineReader.of(reader_props, unescape(key_separator) if key_separator else None).parser()
-    extra: dict[str, Any] = {"acks": acks, **client_props}
+    watch = BrokerWatch()
+    extra = producer_properties(acks, max_retries, client_props)
     config = ProducerConfig(
         bootstrap_servers=bootstrap,
         semantics=DeliverySemantics.AT_LEAST_ONCE,
@@ -301,11 +353,11 @@ def command(
         compression=compression,  # type: ignore[arg-type]  # checked by click.Choice
         linger_ms=linger_ms,
         max_block_ms=max_block_ms,
-        extra=extra,
+        extra={"error_cb": watch, **extra},
     )
     fixed_headers = header_list(headers)
     producer = Producer(config)
-    reach(producer, topic, max_block_ms / 1000)
+    reach(producer, watch, topic, max_block_ms / 1000, partition)
     stream: IO[bytes]
     bar = None
     stream = path.open("rb") if path is not None else click.get_binary_stream("stdin")

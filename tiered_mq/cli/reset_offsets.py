@@ -30,7 +30,10 @@ import click
 from tiered_mq.cli._common import (
     admin_client,
     admin_options,
+    all_groups_option,
+    check_groups,
     format_table,
+    group_ids,
     name_argument,
     reports_errors,
 )
@@ -136,7 +139,7 @@ def render_plans(plans: dict[str, Plan], export: bool, with_group: bool) -> str:
 
 @click.command("reset-offsets")
 @name_argument("groups", "group", many=True)
-@click.option("--all-groups", is_flag=True, help="Every consumer group (instead of GROUP...).")
+@all_groups_option
 @click.option(
     "--topic",
     "topics",
@@ -192,17 +195,15 @@ def command(
         to_earliest, to_latest, to_current, to_offset, shift_by, to_datetime, by_duration, from_file
     )
     check_scope(topics, all_topics, from_file)
-    if bool(groups) == all_groups:
-        raise click.UsageError("give GROUP (one or more) or --all-groups")
+    check_groups(groups, all_groups)
     one_group = groups[0] if len(groups) == 1 else None
     source = str(from_file)
     file_plans = read_plan(from_file.read_text(), one_group, source) if from_file else None
     admin = admin_client(bootstrap, timeout, properties)
-    group_ids = list(dict.fromkeys(groups)) or [g.group_id for g in admin.list_groups()]
     fixed = partitions_to_reset(admin, topics) if topics else None
     plans: dict[str, Plan] = {}
     refused = 0
-    for group in group_ids:
+    for group in group_ids(admin, groups):
         planned = plan_group(admin, group, scenario, fixed, file_plans, source)
         if isinstance(planned, str):
             click.echo(f"Error: {planned}", err=True)

@@ -37,6 +37,7 @@ from urllib.parse import urlparse
 
 import click
 
+from tiered_mq.cli._table import format_table
 from tiered_mq.cold import layout
 from tiered_mq.cold.manifest import (
     ManifestFormatError,
@@ -54,24 +55,30 @@ def _s3_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--s3-endpoint",
             envvar="TIERED_MQ_S3_ENDPOINT",
-            help="S3 endpoint URL",
+            help="S3 endpoint URL (MinIO, SeaweedFS, ...).",
             show_envvar=True,
         ),
         click.option(
-            "--s3-region", envvar="TIERED_MQ_S3_REGION", help="S3 region", show_envvar=True
+            "--s3-region", envvar="TIERED_MQ_S3_REGION", help="S3 region.", show_envvar=True
         ),
         click.option(
-            "--s3-access-key", envvar="TIERED_MQ_S3_ACCESS_KEY", help="access key", show_envvar=True
+            "--s3-access-key",
+            envvar="TIERED_MQ_S3_ACCESS_KEY",
+            help="S3 access key.",
+            show_envvar=True,
         ),
         click.option(
-            "--s3-secret-key", envvar="TIERED_MQ_S3_SECRET_KEY", help="secret key", show_envvar=True
+            "--s3-secret-key",
+            envvar="TIERED_MQ_S3_SECRET_KEY",
+            help="S3 secret key.",
+            show_envvar=True,
         ),
         click.option(
             "--s3-path-style/--s3-virtual-host",
             envvar="TIERED_MQ_S3_PATH_STYLE",
             show_envvar=True,
             default=False,
-            help="path-style addressing (most self-hosted servers)",
+            help="Path-style addressing (most self-hosted servers).",
         ),
     ]
     for option in reversed(options):
@@ -177,12 +184,12 @@ def command() -> None:
 
 @command.command("inspect")
 @click.argument("url")
-@click.option("--topic", help="only this topic")
+@click.option("--topic", help="Only this topic.")
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help='print the manifests as JSON ({topic: [manifest + "stale": bool, ...]})',
+    help='Print the manifests as JSON ({topic: [manifest + "stale": bool, ...]}).',
 )
 @_s3_options
 def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None:
@@ -228,7 +235,7 @@ def inspect_cmd(url: str, topic: str | None, as_json: bool, **opts: Any) -> None
 
 @command.command("scrub")
 @click.argument("url")
-@click.option("--delete", is_flag=True, help="delete the orphaned objects")
+@click.option("--delete", is_flag=True, help="Delete the orphaned objects (and stale manifests).")
 @_s3_options
 def scrub_cmd(url: str, delete: bool, **opts: Any) -> None:
     """Objects no manifest references (orphans); deleted with --delete."""
@@ -301,28 +308,19 @@ def _status_rows(
     return rows
 
 
-def _status_table(rows: list[dict[str, Any]], with_lag: bool) -> list[str]:
-    """``status``'s text: the partition (``topic-N``) left-aligned, the numbers right-aligned,
-    each column as wide as its widest cell."""
+def _status_table(rows: list[dict[str, Any]], with_lag: bool) -> str:
+    """``status``'s text: the partition (``topic-N``) left-aligned, the numbers right-aligned
+    (``format_table``)."""
     headers = ["partition", "remote offsets", "segments", "bytes"]
     headers += ["lag segs", "lag bytes"] if with_lag else []
     cells = []
     for r in rows:
         start = r["remote_log_start_offset"]
         span = "-" if start is None else f"{start}..{r['remote_end_offset']}"
-        row = [f"{r['topic']}-{r['partition']}", span, str(r["segments"]), str(r["size_bytes"])]
-        row += [str(r["copy_lag_segments"]), str(r["copy_lag_bytes"])] if with_lag else []
+        row = [f"{r['topic']}-{r['partition']}", span, r["segments"], r["size_bytes"]]
+        row += [r["copy_lag_segments"], r["copy_lag_bytes"]] if with_lag else []
         cells.append(row)
-    widths = [max(len(c) for c in column) for column in zip(headers, *cells, strict=True)]
-    return [
-        "  ".join(
-            [
-                row[0].ljust(widths[0]),
-                *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
-            ]
-        ).rstrip()
-        for row in [headers, *cells]
-    ]
+    return format_table(headers, cells, right=range(1, len(headers)))
 
 
 @command.command("status")
@@ -330,14 +328,14 @@ def _status_table(rows: list[dict[str, Any]], with_lag: bool) -> list[str]:
 @click.option(
     "--data-dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="a broker's log directory: adds the copy lag of its partitions",
+    help="A broker's log directory: adds the copy lag of its partitions.",
 )
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help="print the rows as a JSON array of objects (topic, partition, remote_log_start_offset,"
-    " remote_end_offset, segments, size_bytes, copy_lag_segments, copy_lag_bytes)",
+    help="Print the rows as a JSON array of objects (topic, partition, remote_log_start_offset,"
+    " remote_end_offset, segments, size_bytes, copy_lag_segments, copy_lag_bytes).",
 )
 @_s3_options
 def status_cmd(url: str, data_dir: Path | None, as_json: bool, **opts: Any) -> None:
@@ -349,7 +347,6 @@ def status_cmd(url: str, data_dir: Path | None, as_json: bool, **opts: Any) -> N
         if as_json:
             click.echo(json.dumps(rows, indent=1))
             return
-        for line in _status_table(rows, with_lag=data_dir is not None):
-            click.echo(line)
+        click.echo(_status_table(rows, with_lag=data_dir is not None))
 
     _run(body)

@@ -2,11 +2,12 @@
 
 ``describe`` prints, for each topic named (every topic without a name: one deleted meanwhile is
 skipped with a note), the partitions (leader, replicas, ISR, earliest = log start offset, latest =
-log end offset) and the topic configs that are not defaults (``--all-configs`` for every one; a
-partition without a leader, offline, shows leader ``none`` and ``-`` for its
-offsets, as kafka-topics.sh shows ``Leader: none``); ``alter-config`` sets and reverts topic
-configs (both are also ``configs describe|alter --topic NAME``, configs.py). On a TLS or SASL
-listener, pass the client settings with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
+log end offset, offsets = latest - earliest: not a record count, ``render_description``) and the
+topic configs that are not defaults (``--all-configs`` for every one; a partition without a
+leader, offline, shows leader ``none`` and ``-`` for its offsets, as kafka-topics.sh shows
+``Leader: none``); ``alter-config`` sets and reverts topic configs (both are also ``configs
+describe|alter --topic NAME``, configs.py). On a TLS or SASL listener, pass the client settings
+with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
 
 ``create`` leaves a partition count or replication factor not given to the broker
 (``num.partitions``, ``default.replication.factor``), as kafka-topics.sh does since Kafka 2.4.
@@ -157,11 +158,16 @@ def list_(
 
 
 def render_description(desc: TopicDescription, all_configs: bool) -> str:
+    """``describe``'s text of one topic. OFFSETS is the number of offsets in the log (latest -
+    earliest), not a count of records: on a compacted topic the records compacted away, and on
+    a transactional one the commit and abort markers (and aborted records), still take offsets.
+    Counting records would mean reading the whole log; Kafka's tools show no count either
+    (kafka-get-offsets.sh prints the offsets)."""
     rf = len(desc.partitions[0].replicas) if desc.partitions else 0
     out = [f"Topic: {desc.name}  Partitions: {len(desc.partitions)}  ReplicationFactor: {rf}"]
     out.append(
         format_table(
-            ["PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST", "MESSAGES"],
+            ["PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST", "OFFSETS"],
             [
                 (
                     p.partition,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from confluent_kafka import KafkaError
 
 from tests.unit.cli.test_produce_consume import FakeConsumer
 from tiered_mq.cli import consume as consume_cli
@@ -14,8 +15,11 @@ from tiered_mq.client.errors import ClientError
 
 
 class UnreachableConsumer(FakeConsumer):
-    def partitions_for(self, topic: str) -> list[int]:
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
         raise ClientError("_TRANSPORT", f"metadata for {topic}: Local: Broker transport failure")
+
+    def poll(self, timeout: float = 1.0) -> None:
+        self.config.extra["error_cb"](KafkaError(KafkaError._ALL_BROKERS_DOWN))
 
     def assignment(self) -> list[object]:
         return []  # the group is never joined

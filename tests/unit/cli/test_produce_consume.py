@@ -47,7 +47,7 @@ class FakeProducer:
     def partitions_for(
         self, topic: str, timeout: float = 10.0, unreachable_timeout: float | None = None
     ) -> list[int]:
-        return [0]  # the broker is reached before any input is read
+        return [0, 1, 2]  # the broker is reached before any input is read
 
     def flush(self, timeout: float = 30.0) -> None:
         self.flushes += 1
@@ -144,7 +144,7 @@ class FakeConsumer:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def partitions_for(self, topic: str) -> list[int]:
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
         if topic == "missing":
             raise ClientError("UNKNOWN_TOPIC_OR_PARTITION", "missing", 3)
         return [0, 1]
@@ -160,6 +160,9 @@ class FakeConsumer:
 
     def assignment(self) -> list[TopicPartition]:
         return [TopicPartition("t", 0)]
+
+    def poll(self, timeout: float = 1.0) -> ConsumedRecord | None:
+        return None  # serves librdkafka's callbacks before anything is assigned
 
     def consume(self, n: int, timeout: float) -> list[ConsumedRecord]:
         out, self.queue = self.queue[:n], self.queue[n:]
@@ -201,7 +204,7 @@ def test_consume_group_subscribes_and_acks() -> None:
     c = FakeConsumer.last
     assert c.subscribed == ["t"] and c.assigned is None
     assert c.config.group_id == "g" and c.config.auto_offset_reset == "latest"
-    assert r.stdout.splitlines()[0] == "0:0\tv0"
+    assert r.stdout.splitlines()[0] == "Partition:0\tOffset:0\tv0"
     assert len(c.acked) == 5
 
 

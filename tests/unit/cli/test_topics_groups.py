@@ -135,7 +135,7 @@ def test_describe_table_and_configs(runner: CliRunner) -> None:
         "ISR",
         "EARLIEST",
         "LATEST",
-        "MESSAGES",
+        "OFFSETS",
     ]
     assert lines[2].split() == ["0", "1", "1,2", "1,2", "0", "42", "42"]
     assert lines[3].split() == ["1", "2", "2,1", "2", "10", "15", "5"]
