@@ -2,8 +2,9 @@
 TOPIC_AUTHORIZATION_FAILED) does not end the long poll of the request's other partitions, as
 Kafka's KafkaApis keeps such ``erroneous`` partitions out of the DelayedFetch; a read that
 fails (OFFSET_OUT_OF_RANGE) still answers at once (errorReadingData), and so does a fetch of
-refused partitions only. Before, any refused partition answered the whole fetch at once: a
-consumer of idle partitions and of one it may not read fetched in a tight loop."""
+refused partitions only. Before, any refused partition answered the whole fetch at once
+(librdkafka, the Java consumer and kafka-python back off such a partition, so they did not
+spin; a raw client's long poll did not wait)."""
 
 from __future__ import annotations
 

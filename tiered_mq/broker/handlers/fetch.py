@@ -63,9 +63,7 @@ answer always comes from a read made after the wait (records deleted while it wa
 never sent: the client gets OFFSET_OUT_OF_RANGE and finds the new log start with ListOffsets).
 A partition refused before any read (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION) is
 answered with the others and does not end the wait, as Kafka keeps such ``erroneous``
-partitions out of the DelayedFetch; a fetch of nothing but those is answered at once. (It
-ended the wait: a consumer of a topic it may not read and of idle ones got the error back at
-once and asked again, in a tight loop, where Kafka answers every ``max_wait_ms``.)
+partitions out of the DelayedFetch; a fetch of nothing but those is answered at once.
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
