@@ -6,6 +6,7 @@ made with one, and Java's ``listConsumerGroupOffsets`` an empty ``leaderEpoch()`
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -75,6 +76,21 @@ def test_an_explicit_epoch_is_kept_and_none_stays_none(shared_broker: BrokerProc
     finally:
         consumer.close()
     assert listed_epochs(bootstrap, group) == {0: (3, 0), 1: (4, None)}
+
+
+def test_the_epoch_survives_a_broker_sigkill(broker: BrokerProcess) -> None:
+    """The epoch is on __consumer_offsets with its offset: a SIGKILL and a reload keep it."""
+    topic, group = "adminhunt-epoch-kill", "adminhunt-epoch-kill-group"
+    create_topic(broker.bootstrap, topic, 1)
+    produce(broker.bootstrap, topic, 4, 1)
+    consumer = group_consumer(broker.bootstrap, group)
+    try:
+        offsets = [TopicPartition(topic, 0, 4, leader_epoch=0)]
+        assert consumer.commit(offsets=offsets, asynchronous=False) is not None
+    finally:
+        consumer.close()
+    broker.restart(signal.SIGKILL)
+    assert listed_epochs(broker.bootstrap, group) == {0: (4, 0)}
 
 
 def test_java_lists_the_epoch_it_committed(java: Java, shared_broker: BrokerProcess) -> None:  # noqa: F811
