@@ -47,13 +47,16 @@ def test_print_offset_is_kafkas_partition_and_offset_fields() -> None:
     ("command", "tool", "alias"),
     [
         ("produce", "kafka-console-producer's line reader", "--producer-property"),
+        ("produce", "kafka-console-producer's line reader", "--reader-property"),
         ("consume", "kafka-console-consumer's formatter", "--consumer-property"),
+        ("consume", "kafka-console-consumer's formatter", "--formatter-property"),
     ],
 )
 def test_one_property_option_for_produce_and_consume(command: str, tool: str, alias: str) -> None:
     r = CliRunner().invoke(main, [command, "--help"])
     text = "".join(r.output.split())  # no wrapping: the help may break a line anywhere
-    wanted = f"-X, --property, {alias} KEY=VALUE librdkafka client property, or {tool}"
+    wanted = f"KEY=VALUE librdkafka client property, or {tool}"
+    assert f"-X,--property,--{command[:-1]}er-property," in text
     assert "".join(wanted.split()) in text
     bad = CliRunner().invoke(main, [command, "t", alias, "print.key"])
     assert bad.exit_code == 2 and "expected KEY=VALUE, got 'print.key'" in bad.output
@@ -168,3 +171,12 @@ def test_groups_delete_takes_all_groups_as_kafka_does() -> None:
     assert "Error: give GROUP (one or more) or --all-groups" in r.output
     both = CliRunner().invoke(main, ["groups", "delete", "g", "--all-groups"])
     assert both.exit_code == 2 and "give GROUP (one or more) or --all-groups" in both.output
+
+
+@pytest.mark.parametrize(
+    "args", [["consume", "t", "--separator", ""], ["consume", "t", "-X", "key.separator="]]
+)
+def test_an_empty_field_separator_is_a_usage_error(args: list[str]) -> None:
+    """The key and the value ran together (``--print-key --separator ''``: ``nulla``)."""
+    r = CliRunner().invoke(main, [*args, "-b", "127.0.0.1:1"])
+    assert r.exit_code == 2 and "cannot be empty" in r.output, r.output

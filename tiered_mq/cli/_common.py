@@ -44,21 +44,30 @@ bootstrap_option = click.option(
 
 
 def client_property_option(
-    tool: str = "", names: Collection[str] = (), alias: str | None = None
+    tool: str = "", names: Collection[str] = (), aliases: Sequence[str] = ()
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """``-X``/``--property KEY=VALUE`` (parameter ``properties``, repeatable): a librdkafka
     client property, or, when ``names`` are given, one of ``tool``'s properties of those names
     (kafka-console-*.sh's ``--property``), which the command takes out first
-    (``_line_format.split_properties``). ``alias``: one more name of the option, as Kafka's
-    tool names its client properties' option (``--producer-property``)."""
+    (``_line_format.split_properties``). ``aliases``: more names of the option, as Kafka's
+    tool names its client and reader/formatter properties' options (``--producer-property``,
+    and since Kafka 4.0 ``--command-property``, ``--reader-property``, ...): one option takes
+    both kinds here."""
     help_text = "Extra librdkafka client property (repeatable)."
     if names:
         help_text = (
             f"librdkafka client property, or {tool} property ({', '.join(sorted(names))})."
             " Repeatable."
         )
-    names_ = ["-X", "--property", *([alias] if alias else [])]
-    return click.option(*names_, "properties", multiple=True, metavar="KEY=VALUE", help=help_text)
+    return click.option(
+        "-X",
+        "--property",
+        *aliases,
+        "properties",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help=help_text,
+    )
 
 
 property_option = client_property_option()

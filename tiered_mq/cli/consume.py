@@ -180,7 +180,9 @@ class StartOffset(click.ParamType[int]):
     help="Field separator (kcat's escapes: '\\t' is a tab).",
 )
 @client_property_option(
-    "kafka-console-consumer's formatter", FORMATTER_PROPERTIES, alias="--consumer-property"
+    "kafka-console-consumer's formatter",
+    FORMATTER_PROPERTIES,
+    aliases=("--consumer-property", "--command-property", "--formatter-property"),
 )
 @reports_errors
 def command(
@@ -206,6 +208,8 @@ def command(
         if idle_timeout is not None:
             raise click.UsageError("give --idle-timeout or --timeout-ms, not both")
         idle_timeout = timeout_ms / 1000
+    if not separator:  # the fields would run together (-X key.separator= is refused too)
+        raise click.BadParameter("the separator cannot be empty", param_hint="--separator")
     if sum(x for x in (from_beginning, offset is not None, timestamp is not None)) > 1:
         raise click.UsageError("give at most one of --from-beginning, --offset, --timestamp")
     formatter_props, client_props = split_properties(

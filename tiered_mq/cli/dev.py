@@ -130,8 +130,14 @@ async def _run(broker: Broker) -> None:
     default=DEFAULT_DATA_DIR,
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
+    help="Where the broker keeps its partition logs and metadata.",
 )
-@click.option("--cold-url", default=None, help="Object store URL [default: file://<data-dir>/cold]")
+@click.option(
+    "--cold-url",
+    default=None,
+    show_default="file://<data-dir>/cold",
+    help="Object store URL of the tiered storage (s3://bucket/prefix, file:///path).",
+)
 @click.option(
     "--s3-endpoint",
     default=None,
@@ -142,7 +148,8 @@ async def _run(broker: Broker) -> None:
 @click.option(
     "--s3-path-style/--no-s3-path-style",
     default=None,
-    help="Path-style S3 addressing [default: on with --s3-endpoint].",
+    show_default="on with --s3-endpoint",
+    help="Path-style S3 addressing.",
 )
 @click.option(
     "--metrics-port",
@@ -159,6 +166,7 @@ async def _run(broker: Broker) -> None:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], case_sensitive=False),
     default="INFO",
     show_default=True,
+    help="The broker's log level (its log goes to stderr).",
 )
 def command(
     port: int,

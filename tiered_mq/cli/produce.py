@@ -256,6 +256,7 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
 @click.option(
     "-K",
     "--key-separator",
+    metavar="SEP",
     default=None,
     help="Split each line into KEY SEP VALUE (kcat's escapes: '\\t' is a tab).",
 )
@@ -319,7 +320,9 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     " before it is reported failed (the producer's retries).",
 )
 @client_property_option(
-    "kafka-console-producer's line reader", READER_PROPERTIES, alias="--producer-property"
+    "kafka-console-producer's line reader",
+    READER_PROPERTIES,
+    aliases=("--producer-property", "--command-property", "--reader-property"),
 )
 @reports_errors
 def command(

@@ -24,6 +24,7 @@ mechanism_option = click.option(
     type=click.Choice(MECHANISMS, case_sensitive=False),
     default=MECHANISMS[0],
     show_default=True,
+    help="The SASL/SCRAM mechanism of the credential.",
 )
 
 
@@ -35,7 +36,13 @@ def command() -> None:
 @command.command("set")
 @click.argument("user")
 @mechanism_option
-@click.option("--iterations", default=8192, show_default=True, type=click.IntRange(4096, 16384))
+@click.option(
+    "--iterations",
+    default=8192,
+    show_default=True,
+    type=click.IntRange(4096, 16384),
+    help="SCRAM iterations of the salted password (Kafka's bounds).",
+)
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
 @admin_options
 @reports_errors
