@@ -33,6 +33,7 @@ from tiered_mq.errors import (
 from tiered_mq.record.records import decode_batches
 
 WAIT_MS = 1500
+DELETE_TOPICS = 20
 
 
 def _fetch(parts: list[tuple[str, int]]) -> dict[str, Any]:
@@ -113,3 +114,20 @@ async def test_a_topic_without_read_does_not_end_the_wait(tmp_path: Path) -> Non
         elapsed, [secret] = await _timed(client, [("secret", 0)])
         assert elapsed < WAIT_MS / 1000 / 2
         assert secret["error_code"] == TopicAuthorizationFailedError.errno
+
+
+async def test_a_partition_deleted_during_the_wait_ends_it(broker: Broker, client: Client) -> None:
+    """Kafka's DelayedFetch completes when a partition it watches is gone."""
+    for topic in ("doomed", "idle"):
+        await create(client, topic)
+    fetching = asyncio.ensure_future(_timed(client, [("doomed", 0), ("idle", 0)]))
+    await asyncio.sleep(0.3)
+    other = await Client.connect(broker.port)
+    try:
+        r = await other.call(DELETE_TOPICS, 3, {"topic_names": ["doomed"], "timeout_ms": 5000})
+        assert r["responses"][0]["error_code"] == 0
+    finally:
+        await other.close()
+    elapsed, (doomed, idle) = await fetching
+    assert elapsed < WAIT_MS / 1000 * 0.8
+    assert (doomed["error_code"], idle["error_code"]) == (UnknownTopicOrPartitionError.errno, 0)

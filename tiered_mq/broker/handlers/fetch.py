@@ -63,7 +63,9 @@ answer always comes from a read made after the wait (records deleted while it wa
 never sent: the client gets OFFSET_OUT_OF_RANGE and finds the new log start with ListOffsets).
 A partition refused before any read (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION) is
 answered with the others and does not end the wait, as Kafka keeps such ``erroneous``
-partitions out of the DelayedFetch; a fetch of nothing but those is answered at once.
+partitions out of the DelayedFetch; a fetch of nothing but those is answered at once. A
+partition that goes while the fetch waits (its topic deleted: the deletion wakes the purgatory)
+answers it at once, as Kafka's DelayedFetch completes when a partition it watches is unknown.
 Fetch sessions are declined (session_id 0): every requested partition is in every response.
 As this broker never creates a session, an incremental fetch (v7+ ``session_epoch`` other than
 0 and -1, which only a session's client sends) is answered as Kafka answers one for a session it
@@ -519,13 +521,17 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
     purgatory = ctx.broker.replica_manager.purgatory
     closed = ctx.client_closed
     reads = _Reads()
+    refused_first = -1  # the partitions refused by the first read: they do not end the wait
     while True:
         responses, total, errored = await _read_all(ctx, request, fill, reads)
+        if refused_first < 0:
+            refused_first = reads.refused
         if (
             total + reads.unsent >= min_bytes
             or errored
             or reads.remote
             or reads.refused == len(tps)
+            or reads.refused > refused_first  # one went while waiting (deleted): Kafka answers
         ):
             break
         remaining = deadline - time.monotonic()
