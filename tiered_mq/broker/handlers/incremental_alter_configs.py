@@ -2,9 +2,12 @@
 topic's overrides, or on one level of dynamic broker configs (a BROKER resource: empty name for
 the cluster-wide default, else this broker's id; broker/dynamic_config.py). APPEND and SUBTRACT
 apply to list configs (Kafka's LIST type: ``cleanup.policy``, the throttled replica lists, the
-broker's ``log.cleanup.policy``). The result is validated as a whole before it is stored; DELETE
-of a broker config brings back the level below (the cluster-wide default, then ``--config``, then
-Kafka's default).
+broker's ``log.cleanup.policy``); on any other key they are refused as Kafka refuses them: a
+topic's INVALID_CONFIG "Can't APPEND to key retention.ms because its type is not LIST." (the
+controller's ConfigurationControlManager), a broker's INVALID_REQUEST "Config value append is not
+allowed for config key: log.retention.ms" (the broker's ConfigAdminManager, before forwarding).
+The result is validated as a whole before it is stored; DELETE of a broker config brings back
+the level below (the cluster-wide default, then ``--config``, then Kafka's default).
 
 Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
 in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
@@ -18,6 +21,7 @@ does, then INVALID_REQUEST (``_common.alter_not_served``); any other type is INV
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tiered_mq.broker import broker_loggers
@@ -31,14 +35,33 @@ from tiered_mq.broker.handlers._common import (
     require_topic,
 )
 from tiered_mq.broker.topic_names import validate_topic_name
-from tiered_mq.errors import InvalidConfigError, InvalidRequestError, UnknownTopicOrPartitionError
+from tiered_mq.errors import (
+    InvalidConfigError,
+    InvalidRequestError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
 from tiered_mq.hot.log_config import DEFAULTS, config_type
 from tiered_mq.protocol.api_versions import ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OP_NAMES = {APPEND: "APPEND", SUBTRACT: "SUBTRACT"}  # Kafka's AlterConfigOp.OpType names
 TOPIC_LISTS = frozenset(name for name in DEFAULTS if config_type(name) == "LIST")
 BROKER_LISTS = frozenset({"log.cleanup.policy"})
+NotList = Callable[[str, int], KafkaError]  # (key, APPEND or SUBTRACT) -> the refusal
+
+
+def topic_not_list(name: str, kind: int) -> KafkaError:
+    """Kafka's controller (ConfigurationControlManager) on a topic key that is not a LIST."""
+    return InvalidConfigError(f"Can't {OP_NAMES[kind]} to key {name} because its type is not LIST.")
+
+
+def broker_not_list(name: str, kind: int) -> KafkaError:
+    """Kafka's broker (ConfigAdminManager.prepareIncrementalConfigs) on a broker key that is not
+    a LIST: INVALID_REQUEST, refused before the change is forwarded to the controller."""
+    verb = OP_NAMES[kind].lower()
+    return InvalidRequestError(f"Config value {verb} is not allowed for config key: {name}")
 
 
 def apply_ops(
@@ -46,10 +69,11 @@ def apply_ops(
     effective: dict[str, str],
     ops: list[dict[str, Any]],
     list_keys: frozenset[str] = TOPIC_LISTS,
+    not_list: NotList = topic_not_list,
 ) -> dict[str, str]:
     """``current`` changed by ``ops`` (each key once, a value on all but DELETE: the handler's
     shape checks ran first); APPEND and SUBTRACT start from ``effective``'s value when
-    ``current`` has none."""
+    ``current`` has none, and raise ``not_list(key, op)`` on a key not in ``list_keys``."""
     out = dict(current)
     for op in ops:
         name, value, kind = op["name"], op["value"], op["config_operation"]
@@ -59,7 +83,7 @@ def apply_ops(
             out.pop(name, None)
         elif kind in (APPEND, SUBTRACT):
             if name not in list_keys:
-                raise InvalidConfigError(f"{name}: APPEND/SUBTRACT apply to list configs only")
+                raise not_list(name, kind)
             base = out.get(name, effective.get(name, ""))
             items = [x for x in base.split(",") if x]
             for v in (value or "").split(","):
@@ -93,7 +117,8 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
 
         def update(current: dict[str, str]) -> dict[str, str]:
             policy = config.topic_defaults.get("cleanup.policy", DEFAULTS["cleanup.policy"])
-            return apply_ops(current, {"log.cleanup.policy": policy}, entries, BROKER_LISTS)
+            effective = {"log.cleanup.policy": policy}
+            return apply_ops(current, effective, entries, BROKER_LISTS, broker_not_list)
 
         await registry.set_broker_configs(entity, update, validate_only)
 
