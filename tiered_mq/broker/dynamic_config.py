@@ -203,5 +203,5 @@ class DynamicBrokerConfigs:
             for name in self.coordinator.list_topics():
                 meta = self.coordinator.get_topic(name)
                 if meta is not None:
-                    self.replica_manager.reconfigure_topic(name, meta.configs)
+                    await self.replica_manager.reconfigure_topic(name, meta.configs)
         log.info("dynamic broker configs of %s are now %s", entity, configs)

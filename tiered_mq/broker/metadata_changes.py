@@ -132,7 +132,7 @@ class MetadataChanges:
                 some = hosted.get(name)
                 if some is not None and some.log.config != rm.log_config(meta.configs):
                     log.info("topic %s: config overrides now %s", name, meta.configs)
-                    rm.reconfigure_topic(name, meta.configs)
+                    await rm.reconfigure_topic(name, meta.configs)
                 missing = []
                 for p in range(meta.partitions):
                     tp = TopicPartition(name, p)

@@ -63,6 +63,7 @@ from tiered_mq.abandonable import AbandonedError, to_thread_abandonable
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.delayed_fetch import FetchPurgatory
 from tiered_mq.broker.partition import Partition
+from tiered_mq.broker.remote_disable import raise_log_starts, turned_off_with_delete
 from tiered_mq.broker.stray_partitions import (
     Claims,
     claim_dirs,
@@ -441,20 +442,26 @@ class ReplicaManager:
         while self._dir_removals:
             await asyncio.gather(*self._dir_removals, return_exceptions=True)
 
-    def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
+    async def reconfigure_topic(self, topic: str, overrides: dict[str, str]) -> None:
         """The topic's new configs for its local partitions; their uploaders run a pass at
         once (uploads start or stop, a remote log disabled with delete.on.disable goes). A
-        partition without an uploader, as a compacted topic's is opened, gets one now if the
-        cold tier takes it (a change to cleanup.policy=delete with remote.storage.enable=true
-        tiers the topic at once, as in Kafka, not from the next broker start)."""
+        remote storage turned off with delete.on.disable raises their log start offsets to
+        the local ones, durably, before this returns (remote_disable.py). A partition without
+        an uploader, as a compacted topic's is opened, gets one now if the cold tier takes it
+        (a change to cleanup.policy=delete with remote.storage.enable=true tiers the topic at
+        once, as in Kafka, not from the next broker start)."""
         config = self.log_config(overrides)
         rlm = self.remote_log_manager
+        turned_off = False
         for tp, partition in self.partitions.items():
             if tp.topic == topic:
+                turned_off |= turned_off_with_delete(topic, partition.log.config, config)
                 partition.log.update_config(config)
                 if rlm is not None and rlm.uploader(tp) is None:
                     rlm.on_become_leader(tp, partition)  # left alone if still untierable
                 self._on_roll(tp)  # wakes the uploader
+        if turned_off:
+            await raise_log_starts(topic, self.partitions)
 
     async def close(self) -> None:
         if self._closed:

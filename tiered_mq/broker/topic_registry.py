@@ -490,7 +490,7 @@ class TopicRegistry:
             if validate_only:
                 return
             await self.coordinator.set_topic_configs(name, configs)
-            self.replica_manager.reconfigure_topic(name, configs)
+            await self.replica_manager.reconfigure_topic(name, configs)
         await self._publish_within(self.publish_topic_manifest(name))
 
     async def set_broker_configs(self, entity: str, update: Update, validate_only: bool) -> None:

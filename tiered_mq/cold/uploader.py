@@ -29,8 +29,9 @@ which a config change gives, ReplicaManager.reconfigure_topic, not for ``check_i
 thousands of untiered partitions polled every second cost a broker 10% of a core idle), unless
 ``remote.log.delete.on.disable=true`` (KIP-950: the topic was tiered and turned off): then it
 raises the log start offset to the local log start offset (consumers below it get
-OFFSET_OUT_OF_RANGE and reset, as in Kafka) and only then deletes every remote segment of the
-partition through the manifest state machine. Each pass redoes what is left, so a crash or an
+OFFSET_OUT_OF_RANGE and reset, as in Kafka; the config change itself raised it already, durably,
+before it was answered: broker/remote_disable.py) and only then deletes every remote segment of
+the partition through the manifest state machine. Each pass redoes what is left, so a crash or an
 unreachable bucket only delays the deletion; nothing below the local log is readable meanwhile.
 Once a partition that had a manifest holds no segment any more, ``on_remote_log_deleted(tp)``
 is awaited (once per uploader and disabling): the broker then removes the topic's topic.json
