@@ -13,7 +13,9 @@ the Prometheus endpoint off (default 9308; if that port is taken the broker runs
 Tiered storage goes to ``--cold-url`` (``s3://bucket/prefix`` with ``--s3-endpoint``,
 ``--s3-region``, ``--s3-path-style``; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)
 for topics with ``remote.storage.enable=true`` (``--config remote.storage.enable=true`` tiers
-every topic); see broker/remote_tier.py for the ``remote.log.*`` settings.
+every topic); see broker/remote_tier.py for the ``remote.log.*`` settings. The banner's
+``cold tier:`` line is that URL, or ``off (remote.log.storage.system.enable=false)`` when
+tiering is off (no cold tier started).
 ``--config zookeeper.connect=host:port[/chroot]`` keeps cluster metadata in ZooKeeper instead of
 the data dir's ``cluster.json`` (coordination/zookeeper.py).
 """
@@ -86,6 +88,14 @@ async def _start_unless_stopped(broker: Broker, stop: asyncio.Event) -> bool:
     return True
 
 
+def _cold_tier(broker: Broker) -> str:
+    """The banner's cold tier: the URL the started broker tiers to, or that tiering is off
+    (``remote.log.storage.system.enable=false``: no cold tier was started, the URL unused)."""
+    if broker.remote_log_manager is not None:
+        return str(broker.config.cold_url)
+    return "off (remote.log.storage.system.enable=false)"
+
+
 async def _run(broker: Broker) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -99,7 +109,7 @@ async def _run(broker: Broker) -> None:
         click.echo(f"  data dir:  {broker.config.data_dir.resolve()}")
         zookeeper = broker.config.get("zookeeper.connect")
         click.echo(f"  metadata:  {f'ZooKeeper {zookeeper}' if zookeeper else 'cluster.json'}")
-        click.echo(f"  cold tier: {broker.config.cold_url}")
+        click.echo(f"  cold tier: {_cold_tier(broker)}")
         if broker.metrics_bound_port:
             click.echo(
                 f"  metrics:   http://{broker.advertised_host}:{broker.metrics_bound_port}/metrics"
