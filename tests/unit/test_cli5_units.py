@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka import KafkaError
 
+from tests.unit.cli.test_produce_consume import FakeConsumer
+from tiered_mq.cli import consume as consume_cli
 from tiered_mq.cli import main
 from tiered_mq.cli._line_format import LineFormat
 from tiered_mq.cli._line_reader import LineReader
@@ -180,3 +182,37 @@ def test_an_empty_field_separator_is_a_usage_error(args: list[str]) -> None:
     """The key and the value ran together (``--print-key --separator ''``: ``nulla``)."""
     r = CliRunner().invoke(main, [*args, "-b", "127.0.0.1:1"])
     assert r.exit_code == 2 and "cannot be empty" in r.output, r.output
+
+
+def test_acks_merge_as_kafkas_console_producer() -> None:
+    """The option if given, else ``-X acks`` (-X used to win over an explicit ``--acks``)."""
+    assert producer_properties(None, None, {})["acks"] == "all"
+    assert producer_properties(None, None, {"acks": "1"})["acks"] == "1"
+    assert producer_properties("0", None, {"acks": "1"})["acks"] == "0"
+    alias = producer_properties("0", None, {"request.required.acks": "1"})
+    assert alias["acks"] == "0" and "request.required.acks" not in alias
+
+
+def test_x_group_id_is_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consume_cli, "Consumer", FakeConsumer)
+    monkeypatch.setattr(FakeConsumer, "records", [])
+    r = CliRunner().invoke(main, ["consume", "t", "-X", "group.id=g1", "--idle-timeout", "0"])
+    assert r.exit_code == 0, r.output
+    consumer = FakeConsumer.last
+    assert consumer.config.group_id == "g1" and consumer.subscribed == ["t"]
+    assert "group.id" not in consumer.config.extra
+    args = ["consume", "t", "-g", "g1", "-X", "group.id=g1", "--idle-timeout", "0"]
+    same = CliRunner().invoke(main, args)
+    assert same.exit_code == 0, same.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-g", "g1", "-X", "group.id=g2"], "two group ids given: --group g1 and -X group.id=g2"),
+        (["--from-beginning", "-X", "auto.offset.reset=latest"], "not both"),
+    ],
+)
+def test_conflicting_consumer_settings_are_usage_errors(args: list[str], message: str) -> None:
+    r = CliRunner().invoke(main, ["consume", "t", *args, "-b", "127.0.0.1:1"])
+    assert r.exit_code == 2 and message in r.output, r.output

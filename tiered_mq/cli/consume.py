@@ -20,7 +20,9 @@ as kafka-console-consumer.sh prints them with ``print.timestamp``, ``print.parti
 two); a null key, value or header value prints as ``null``.
 kafka-console-consumer's formatter properties (``-X print.key=true``, ``key.separator``,
 ``print.partition``, ``null.literal``, ...) shape the line as in Kafka (``_line_format.py``);
-the other ``-X`` properties go to librdkafka.
+the other ``-X`` properties go to librdkafka, but for ``group.id``, which is the group as
+``--group`` is (both given: they must match), and an ``auto.offset.reset`` other than earliest,
+which ``--from-beginning`` contradicts (a usage error, as kafka-console-consumer makes both).
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
 on Ctrl-C (within about a second, also while the partitions and offsets are looked up),
@@ -58,6 +60,8 @@ from tiered_mq.client.config import ConsumerConfig, DeliverySemantics
 from tiered_mq.client.consumer import OFFSET_BEGINNING, OFFSET_END, Consumer
 from tiered_mq.topic_partition import TopicPartition
 
+EARLIEST_NAMES = ("earliest", "smallest", "beginning")
+"""librdkafka's names of ``auto.offset.reset=earliest``."""
 JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
 REACH_TIMEOUT_S = 10.0
@@ -89,6 +93,25 @@ def start_offsets(
     if offset is not None:
         return dict.fromkeys(tps, offset)
     return dict.fromkeys(tps, OFFSET_BEGINNING if from_beginning else OFFSET_END)
+
+
+def consumer_group(
+    group: str | None, from_beginning: bool, client_props: dict[str, str]
+) -> str | None:
+    """The run's group: ``--group``, or ``-X group.id`` (taken out of ``client_props``), as
+    kafka-console-consumer takes either; two different ones are a usage error, as is
+    ``--from-beginning`` with an ``-X auto.offset.reset`` other than earliest (Kafka's checks)."""
+    reset = client_props.get("auto.offset.reset")
+    if from_beginning and reset is not None and reset.lower() not in EARLIEST_NAMES:
+        raise click.UsageError(
+            f"give --from-beginning or -X auto.offset.reset={reset}, not both (they conflict)"
+        )
+    from_x = client_props.pop("group.id", None)
+    if group is not None and from_x is not None and from_x != group:
+        raise click.UsageError(
+            f"two group ids given: --group {group} and -X group.id={from_x} (they must match)"
+        )
+    return group if group is not None else from_x
 
 
 class StartOffset(click.ParamType[int]):
@@ -215,6 +238,7 @@ def command(
     formatter_props, client_props = split_properties(
         parse_pairs(properties, "--property"), FORMATTER_PROPERTIES
     )
+    group = consumer_group(group, from_beginning, client_props)
     line = LineFormat.of(
         formatter_props,
         timestamp=print_timestamp,

@@ -87,6 +87,8 @@ MESSAGE_SEND_MAX_RETRIES = 3
 """kafka-console-producer's ``--message-send-max-retries`` default: the producer's ``retries``."""
 RETRIES_PROPERTIES = ("retries", "message.send.max.retries")
 """librdkafka's names of the producer's ``retries`` (the second an alias of the first)."""
+ACKS_PROPERTIES = ("acks", "request.required.acks")
+"""librdkafka's names of the producer's ``acks`` (the second an alias of the first)."""
 LOCAL_TOPIC_ERRORS = frozenset({"_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION"})
 """librdkafka's local errors that are about the topic, not about reaching the broker."""
 FLUSH_ROUND_S = 0.2
@@ -205,19 +207,25 @@ def reach(
 
 
 def producer_properties(
-    acks: str, max_retries: int | None, client_props: dict[str, str]
+    acks: str | None, max_retries: int | None, client_props: dict[str, str]
 ) -> dict[str, Any]:
-    """The librdkafka properties of the run: ``--acks``, the ``-X`` ones, and the retries:
-    ``--message-send-max-retries`` if given, else ``-X retries`` (or its alias) if given, else
-    ``MESSAGE_SEND_MAX_RETRIES``."""
-    props: dict[str, Any] = {"acks": acks, **client_props}
-    given = [name for name in RETRIES_PROPERTIES if name in props]
-    if max_retries is not None:
-        for name in given:
-            del props[name]
-        props["retries"] = max_retries
-    elif not given:
-        props["retries"] = MESSAGE_SEND_MAX_RETRIES
+    """The librdkafka properties of the run: the ``-X`` ones, with ``acks`` and ``retries`` as
+    kafka-console-producer merges its options into the producer's properties: the option
+    (``--acks``, ``--message-send-max-retries``) if given, else ``-X acks``/``-X retries`` (or
+    librdkafka's alias of either) if given, else the option's default (``all``,
+    ``MESSAGE_SEND_MAX_RETRIES``)."""
+    props: dict[str, Any] = dict(client_props)
+    for names, option, default in (
+        (ACKS_PROPERTIES, acks, "all"),
+        (RETRIES_PROPERTIES, max_retries, MESSAGE_SEND_MAX_RETRIES),
+    ):
+        given = [name for name in names if name in props]
+        if option is not None:
+            for name in given:
+                del props[name]
+            props[names[0]] = option
+        elif not given:
+            props[names[0]] = default
     return props
 
 
@@ -273,8 +281,8 @@ def _lines(stream: IO[bytes], bar: Any) -> Iterator[bytes]:
     "--acks",
     "--request-required-acks",
     type=click.Choice(["0", "1", "all", "-1"]),
-    default="all",
-    show_default=True,
+    default=None,
+    show_default="all, or -X acks=...",
     help="Acknowledgements the leader waits for (-1: all, as in Kafka).",
 )
 @click.option(
@@ -331,7 +339,7 @@ def command(
     path: Path | None,
     key_separator: str | None,
     compression: str,
-    acks: str,
+    acks: str | None,
     partition: int | None,
     headers: tuple[str, ...],
     linger_ms: float,
