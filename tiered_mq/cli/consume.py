@@ -14,10 +14,10 @@ Where reading starts:
 
 With a group, offsets of printed records are committed (at-least-once). Each output line is
 ``[CreateTime:MS SEP][Partition:P SEP Offset:O SEP][k1:v1,k2:v2 SEP][key SEP]value``: the
-fields of ``--print-timestamp``, ``--print-offset``, ``--print-headers`` and ``--print-key``
-as kafka-console-consumer.sh prints them with ``print.timestamp``, ``print.partition`` and
-``print.offset``, ``print.headers`` and ``print.key`` (``--print-offset`` is the last three's
-two); a null key, value or header value prints as ``null``.
+fields of ``--print-timestamp``, ``--print-offset`` (two fields), ``--print-headers`` and
+``--print-key``, as kafka-console-consumer.sh prints those of ``print.timestamp``,
+``print.partition`` with ``print.offset``, ``print.headers`` and ``print.key``; a null key,
+value or header value prints as ``null``.
 kafka-console-consumer's formatter properties (``-X print.key=true``, ``key.separator``,
 ``print.partition``, ``null.literal``, ...) shape the line as in Kafka (``_line_format.py``);
 the other ``-X`` properties go to librdkafka, but for ``group.id``, which is the group as

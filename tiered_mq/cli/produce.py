@@ -16,7 +16,7 @@ at most ``--message-send-max-retries`` times (3, as kafka-console-producer's opt
 the producer's ``retries``), then reported failed: librdkafka's default retries it until
 ``message.timeout.ms`` (5 minutes). ``-X retries=N`` (or librdkafka's alias
 ``message.send.max.retries``) sets it too; the option, when given, wins, as Kafka's does over
-``--producer-property``.
+``--producer-property``; ``--acks`` and ``-X acks`` merge the same way (default ``all``).
 
 A line's terminator (``\\n`` or ``\\r\\n``) is not part of the value. With
 ``--key-separator SEP`` each line is ``KEY SEP VALUE`` (split at the first SEP, which cannot be
