@@ -29,6 +29,7 @@ from typing import Any
 import click
 import confluent_kafka
 
+from tiered_mq.client._lookup import UNREACHABLE
 from tiered_mq.client.errors import ClientError
 
 ROUND_S = 0.5
@@ -37,8 +38,6 @@ between two."""
 REACH_TIMEOUT_S = 10.0
 """How long the look-up goes on while no broker can be reached and librdkafka has not reported
 every broker down."""
-UNREACHABLE = frozenset({"_TRANSPORT", "_ALL_BROKERS_DOWN"})
-"""What a librdkafka look-up raises when no broker could be reached within the call."""
 NOTE_EVERY_S = 60.0
 """How often, at most, ``consume`` says that every broker is gone."""
 
