@@ -200,7 +200,9 @@ async def start_remote_tier(
     registry: CollectorRegistry | None = None,
     topic_ids: Callable[[str], str | None] | None = None,
 ) -> BrokerRemoteLogManager | None:
-    rlm = build_remote_log_manager(config, registry, topic_ids)
+    # in a worker thread: a file:// store's opening walks the whole bucket directory for
+    # crashed puts' temporary files, and the chunk cache's empties its directory
+    rlm = await asyncio.to_thread(build_remote_log_manager, config, registry, topic_ids)
     if rlm is None:
         log.info("tiered storage off (remote.log.storage.system.enable=false or no cold URL)")
         return None

@@ -46,6 +46,17 @@ retried with exponential backoff (``retry_initial_s`` doubling up to ``retry_max
 meanwhile local segments are kept and the copy lag metric grows.
 A lost conditional manifest put against a later epoch (FencedError) ends the task: this broker
 is no longer the leader. Segments are read whole into memory (bounded by segment.bytes).
+
+Event-loop cost (a pass runs on the loop; every partition has one a second by default): no
+directory listing, stat or file read of its own. Segment files are read, checked and summarized
+in a worker thread (``_prepare``), a large manifest is parsed in one (manifest_writer.py) and
+encoded in one before each put. A rolled segment whose successor starts at or below the
+uploaded end is not asked for its next offset (which loads the indexes and reads the tail of a
+segment opened from disk), so a start's first passes read no file of an uploaded segment; the
+local log's retention (step 5) still reads the oldest segment's indexes once, on the loop
+(hot/retention.py asks it for its largest timestamp). An idle pass (nothing uploaded, nothing
+deleted, the manifest unchanged) does not count the copy lag again and publishes nothing: the
+gauges and the reader's manifest change only when their values do.
 """
 
 from __future__ import annotations
@@ -57,6 +68,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from tiered_mq.cold import layout
@@ -145,6 +157,9 @@ class PartitionUploader:
         self.last_error: str | None = None
         self.copy_lag_bytes = 0
         self.copy_lag_segments = 0
+        # what _publish last gave the metrics and the reader (none yet)
+        self._published_lag: tuple[int, int] | None = None
+        self._published_manifest: PartitionManifest | None = None
 
     @property
     def manifest(self) -> PartitionManifest:
@@ -231,6 +246,7 @@ class PartitionUploader:
         self._deletion_reported = False
         await self._ready()
         candidates = await self._candidates() if copying else []
+        before = self.manifest  # replaced by every write (ManifestWriter.commit)
         # Pipeline: the next segment is read and checked while this one is uploaded.
         prepared = self._prepare_soon(candidates[0]) if candidates else None
         for i, candidate in enumerate(candidates):
@@ -247,10 +263,11 @@ class PartitionUploader:
         await self._sync_log_start_offset()
         await self._apply_remote_retention()
         await self._sync_log_start_offset()
+        deleted: list[Any] = []
         if self._settings.local_retention:
             async with self._locked():
-                self.log.apply_retention(self._clock(), self.manifest.upload_bound())
-        if copying:
+                deleted = self.log.apply_retention(self._clock(), self.manifest.upload_bound())
+        if copying and (candidates or deleted or self.manifest is not before):
             await self._candidates()  # refresh the copy lag after this pass
         self._publish()
 
@@ -308,11 +325,17 @@ class PartitionUploader:
             unwritten = self.log.txn_index_unwritten_from
             if unwritten is not None:
                 hwm = min(hwm, unwritten)
-            rolled = list(self.log.segments())[:-1]
+            segments = self.log.segments()
+            # A rolled segment's offsets lie below the next segment's base offset: those of
+            # one whose successor starts at or below the uploaded end are all uploaded, and
+            # its own next offset (which may load its indexes and read its tail, on the loop:
+            # a segment opened from disk) is not asked for.
             found = [
                 RolledSegment(s.base_offset, s.next_offset(), s.size)
-                for s in rolled
-                if s.size > 0 and s.next_offset() - 1 > uploaded_end
+                for s, following in pairwise(segments)
+                if s.size > 0
+                and following.base_offset - 1 > uploaded_end
+                and s.next_offset() - 1 > uploaded_end
             ]
         self.copy_lag_segments = len(found)
         self.copy_lag_bytes = sum(c.size for c in found)
@@ -477,14 +500,24 @@ class PartitionUploader:
             )
 
     def _publish_lag(self) -> None:
+        lag = (self.copy_lag_bytes, self.copy_lag_segments)
+        if lag == self._published_lag:  # an idle pass: the series already say so
+            return
         labels = (self.tp.topic, str(self.tp.partition))
         self._metrics.copy_lag_bytes.labels(*labels).set(self.copy_lag_bytes)
         self._metrics.copy_lag_segments.labels(*labels).set(self.copy_lag_segments)
+        self._published_lag = lag
 
     def _publish(self) -> None:
+        """The copy lag and the manifest's size to the metrics, the manifest to the reader;
+        each only when it changed since this uploader last published it (a manifest is
+        replaced, never changed in place, by every write: ManifestWriter.commit)."""
         m = self.manifest
         self._publish_lag()
+        if m is self._published_manifest:
+            return
         self._metrics.set_log_size(
             self.tp.topic, self.tp.partition, m.size_bytes(), len(m.readable_segments())
         )
         self._on_manifest(self.tp, m)
+        self._published_manifest = m
