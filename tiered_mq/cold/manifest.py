@@ -72,6 +72,7 @@ from __future__ import annotations
 import enum
 import json
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -238,6 +239,10 @@ class PartitionManifest:
     def readable_segments(self) -> list[RemoteSegment]:
         """COPY_FINISHED segments holding offsets >= log_start_offset, by base offset."""
         return list(self._readable().segments)
+
+    def iter_readable(self) -> Iterator[RemoteSegment]:
+        """:meth:`readable_segments` without copying the list (for a scan that stops early)."""
+        return iter(self._readable().segments)
 
     def segment_for_offset(self, offset: int) -> RemoteSegment | None:
         """The readable segment holding ``offset`` (the latest base offset when they overlap)."""

@@ -47,10 +47,9 @@ def retention_victims(
     ``local_only_bytes``: bytes of the local log above the bucket's data (counted in the
     total size for retention.bytes).
     """
-    readable = manifest.readable_segments()
     total = manifest.size_bytes() + local_only_bytes
     victims: list[RemoteSegment] = []
-    for segment in readable:
+    for segment in manifest.iter_readable():  # stops at the first kept: no copy of them all
         by_start = segment.end_offset < manifest.log_start_offset
         by_time = retention_ms >= 0 and segment.max_timestamp < now_ms - retention_ms
         by_size = retention_bytes >= 0 and total - segment.size_bytes >= retention_bytes

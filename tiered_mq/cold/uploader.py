@@ -56,7 +56,11 @@ segment opened from disk), so a start's first passes read no file of an uploaded
 local log's retention (step 5) still reads the oldest segment's indexes once, on the loop
 (hot/retention.py asks it for its largest timestamp). An idle pass (nothing uploaded, nothing
 deleted, the manifest unchanged) does not count the copy lag again and publishes nothing: the
-gauges and the reader's manifest change only when their values do.
+gauges and the reader's manifest change only when their values do. Nor does it scan the
+manifest's entries (thousands for a partition kept for months): a manifest version found with
+no unfinished copy or deletion (step 2) and none of its uploaded segments below the log start
+offset is not scanned for them again; any write or reload gives a new version, which is. What
+is uploaded, when the manifest is written and what a crash leaves are unchanged.
 """
 
 from __future__ import annotations
@@ -160,6 +164,10 @@ class PartitionUploader:
         # what _publish last gave the metrics and the reader (none yet)
         self._published_lag: tuple[int, int] | None = None
         self._published_manifest: PartitionManifest | None = None
+        # manifest versions found to need nothing: no unfinished copy or deletion (_ready); no
+        # uploaded segment below the log start offset (the bound) (_apply_remote_retention)
+        self._clean: PartitionManifest | None = None
+        self._none_below: tuple[PartitionManifest, int] | None = None
 
     @property
     def manifest(self) -> PartitionManifest:
@@ -288,9 +296,12 @@ class PartitionUploader:
                 await self._ensure_topic_manifest()
         if take_over and self.writer.foreign is not None:
             await replace_foreign_manifest(self.store, self.writer)
-        await cleanup_unfinished(
-            self.store, self.writer, self._in_flight, self._clock, self._metrics
-        )
+        if self.manifest is not self._clean:  # a scan of every entry: once per version
+            await cleanup_unfinished(
+                self.store, self.writer, self._in_flight, self._clock, self._metrics
+            )
+            if not self._in_flight:  # nothing unfinished is left in the manifest now
+                self._clean = self.manifest
 
     async def _delete_remote_log(self) -> None:
         """Remote storage turned off with remote.log.delete.on.disable (module docstring).
@@ -436,12 +447,19 @@ class PartitionUploader:
         )
         async with self._locked():
             log_start = self.log.log_start_offset
-        below_start = [
-            s
-            for s in manifest.segments
-            if s.state == SegmentState.COPY_FINISHED
-            and s.end_offset < max(log_start, manifest.log_start_offset)
-        ]
+        bound = max(log_start, manifest.log_start_offset)
+        below_start: list[RemoteSegment] = []
+        swept = self._none_below
+        if swept is None or swept[0] is not manifest or swept[1] != bound:  # once per version
+            below_start = [
+                s
+                for s in manifest.segments
+                if s.state == SegmentState.COPY_FINISHED and s.end_offset < bound
+            ]
+            if not below_start:
+                self._none_below = (manifest, bound)
+        if not victims and not below_start:
+            return
         chosen = {s.upload_id: s for s in [*victims, *below_start]}
         ordered = [s for s in manifest.segments if s.upload_id in chosen]
         await delete_remote_segments(
