@@ -94,7 +94,7 @@ def test_broker_default_and_one_broker(bootstrap: str) -> None:
         (
             ["alter", "--broker", "0", "--set", "log.retention.ms=tomorrow"],
             "Error: INVALID_REQUEST: alter configs of broker 0: Invalid value tomorrow for"
-            " configuration log.retention.ms: 'tomorrow' is not an int",
+            " configuration log.retention.ms: Not a number of type LONG",
         ),
         (
             ["alter", "--broker", "0", "--delete", "log.segment.bytes"],

@@ -101,7 +101,8 @@ def check_keys_and_values(configs: Mapping[str, str | None]) -> None:
         try:
             LogConfig.from_properties({TOPIC_SYNONYMS[key]: value})
         except InvalidConfigError as e:
-            reason = _detail(e).removeprefix(f"{TOPIC_SYNONYMS[key]}: ")
+            # LogConfig words it "Invalid value <v> for configuration <topic key>: <reason>"
+            reason = _detail(e).partition(f" for configuration {TOPIC_SYNONYMS[key]}: ")[2]
             raise InvalidRequestError(
                 f"Invalid value {value} for configuration {key}: {reason}"
             ) from None

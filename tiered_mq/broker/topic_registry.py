@@ -136,14 +136,14 @@ def check_assignment(
 
 def _check_new_name(name: str, existing: set[str], keys: dict[str, str]) -> None:
     """TOPIC_ALREADY_EXISTS, or INVALID_TOPIC when ``name`` collides ('.' and '_') with an
-    existing topic; ``keys`` maps each existing name, '.' read as '_', to it."""
+    existing topic; ``keys`` maps each existing name, '.' read as '_', to it. Worded as
+    Kafka's ReplicationControlManager words them ("Topic 'a.b' already exists.", "Topic 'a_b'
+    collides with existing topic: a.b")."""
     if name in existing:
-        raise TopicAlreadyExistsError(f"topic '{name}' already exists")
+        raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
     other = keys.get(collision_key(name))
     if other is not None and other != name:
-        raise InvalidTopicError(
-            f"topic '{name}' collides with existing topic '{other}' ('.' and '_' clash)"
-        )
+        raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
 
 
 @dataclass(frozen=True)
@@ -442,18 +442,24 @@ class TopicRegistry:
     ) -> None:
         """Grow ``name`` to ``total`` partitions; ``assignments``, when given, hold the replicas
         of each new partition (exactly one list per new partition, as Kafka requires). A new
-        partition whose log fails to open is offline, and the growth succeeds (as in Kafka)."""
+        partition whose log fails to open is offline, and the growth succeeds (as in Kafka).
+
+        The refusals are Kafka's (ReplicationControlManager.createPartitions): an unknown topic
+        is UNKNOWN_TOPIC_OR_PARTITION raised without a message (Kafka answers none, so clients
+        show the code's default text), a smaller count "The topic <name> currently has <n>
+        partition(s); <count> would not be an increase.", the same count "Topic already has <n>
+        partition(s)." (both INVALID_PARTITIONS)."""
         async with self._lock:
             meta = self.coordinator.get_topic(name)
             if meta is None:
-                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                raise UnknownTopicOrPartitionError()
             if total < meta.partitions:
                 raise InvalidPartitionsError(
-                    f"topic currently has {meta.partitions} partitions, which is higher than the "
-                    f"requested {total}"
+                    f"The topic {name} currently has {meta.partitions} partition(s); {total} "
+                    "would not be an increase."
                 )
             if total == meta.partitions:
-                raise InvalidPartitionsError(f"topic already has {total} partitions")
+                raise InvalidPartitionsError(f"Topic already has {total} partition(s).")
             added = total - meta.partitions
             check_partitions_per_request(added)
             if assignments is None:

@@ -1,10 +1,13 @@
 """LogConfig: every topic-level config by its Kafka name, with Kafka's defaults.
 
 ``LogConfig.from_properties({"segment.bytes": "1048576"}, base=None)`` parses Kafka's string
-form, checks types and ranges, and raises ``errors.InvalidConfigError`` naming the key for an
-unknown key or a bad value. ``to_properties()`` returns every config as strings (for
-DescribeConfigs), ``DEFAULTS`` holds the default string of each key and ``config_type(name)``
-its type as Kafka's ``ConfigDef`` declares it (``INT``, ``LONG``, ...).
+form, checks types and ranges, and raises ``errors.InvalidConfigError`` worded as Kafka's: "Unknown
+topic config name: <key>" (LogConfig.validateNames), or for a bad value its ``ConfigException``
+"Invalid value <value> for configuration <key>: <reason>" (e.g. "Not a number of type LONG",
+"Value must be at least -1", "String must be one of: compact, delete"). ``to_properties()``
+returns every config as strings (for DescribeConfigs), ``DEFAULTS`` holds the default string of
+each key and ``config_type(name)`` its type as Kafka's ``ConfigDef`` declares it (``INT``,
+``LONG``, ...).
 
 Sentinels follow Kafka: ``retention.ms = -1`` and ``retention.bytes = -1`` (any negative value)
 keep forever; ``local.retention.ms/bytes = -2`` mean "same as retention.ms/bytes";
@@ -234,45 +237,80 @@ def validate_remote_storage_only_if_system_enabled(
         )
 
 
+def invalid_value(name: str, value: object, reason: str) -> Exception:
+    """INVALID_CONFIG worded as Kafka's ``ConfigException(name, value, reason)``:
+    ``Invalid value <value> for configuration <name>: <reason>``."""
+    return InvalidConfigError(f"Invalid value {value} for configuration {name}: {reason}")
+
+
+def _number(x: float) -> str:
+    """A bound as Kafka prints it: a whole number without a fraction (``between(0, 1)``)."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _gzip_level(value: object) -> Exception:
+    """Kafka's ``GzipCompression.LevelValidator`` refusal (-1, or 1 to 9)."""
+    return invalid_value(
+        "compression.gzip.level", value, "Value must be between 1 and 9 or equal to -1"
+    )
+
+
 def _parse(key: _Key, raw: str) -> Any:
+    """One value in Kafka's string form; the refusals are worded as Kafka's ``ConfigDef``
+    words them (``parseType``, then the key's validator): the raw value for a value that
+    does not parse as the key's type, the parsed one for a validator's refusal."""
     text = raw.strip()
     if key.kind == "bool":
         if text.lower() not in ("true", "false"):
-            raise InvalidConfigError(f"{key.name}: {raw!r} is not a boolean")
+            raise invalid_value(key.name, raw, "Expected value to be either true or false")
         return text.lower() == "true"
     if key.kind == "enum":
         if text not in key.choices:
-            raise InvalidConfigError(f"{key.name}: {raw!r} not one of {', '.join(key.choices)}")
+            raise invalid_value(key.name, text, "String must be one of: " + ", ".join(key.choices))
         return text
     if key.kind == "replicas":
         return _parse_replicas(key, raw)
     if key.kind == "list":  # cleanup.policy: empty is legal in Kafka (neither delete nor compact)
         items = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
-        if any(p not in key.choices for p in items):
-            raise InvalidConfigError(f"{key.name}: {raw!r} not a list of {', '.join(key.choices)}")
+        for item in items:
+            if item not in key.choices:
+                allowed = ", ".join(sorted(key.choices))  # Kafka: ValidList.in(compact, delete)
+                raise invalid_value(key.name, item, f"String must be one of: {allowed}")
         return items
+    kafka_type = config_type(key.name)
     convert: Callable[[str], float] = int if key.kind == "int" else float
     try:
         value = convert(text)
     except ValueError:
-        kind = "an int" if key.kind == "int" else "a number"
-        raise InvalidConfigError(f"{key.name}: {raw!r} is not {kind}") from None
-    if (key.low is not None and value < key.low) or (key.high is not None and value > key.high):
-        raise InvalidConfigError(f"{key.name}: {raw!r} out of range [{key.low}, {key.high}]")
+        raise invalid_value(key.name, raw, f"Not a number of type {kafka_type}") from None
+    if key.kind == "int":
+        bits = 31 if kafka_type == "INT" else 63
+        if not -(2**bits) <= value < 2**bits:  # Java's parseInt/parseLong refuse it
+            raise invalid_value(key.name, raw, f"Not a number of type {kafka_type}")
+    low, high = key.low, key.high
+    if (low is not None and value < low) or (high is not None and value > high):
+        if key.name == "compression.gzip.level":
+            raise _gzip_level(value)
+        if low is not None and value < low:
+            raise invalid_value(key.name, value, f"Value must be at least {_number(low)}")
+        raise invalid_value(key.name, value, f"Value must be no more than {_number(high or 0)}")
     return value
 
 
 def _parse_replicas(key: _Key, raw: str) -> tuple[str, ...]:
     """A throttled replica list: empty, ``*``, or ``partition:broker`` entries (Kafka's
-    ``ThrottledReplicaListValidator``; spaces around entries ignored)."""
+    ``ThrottledReplicaListValidator``, whose refusal shows the parsed list as Java prints a
+    list; spaces around entries ignored)."""
     text = raw.strip()
     if not text:
         return ()
     items = tuple(p.strip() for p in text.split(","))
     if items != ("*",) and not all(_REPLICA.fullmatch(p) for p in items):
-        raise InvalidConfigError(
-            f"{key.name}: {raw!r}: {key.name} must be the literal '*' or a list of replicas in "
-            "the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+        raise invalid_value(
+            key.name,
+            "[" + ", ".join(items) + "]",
+            f"{key.name} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
         )
     return items
 
@@ -330,7 +368,7 @@ class LogConfig:
         for name, raw in props.items():
             key = _BY_NAME.get(name)
             if key is None:
-                raise InvalidConfigError(f"{name}: unknown topic config")
+                raise InvalidConfigError(f"Unknown topic config name: {name}")
             if not isinstance(raw, str):
                 raise InvalidConfigError(f"{name}: value must be a string, got {raw!r}")
             changes[key.field] = _parse(key, raw)
@@ -340,7 +378,7 @@ class LogConfig:
 
     def _check(self) -> None:
         if self.compression_gzip_level == 0:  # Kafka: -1 (the default) or 1-9
-            raise InvalidConfigError("compression.gzip.level: 0 not -1 or in 1..9")
+            raise _gzip_level(0)
         if self.min_compaction_lag_ms > self.max_compaction_lag_ms:  # Kafka's validateValues
             raise InvalidConfigError(
                 f"conflict topic config setting min.compaction.lag.ms "
@@ -370,7 +408,7 @@ class LogConfig:
         """One config as a string by its Kafka name."""
         key = _BY_NAME.get(name)
         if key is None:
-            raise InvalidConfigError(f"{name}: unknown topic config")
+            raise InvalidConfigError(f"Unknown topic config name: {name}")
         return _format(key, getattr(self, key.field))
 
     @property

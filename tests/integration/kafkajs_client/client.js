@@ -41,6 +41,10 @@
  *   node client.js admin offsets      --brokers B --topic T [--group G]
  *   node client.js admin describe-group --brokers B --group G
  *       createTopics / fetchTopicMetadata / fetchTopicOffsets + fetchOffsets / describeGroups.
+ *   node client.js admin delete-records --brokers B --topic T --offsets P:O[,P:O...]
+ *       One deleteTopicRecords with the partitions in the order given (a partition may be named
+ *       twice: KafkaJS sends them as they are). Summary: {deleted: true}, or {errors:
+ *       [{partition, type}]} for the partitions the broker refused (KafkaJSDeleteTopicRecordsError).
  */
 'use strict'
 
@@ -327,6 +331,27 @@ async function adminCommand(args) {
           result.group = await admin.fetchOffsets({ groupId: args.group, topics: [topic] })
         }
         return result
+      }
+      case 'delete-records': {
+        const partitions = required(args, 'offsets')
+          .split(',')
+          .map(pair => {
+            const [partition, offset] = pair.split(':')
+            return { partition: Number(partition), offset }
+          })
+        const topic = required(args, 'topic')
+        await admin.fetchTopicMetadata({ topics: [topic] }) // KafkaJS needs its leaders known
+        try {
+          await admin.deleteTopicRecords({ topic, partitions })
+          return { deleted: true }
+        } catch (e) {
+          // a refusal KafkaJS does not retry comes wrapped (KafkaJSNonRetriableError, cause)
+          const refused = e.name === 'KafkaJSDeleteTopicRecordsError' ? e : e.cause
+          if (!refused || refused.name !== 'KafkaJSDeleteTopicRecordsError') throw e
+          return {
+            errors: refused.partitions.map(p => ({ partition: p.partition, type: p.error.type })),
+          }
+        }
       }
       case 'describe-group': {
         const { groups } = await admin.describeGroups([required(args, 'group')])

@@ -88,7 +88,7 @@ def test_local_retention_cannot_exceed_total() -> None:
         )
     untiered = LogConfig.from_properties({"retention.ms": "1000", "local.retention.ms": "2000"})
     assert untiered.local_retention_ms == 2000
-    with pytest.raises(InvalidConfigError, match="unknown"):
+    with pytest.raises(InvalidConfigError, match="Unknown topic config name: nope"):
         LogConfig().value("nope")
 
 

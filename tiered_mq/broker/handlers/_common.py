@@ -83,6 +83,16 @@ def error_message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def api_error_message(exc: BaseException) -> str | None:
+    """The ``error_message`` Kafka's ``ApiError.fromThrowable`` would answer: None for a Kafka
+    error raised without a message of its own (the client then shows its code's default text,
+    e.g. Java's "This server does not host this topic-partition."), else
+    :func:`error_message`."""
+    if isinstance(exc, KafkaError) and not Exception.__str__(exc):
+        return None
+    return error_message(exc)
+
+
 def once_each(items: Iterable[_T], name: Callable[[_T], str]) -> list[tuple[_T, bool]]:
     """The first of the request's ``items`` under each ``name``, each with whether the name
     appears more than once. Kafka's controller answers such a topic once, INVALID_REQUEST
@@ -179,7 +189,7 @@ async def alter_resource_configs(
                 raise InvalidRequestError(f"Unknown resource type {r['resource_type']}")
         except Exception as e:
             result["error_code"] = error_code(e)
-            result["error_message"] = error_message(e)
+            result["error_message"] = api_error_message(e)
         responses.append(result)
     return {"throttle_time_ms": 0, "responses": responses}
 

@@ -3,7 +3,8 @@
 Explicit assignments give one replica list per new partition, checked as Kafka checks them
 (INVALID_REPLICA_ASSIGNMENT; ``TopicRegistry.create_partitions``); ``validate_only`` changes
 nothing. A topic named more than once is answered once, INVALID_REQUEST "Duplicate topic
-name.", and not grown.
+name.", and not grown. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION with a null message, as
+Kafka's controller answers it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from tiered_mq.broker.acl.binding import AclOperation
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.handlers._common import (
     DUPLICATE_TOPIC,
+    api_error_message,
     error_code,
-    error_message,
     once_each,
     require_topic,
     topic_name,
@@ -54,5 +55,5 @@ async def _grow(
         )
     except Exception as e:
         result["error_code"] = error_code(e)
-        result["error_message"] = error_message(e)
+        result["error_message"] = api_error_message(e)
     return result

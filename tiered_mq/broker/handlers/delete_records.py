@@ -8,7 +8,7 @@ records of internal topic ..."). A partition whose ``cleanup.policy`` lacks ``de
 configured policy"); ``compact,delete`` is accepted. ``offset`` -1 means the high watermark.
 An offset above the high watermark or below 0 answers OFFSET_OUT_OF_RANGE. Segments wholly
 below the new log start offset are deleted by local retention; reads below it answer
-OFFSET_OUT_OF_RANGE at once.
+OFFSET_OUT_OF_RANGE at once. A partition named twice is answered once, with its last offset.
 """
 
 from __future__ import annotations
@@ -46,19 +46,25 @@ async def _delete(ctx: RequestContext, tp: TopicPartition, offset: int) -> int:
 
 
 async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]:
-    topics = []
+    """One answer per partition, as Kafka's ``KafkaApis.handleDeleteRecordsRequest`` keys them
+    by TopicPartition: a partition named more than once (in one topic entry or in two entries
+    of its topic) is acted on once, with the offset of its last mention, and answered once;
+    topics are answered in the order they were first named, each with its partitions."""
+    offsets: dict[TopicPartition, int] = {}
     for t in request["topics"]:
-        parts = []
         for p in t["partitions"]:
-            entry: dict[str, Any] = {"partition_index": p["partition_index"], "error_code": 0}
-            try:
-                require_topic(ctx, AclOperation.DELETE, t["name"])
-                low = await _delete(
-                    ctx, TopicPartition(t["name"], p["partition_index"]), p["offset"]
-                )
-                entry["low_watermark"] = low
-            except Exception as e:
-                entry.update(error_code=error_code(e), low_watermark=-1)
-            parts.append(entry)
-        topics.append({"name": t["name"], "partitions": parts})
-    return {"throttle_time_ms": 0, "topics": topics}
+            tp = TopicPartition(t["name"], p["partition_index"])
+            offsets[tp] = p["offset"]  # the last mention's offset, at the first one's place
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for tp in offsets:
+        entry: dict[str, Any] = {"partition_index": tp.partition, "error_code": 0}
+        try:
+            require_topic(ctx, AclOperation.DELETE, tp.topic)
+            entry["low_watermark"] = await _delete(ctx, tp, offsets[tp])
+        except Exception as e:
+            entry.update(error_code=error_code(e), low_watermark=-1)
+        topics.setdefault(tp.topic, []).append(entry)
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
+    }

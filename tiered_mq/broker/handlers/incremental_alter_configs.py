@@ -6,6 +6,10 @@ broker's ``log.cleanup.policy``); on any other key they are refused as Kafka ref
 topic's INVALID_CONFIG "Can't APPEND to key retention.ms because its type is not LIST." (the
 controller's ConfigurationControlManager), a broker's INVALID_REQUEST "Config value append is not
 allowed for config key: log.retention.ms" (the broker's ConfigAdminManager, before forwarding).
+A broker key Kafka's KafkaConfig does not define (``retention.ms``, a misspelt name) is looked up
+there in a Scala map that throws, so Kafka answers UNKNOWN_SERVER_ERROR with no message; so does
+this broker (a key counts as known when this broker knows it: its own, Kafka's unused ones,
+and the prefixes it accepts, broker/config.py).
 The result is validated as a whole before it is stored; DELETE of a broker config brings back
 the level below (the cluster-wide default, then ``--config``, then Kafka's default).
 
@@ -26,6 +30,15 @@ from typing import Any
 
 from tiered_mq.broker import broker_loggers
 from tiered_mq.broker.acl.binding import AclOperation
+from tiered_mq.broker.config import (
+    _BROKER_PREFIXES,
+    _KAFKA_UNUSED_PREFIXES,
+    BROKER_DEFAULTS,
+    KAFKA_UNUSED,
+    TIME_SYNONYMS,
+    TOPIC_SYNONYMS,
+    UNSUPPORTED,
+)
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.dynamic_config import entity_of
 from tiered_mq.broker.handlers._common import (
@@ -39,6 +52,7 @@ from tiered_mq.errors import (
     InvalidConfigError,
     InvalidRequestError,
     KafkaError,
+    UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 from tiered_mq.hot.log_config import DEFAULTS, config_type
@@ -57,9 +71,22 @@ def topic_not_list(name: str, kind: int) -> KafkaError:
     return InvalidConfigError(f"Can't {OP_NAMES[kind]} to key {name} because its type is not LIST.")
 
 
+def kafka_broker_key(name: str) -> bool:
+    """Whether ``name`` is a broker config of Kafka's, as far as this broker knows them."""
+    return (
+        any(name in keys for keys in (BROKER_DEFAULTS, TOPIC_SYNONYMS, TIME_SYNONYMS, UNSUPPORTED))
+        or name in KAFKA_UNUSED
+        or name.startswith(_BROKER_PREFIXES + _KAFKA_UNUSED_PREFIXES)
+    )
+
+
 def broker_not_list(name: str, kind: int) -> KafkaError:
     """Kafka's broker (ConfigAdminManager.prepareIncrementalConfigs) on a broker key that is not
-    a LIST: INVALID_REQUEST, refused before the change is forwarded to the controller."""
+    a LIST: INVALID_REQUEST, refused before the change is forwarded to the controller; on a key
+    KafkaConfig does not define, UNKNOWN_SERVER_ERROR without a message (its ``configKeys(name)``
+    throws NoSuchElementException before the "Unknown config name" check is reached)."""
+    if not kafka_broker_key(name):
+        return UnknownServerError()
     verb = OP_NAMES[kind].lower()
     return InvalidRequestError(f"Config value {verb} is not allowed for config key: {name}")
 
