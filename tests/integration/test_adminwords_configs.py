@@ -6,7 +6,9 @@ INVALID_REQUEST with the same text for the broker key. IncrementalAlterConfigs A
 a broker key Kafka's KafkaConfig does not define is UNKNOWN_SERVER_ERROR without a message
 (ConfigAdminManager.prepareIncrementalConfigs looks the key up in a Scala map, which throws). The
 broker used to answer "retention.ms: 'abc' is not an int", "nope: unknown topic config" and
-INVALID_REQUEST "Config value append is not allowed for config key: retention.ms"."""
+INVALID_REQUEST "Config value append is not allowed for config key: retention.ms". Altering the
+configs of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not
+exist." (Kafka's KRaftClusterTest pins it), where the broker said "topic 'x' does not exist"."""
 
 from __future__ import annotations
 
@@ -44,10 +46,12 @@ def test_java_admin_sees_kafkas_config_words(java: Java, shared_broker: BrokerPr
         "set-config broker:0 log.retention.ms=tomorrow",
         "alter-config broker:0 APPEND:retention.ms=5",
         "alter-config broker:0 SUBTRACT:no.such.broker.config=5",
+        f"set-config topic:{topic}-missing retention.ms=5",
         f"describe-configs topic:{topic}",
         "list",
     )
-    bad_create, created, *refused, broker_value, append, subtract, described, listed = answers
+    bad_create, created, *refused, broker_value, append, subtract, missing = answers[:-2]
+    described, listed = answers[-2:]
     assert (bad_create["error"], bad_create["message"]) == (
         "InvalidConfigurationException",
         "Invalid value abc for configuration retention.ms: Not a number of type LONG",
@@ -93,6 +97,10 @@ def test_java_admin_sees_kafkas_config_words(java: Java, shared_broker: BrokerPr
     unknown = "The server experienced an unexpected error when processing the request."
     assert (append["error"], append["message"]) == ("UnknownServerException", unknown)
     assert (subtract["error"], subtract["message"]) == ("UnknownServerException", unknown)
+    assert (missing["error"], missing["message"]) == (
+        "UnknownTopicOrPartitionException",
+        f"The topic '{topic}-missing' does not exist.",
+    )
     configs = described["ok"]
     assert configs["segment.bytes"]["source"] != "DYNAMIC_TOPIC_CONFIG", configs
     assert configs["cleanup.policy"]["value"] == "delete"
@@ -108,6 +116,15 @@ def test_confluent_kafka_sees_kafkas_config_words(shared_broker: BrokerProcess) 
     assert (error.code(), error.str()) == (
         KafkaError.INVALID_CONFIG,
         "Invalid value abc for configuration retention.ms: Not a number of type LONG",
+    )
+
+    missing = ConfigResource("topic", f"{topic}-missing", set_config={"retention.ms": "5"})
+    with pytest.raises(KafkaException) as unknown_topic:  # the legacy AlterConfigs
+        admin.alter_configs([missing])[missing].result(15)
+    error = unknown_topic.value.args[0]
+    assert (error.code(), error.str()) == (
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        f"The topic '{topic}-missing' does not exist.",
     )
 
     op = ConfigEntry("retention.ms", "5", incremental_operation=AlterConfigOpType.APPEND)

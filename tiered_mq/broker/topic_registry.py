@@ -483,12 +483,14 @@ class TopicRegistry:
         await self._publish_within(self.publish_topic_manifest(name))
 
     async def set_configs(self, name: str, configs: dict[str, str], validate_only: bool) -> None:
-        """Replace the topic's overrides with ``configs`` (AlterConfigs semantics)."""
+        """Replace the topic's overrides with ``configs`` (AlterConfigs semantics); a topic that
+        does not exist is UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not exist." (Kafka's
+        ConfigurationControlManager)."""
         async with self._lock:
             self.validate_configs(configs)
             meta = self.coordinator.get_topic(name)
             if meta is None:
-                raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+                raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
             old, new = map(self.replica_manager.log_config, (meta.configs, configs))
             was_tiered = old.remote_storage_enable and tierable_topic(name, old.cleanup_policy)
             validate_turning_off_remote_storage_with_delete(new, was_tiered)

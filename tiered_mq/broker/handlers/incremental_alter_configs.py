@@ -134,7 +134,7 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
         meta = registry.get_topic(name)
         if meta is None:
-            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")  # Kafka's
         updated = apply_ops(meta.configs, registry.effective_configs(name), entries)
         await registry.set_configs(name, updated, validate_only)
 
