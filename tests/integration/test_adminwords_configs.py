@@ -3,10 +3,12 @@ them: a bad topic config value is INVALID_CONFIG with ConfigDef's ``ConfigExcept
 ("Invalid value abc for configuration retention.ms: Not a number of type LONG"), an unknown topic
 config LogConfig.validateNames' "Unknown topic config name: nope"; a bad dynamic broker value is
 INVALID_REQUEST with the same text for the broker key. IncrementalAlterConfigs APPEND/SUBTRACT on
-a broker key Kafka's KafkaConfig does not define is UNKNOWN_SERVER_ERROR without a message
-(ConfigAdminManager.prepareIncrementalConfigs looks the key up in a Scala map, which throws). The
-broker used to answer "retention.ms: 'abc' is not an int", "nope: unknown topic config" and
-INVALID_REQUEST "Config value append is not allowed for config key: retention.ms". Altering the
+a broker key Kafka's KafkaConfig does not define is INVALID_CONFIG "Unknown config name: x"
+(ConfigAdminManager.prepareIncrementalConfigs, Kafka 4.3: KAFKA-20129), on a broker key that is
+not a list INVALID_CONFIG "Config value append is not allowed for config key: log.retention.ms"
+(an InvalidConfigurationException there). The broker used to answer "retention.ms: 'abc' is not
+an int", "nope: unknown topic config" and INVALID_REQUEST "Config value append is not allowed for
+config key: retention.ms". Altering the
 configs of a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not
 exist." (Kafka's KRaftClusterTest pins it), where the broker said "topic 'x' does not exist"."""
 
@@ -46,11 +48,12 @@ def test_java_admin_sees_kafkas_config_words(java: Java, shared_broker: BrokerPr
         "set-config broker:0 log.retention.ms=tomorrow",
         "alter-config broker:0 APPEND:retention.ms=5",
         "alter-config broker:0 SUBTRACT:no.such.broker.config=5",
+        "alter-config broker:0 APPEND:log.retention.ms=5",
         f"set-config topic:{topic}-missing retention.ms=5",
         f"describe-configs topic:{topic}",
         "list",
     )
-    bad_create, created, *refused, broker_value, append, subtract, missing = answers[:-2]
+    bad_create, created, *refused, broker_value, append, subtract, scalar, missing = answers[:-2]
     described, listed = answers[-2:]
     assert (bad_create["error"], bad_create["message"]) == (
         "InvalidConfigurationException",
@@ -93,10 +96,18 @@ def test_java_admin_sees_kafkas_config_words(java: Java, shared_broker: BrokerPr
         "InvalidRequestException",
         "Invalid value tomorrow for configuration log.retention.ms: Not a number of type LONG",
     )
-    # Kafka answers UNKNOWN_SERVER_ERROR with no message: Java shows its default text
-    unknown = "The server experienced an unexpected error when processing the request."
-    assert (append["error"], append["message"]) == ("UnknownServerException", unknown)
-    assert (subtract["error"], subtract["message"]) == ("UnknownServerException", unknown)
+    assert (append["error"], append["message"]) == (
+        "InvalidConfigurationException",
+        "Unknown config name: retention.ms",
+    )
+    assert (subtract["error"], subtract["message"]) == (
+        "InvalidConfigurationException",
+        "Unknown config name: no.such.broker.config",
+    )
+    assert (scalar["error"], scalar["message"]) == (
+        "InvalidConfigurationException",
+        "Config value append is not allowed for config key: log.retention.ms",
+    )
     assert (missing["error"], missing["message"]) == (
         "UnknownTopicOrPartitionException",
         f"The topic '{topic}-missing' does not exist.",
@@ -132,4 +143,7 @@ def test_confluent_kafka_sees_kafkas_config_words(shared_broker: BrokerProcess) 
     with pytest.raises(KafkaException) as unknown:
         admin.incremental_alter_configs([resource])[resource].result(15)
     error = unknown.value.args[0]
-    assert error.code() == KafkaError.UNKNOWN, error
+    assert (error.code(), error.str()) == (
+        KafkaError.INVALID_CONFIG,
+        "Unknown config name: retention.ms",
+    )

@@ -187,7 +187,7 @@ async def test_refusals_are_kafkas(client: Client, broker: Broker) -> None:
     assert r["error_code"] == INVALID_REQUEST and "expected 0, but received 7" in r["error_message"]
     r = await alter(client, "", ("log.retention.ms", APPEND, "1"))  # ConfigAdminManager's
     assert (r["error_code"], r["error_message"]) == (
-        INVALID_REQUEST,
+        INVALID_CONFIG,
         "Config value append is not allowed for config key: log.retention.ms",
     )
     assert broker.config.dynamic_default == {} and broker.config.dynamic_broker == {}

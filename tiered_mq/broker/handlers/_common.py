@@ -189,7 +189,7 @@ async def alter_resource_configs(
                 raise InvalidRequestError(f"Unknown resource type {r['resource_type']}")
         except Exception as e:
             result["error_code"] = error_code(e)
-            result["error_message"] = api_error_message(e)
+            result["error_message"] = error_message(e)
         responses.append(result)
     return {"throttle_time_ms": 0, "responses": responses}
 

@@ -4,12 +4,13 @@ the cluster-wide default, else this broker's id; broker/dynamic_config.py). APPE
 apply to list configs (Kafka's LIST type: ``cleanup.policy``, the throttled replica lists, the
 broker's ``log.cleanup.policy``); on any other key they are refused as Kafka refuses them: a
 topic's INVALID_CONFIG "Can't APPEND to key retention.ms because its type is not LIST." (the
-controller's ConfigurationControlManager), a broker's INVALID_REQUEST "Config value append is not
-allowed for config key: log.retention.ms" (the broker's ConfigAdminManager, before forwarding).
-A broker key Kafka's KafkaConfig does not define (``retention.ms``, a misspelt name) is looked up
-there in a Scala map that throws, so Kafka answers UNKNOWN_SERVER_ERROR with no message; so does
-this broker (a key counts as known when this broker knows it: its own, Kafka's unused ones,
-and the prefixes it accepts, broker/config.py).
+controller's ConfigurationControlManager), a broker's INVALID_CONFIG "Config value append is not
+allowed for config key: log.retention.ms" (an InvalidConfigurationException of the broker's
+ConfigAdminManager.prepareIncrementalConfigs, before forwarding), and on a broker key Kafka's
+KafkaConfig does not define (``retention.ms``, a misspelt name) INVALID_CONFIG "Unknown config
+name: retention.ms" (Kafka 4.3, KAFKA-20129; earlier 4.x answered UNKNOWN_SERVER_ERROR). A key
+counts as known when this broker knows it: its own, Kafka's unused ones, and the prefixes it
+accepts (broker/config.py).
 The result is validated as a whole before it is stored; DELETE of a broker config brings back
 the level below (the cluster-wide default, then ``--config``, then Kafka's default).
 
@@ -52,7 +53,6 @@ from tiered_mq.errors import (
     InvalidConfigError,
     InvalidRequestError,
     KafkaError,
-    UnknownServerError,
     UnknownTopicOrPartitionError,
 )
 from tiered_mq.hot.log_config import DEFAULTS, config_type
@@ -82,13 +82,12 @@ def kafka_broker_key(name: str) -> bool:
 
 def broker_not_list(name: str, kind: int) -> KafkaError:
     """Kafka's broker (ConfigAdminManager.prepareIncrementalConfigs) on a broker key that is not
-    a LIST: INVALID_REQUEST, refused before the change is forwarded to the controller; on a key
-    KafkaConfig does not define, UNKNOWN_SERVER_ERROR without a message (its ``configKeys(name)``
-    throws NoSuchElementException before the "Unknown config name" check is reached)."""
+    a LIST, refused before the change is forwarded to the controller: INVALID_CONFIG, naming an
+    unknown key as such."""
     if not kafka_broker_key(name):
-        return UnknownServerError()
+        return InvalidConfigError(f"Unknown config name: {name}")
     verb = OP_NAMES[kind].lower()
-    return InvalidRequestError(f"Config value {verb} is not allowed for config key: {name}")
+    return InvalidConfigError(f"Config value {verb} is not allowed for config key: {name}")
 
 
 def apply_ops(
