@@ -1,5 +1,6 @@
 """Records that wait too long for a broker which IS reached (a topic whose records it refuses:
-min.insync.replicas 2 with one replica is NOT_ENOUGH_REPLICAS, retried by librdkafka) get no
+replicas [0, 1] with broker 1 down and min.insync.replicas 2 is NOT_ENOUGH_REPLICAS, retried by
+librdkafka; tests/integration/absent_replica.py) get no
 "is it running ...?" hint: the error says the broker answers and names the last delivery error
 (or that none came yet, with the -v -X debug=msg hint). A broker not reached keeps the hint."""
 
@@ -11,7 +12,9 @@ import sys
 
 import pytest
 
+from tests.integration.absent_replica import DEAF, deaf_broker  # noqa: F401  (the fixture)
 from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.zookeeper_server import zookeeper  # noqa: F401  (deaf_broker's)
 from tiered_mq.cli._common import error_message
 from tiered_mq.client import ClientError, Producer, ProducerConfig
 from tiered_mq.client.admin import Admin
@@ -30,15 +33,15 @@ UNREACHABLE_HINT = "is it running"
 
 
 @pytest.fixture(scope="module")
-def topics(shared_broker: BrokerProcess) -> BrokerProcess:
-    admin = Admin(bootstrap_servers=shared_broker.bootstrap)
-    admin.create_topic("deaf", config={"min.insync.replicas": "2"})
-    admin.create_topic("small", config={"max.message.bytes": "100"})
-    return shared_broker
+def topics(deaf_broker: BrokerProcess) -> BrokerProcess:  # noqa: F811
+    Admin(bootstrap_servers=deaf_broker.bootstrap).create_topic(
+        "small", config={"max.message.bytes": "100"}
+    )
+    return deaf_broker
 
 
 def produce(bootstrap: str, lines: bytes, *extra: str) -> str:
-    args = [*CLI, "deaf", "--max-block-ms", "1500", "-b", bootstrap, *extra]
+    args = [*CLI, DEAF, "--max-block-ms", "1500", "-b", bootstrap, *extra]
     args += [f"-X{key}={value}" for key, value in QUEUE.items()]
     done = subprocess.run(args, input=lines, capture_output=True, timeout=60, env=ENV)
     stderr = done.stderr.decode()

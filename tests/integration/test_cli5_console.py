@@ -26,7 +26,9 @@ import uuid
 
 import pytest
 
+from tests.integration.absent_replica import DEAF, deaf_broker  # noqa: F401  (the fixture)
 from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.zookeeper_server import zookeeper  # noqa: F401  (deaf_broker's)
 from tiered_mq.client import Producer, ProducerConfig
 from tiered_mq.client.admin import Admin
 from tiered_mq.client.config import DeliverySemantics
@@ -79,21 +81,19 @@ def test_a_dead_address_before_a_live_one_is_no_error(shared_broker: BrokerProce
 
 
 @pytest.fixture(scope="module")
-def deaf_topic(shared_broker: BrokerProcess) -> str:
-    """min.insync.replicas 2 with one replica: the broker answers every produce (acks=all)
-    with NOT_ENOUGH_REPLICAS, a retriable error."""
-    topic = fresh("deaf")
-    Admin(bootstrap_servers=shared_broker.bootstrap).create_topic(
-        topic, 1, 1, {"min.insync.replicas": "2"}
-    )
-    return topic
+def deaf_topic() -> str:
+    """Replicas [0, 1] with broker 1 down and min.insync.replicas 2 (absent_replica.py, on
+    deaf_broker): the broker answers every produce (acks=all) with NOT_ENOUGH_REPLICAS, a
+    retriable error."""
+    return DEAF
 
 
 def test_a_refused_record_fails_after_kafkas_three_retries(
-    shared_broker: BrokerProcess, deaf_topic: str
+    deaf_broker: BrokerProcess,  # noqa: F811
+    deaf_topic: str,
 ) -> None:
     status, _, stderr, elapsed = run(
-        "produce", deaf_topic, "-b", shared_broker.bootstrap, input=b"r\n"
+        "produce", deaf_topic, "-b", deaf_broker.bootstrap, input=b"r\n"
     )
     assert status == 1, stderr
     assert f"Produced 0 of 1 records to {deaf_topic} (1 not delivered)" in stderr
@@ -102,11 +102,12 @@ def test_a_refused_record_fails_after_kafkas_three_retries(
 
 
 def test_retries_are_set_by_the_option_or_by_x_retries(
-    shared_broker: BrokerProcess, deaf_topic: str
+    deaf_broker: BrokerProcess,  # noqa: F811
+    deaf_topic: str,
 ) -> None:
     """With 1 s between two attempts, the run lasts about one second per retry: none with
     ``--message-send-max-retries 0``, 1 with ``-X retries=1``, 3 by default."""
-    args = ["produce", deaf_topic, "-b", shared_broker.bootstrap]
+    args = ["produce", deaf_topic, "-b", deaf_broker.bootstrap]
     args += ["-X", "retry.backoff.ms=1000", "-X", "retry.backoff.max.ms=1000"]
     seconds = {}
     for name, extra in (

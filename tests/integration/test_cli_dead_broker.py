@@ -14,9 +14,10 @@ import time
 
 import pytest
 
+from tests.integration.absent_replica import DEAF, deaf_broker  # noqa: F401  (the fixture)
 from tests.integration.broker_process import BrokerProcess, free_port
+from tests.integration.zookeeper_server import zookeeper  # noqa: F401  (deaf_broker's)
 from tiered_mq.client import ClientError, Producer, ProducerConfig
-from tiered_mq.client.admin import Admin
 
 pytestmark = pytest.mark.integration
 
@@ -58,24 +59,23 @@ def test_max_block_ms_is_kafkas_and_checked() -> None:
 
 
 @pytest.fixture(scope="module")
-def deaf_topic(shared_broker: BrokerProcess) -> str:
+def deaf_topic() -> str:
     """A topic whose records the broker never acknowledges (acks=all, the CLI's default):
-    min.insync.replicas 2 with one replica is NOT_ENOUGH_REPLICAS, which librdkafka retries
-    until message.timeout.ms. The broker is reached, so ``produce`` gets past its look-up."""
-    Admin(bootstrap_servers=shared_broker.bootstrap).create_topic(
-        "deaf", config={"min.insync.replicas": "2"}
-    )
-    return "deaf"
+    replicas [0, 1] with broker 1 down and min.insync.replicas 2 is NOT_ENOUGH_REPLICAS, which
+    librdkafka retries until message.timeout.ms (absent_replica.py). The broker is reached, so
+    ``produce`` gets past its look-up."""
+    return DEAF
 
 
 def test_produce_into_a_broker_that_takes_nothing_ends_after_max_block_ms(
-    shared_broker: BrokerProcess, deaf_topic: str
+    deaf_broker: BrokerProcess,  # noqa: F811
+    deaf_topic: str,
 ) -> None:
     """2,000 lines into a 50-record queue: exit status 1 within seconds, one error naming the
     queue and max.block.ms. (A broker that cannot be reached at all fails before the input is
     read: test_cli2_produce_unreachable.py.)"""
     lines = b"".join(b"%d\n" % i for i in range(2000))
-    args = ["produce", deaf_topic, "--max-block-ms", "1500", "-b", shared_broker.bootstrap]
+    args = ["produce", deaf_topic, "--max-block-ms", "1500", "-b", deaf_broker.bootstrap]
     args += [f"-X{key}={value}" for key, value in QUEUE.items()]
     started = time.monotonic()
     done = subprocess.run(CLI + args, input=lines, capture_output=True, timeout=60, env=ENV)
@@ -90,13 +90,14 @@ def test_produce_into_a_broker_that_takes_nothing_ends_after_max_block_ms(
 
 
 def test_ctrl_c_while_waiting_for_the_broker_abandons_at_once(
-    shared_broker: BrokerProcess, deaf_topic: str
+    deaf_broker: BrokerProcess,  # noqa: F811
+    deaf_topic: str,
 ) -> None:
     """Two lines the broker does not acknowledge: at the end of the input the run waits (30 s)
     for them; a Ctrl-C then ends it at once, exit status 1, naming the 2 records abandoned
     (before: "Aborted!" without a count, or, when the signal landed in a librdkafka log
     callback, a SystemError traceback once the 30 s had passed)."""
-    args = ["produce", deaf_topic, "-v", "-b", shared_broker.bootstrap, "-Xretries=2147483647"]
+    args = ["produce", deaf_topic, "-v", "-b", deaf_broker.bootstrap, "-Xretries=2147483647"]
     with subprocess.Popen(
         CLI + args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     ) as process:

@@ -47,8 +47,8 @@ TOPIC_DOCS: Final[dict[str, str]] = {
     "before the batch is refused.",
     "message.timestamp.after.max.ms": "How far in the future a CreateTime timestamp may be "
     "before the batch is refused.",
-    "min.insync.replicas": "Replicas that must have a write for acks=all; one broker, one "
-    "replica: only 1 is meaningful.",
+    "min.insync.replicas": "In-sync replicas that must have a write for acks=all, at most the "
+    "partition's replica count (Kafka 3.7+); fewer in sync: NOT_ENOUGH_REPLICAS.",
     "file.delete.delay.ms": "Delay before a deleted segment's files are removed from disk.",
     "compression.type": "Codec of stored batches: producer keeps the producer's, or one of "
     "uncompressed, gzip, snappy, lz4, zstd (re-encoded on append).",

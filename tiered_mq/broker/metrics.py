@@ -25,7 +25,7 @@ equivalent after ``#``)::
     tiered_mq_partitions                          partitions hosted          # PartitionCount
     tiered_mq_leader_partitions                   of which this broker leads # LeaderCount
     tiered_mq_under_replicated_partitions         ISR smaller than replicas  # UnderReplicated
-    tiered_mq_under_min_isr_partitions            ISR < min.insync.replicas  # UnderMinIsr...
+    tiered_mq_under_min_isr_partitions            ISR < effectiveMinIsr      # UnderMinIsr...
     tiered_mq_offline_partitions                  in the metadata, unserved  # OfflinePartitions
     tiered_mq_global_topics                       topics in the metadata     # GlobalTopicCount
     tiered_mq_global_partitions                   their partitions           # GlobalPartition..
@@ -389,8 +389,9 @@ class ClusterCollector(Collector):
 
     Of the partitions hosted (``partitions()``): how many (PartitionCount), led here
     (LeaderCount), with an ISR smaller than their replica set (UnderReplicatedPartitions),
-    with fewer in-sync replicas than their ``min.insync.replicas`` (UnderMinIsrPartitionCount:
-    acks=all produce is answered NOT_ENOUGH_REPLICAS). Of the metadata: topics and partitions
+    with fewer in-sync replicas than their ``min.insync.replicas``, capped at their replica count
+    as Kafka 3.7+'s effectiveMinIsr (UnderMinIsrPartitionCount: acks=all produce is answered
+    NOT_ENOUGH_REPLICAS). Of the metadata: topics and partitions
     (GlobalTopicCount, GlobalPartitionCount) and partitions this broker should serve but does
     not host (OfflinePartitionsCount: a log that failed to open; a topic being created shows
     for the moment its logs take to open). A scrape racing a metadata change skips the
@@ -414,7 +415,7 @@ class ClusterCollector(Collector):
                     leaders += 1
                 if state is not None and len(state.isr) < len(state.replicas):
                     under_replicated += 1
-                if len(isr) < partition.log.config.min_insync_replicas:
+                if len(isr) < partition.effective_min_isr():
                     under_min_isr += 1
             except Exception:  # a partition closing under the scrape: skip it
                 continue
@@ -429,7 +430,8 @@ class ClusterCollector(Collector):
         )
         yield GaugeMetricFamily(
             "tiered_mq_under_min_isr_partitions",
-            "Hosted partitions with fewer in-sync replicas than min.insync.replicas",
+            "Hosted partitions with fewer in-sync replicas than min.insync.replicas "
+            "(at most their replica count)",
             value=under_min_isr,
         )
         try:

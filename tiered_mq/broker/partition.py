@@ -100,7 +100,8 @@ def validate_records(
     LogValidator.validateBatch refuse them (InvalidRecordException; a Java producer does not
     retry it, CORRUPT_MESSAGE it would). A batch breaking them would move the high watermark by
     its ``last_offset_delta`` while serving other offsets. A bad CRC or length stays
-    CORRUPT_MESSAGE, as in Kafka."""
+    CORRUPT_MESSAGE, as in Kafka; a negative record count or last offset delta in a batch whose
+    CRC holds is INVALID_RECORD (LogValidator.validateBatch, after the CRC)."""
     if len(records) == 0:
         raise invalid_record(
             f"produce v{api_version} needs at least one record batch per partition", api_version
@@ -111,7 +112,7 @@ def validate_records(
             f"not {records[_MAGIC_AT]}",
             api_version,
         )
-    h = validate_batch(records, 0)  # the first only: a second one is refused unread
+    h = validate_batch(records, 0, counts=False)  # the first only: a second one is refused unread
     if h.size != len(records):
         following = peek_size(records, h.size)
         if following is None or h.size + following > len(records):
@@ -130,16 +131,24 @@ def validate_records(
             f"The baseOffset of the record batch should be 0, but it is {h.base_offset}",
             api_version,
         )
+    if h.last_offset_delta < 0:  # LogValidator.validateBatch's order: offsets, count, both
+        raise invalid_record(
+            f"Batch has an invalid offset range: [0, {h.last_offset_delta}]", api_version
+        )
+    if h.records_count <= 0:
+        raise invalid_record(
+            f"Invalid reported count for record batch: {h.records_count}", api_version
+        )
+    if h.records_count != h.last_offset_delta + 1:
+        raise invalid_record(
+            f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
+            api_version,
+        )
     if h.is_control:
         raise invalid_record("clients may not produce control batches", api_version)
     if h.producer_id >= 0 and h.base_sequence < 0:
         raise invalid_record(
             f"invalid sequence number {h.base_sequence} in a batch of producer {h.producer_id}",
-            api_version,
-        )
-    if h.records_count != h.last_offset_delta + 1:  # (validate_batch: delta >= 0)
-        raise invalid_record(
-            f"inconsistent batch: {h.records_count} records, offset range 0..{h.last_offset_delta}",
             api_version,
         )
     check_records_start(h, memoryview(records)[HEADER_SIZE : h.size])
@@ -158,10 +167,19 @@ class Partition:
         self.txns = PartitionTxns(log)
         self.high_watermark = log.log_end_offset
         self.isr: tuple[int, ...] = ()
+        self.replicas: tuple[int, ...] = ()  # the assignment (ids); empty: this broker alone
         self.on_append: Callable[[TopicPartition], None] | None = None
         self.on_roll: Callable[[TopicPartition], None] | None = None
         self._latest_snapshot: int | None = None  # offset of the newest snapshot file
         self._snapshots_pruned_below = -1  # local log start offset at the last pruning
+
+    def effective_min_isr(self) -> int:
+        """The in-sync replicas an acks=all append needs (Kafka 3.7+'s Partition.effectiveMinIsr,
+        KAFKA-15583): ``min.insync.replicas`` capped at the replica count, which Kafka lets a
+        topic set above its replication factor. A one-replica topic with
+        ``min.insync.replicas=2`` takes acks=all; a partition of replicas [0, 1] whose ISR is
+        [0] still refuses it (NOT_ENOUGH_REPLICAS), and counts as under min ISR."""
+        return min(self.log.config.min_insync_replicas, len(self.replicas) or 1)
 
     @classmethod
     def open(

@@ -299,6 +299,7 @@ class ReplicaManager:
             partition.remove_expired_producers(now, expiration_ms)  # not shared yet: no lock
             state = states[tp]
             partition.isr = state.isr if state is not None else (self.config.node_id,)
+            partition.replicas = state.replicas if state is not None else partition.isr
             partition.on_append = self.purgatory.notify
             partition.on_roll = self._on_roll
             self.partitions[tp] = partition

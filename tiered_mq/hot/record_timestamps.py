@@ -10,7 +10,10 @@ record after the first may be the oldest. So when a topic sets ``before.max.ms``
 Long.MAX_VALUE, never refuses) every data batch is decoded (in the produce handler's worker
 thread): the records of a batch of several are each judged here, and a one-record batch gets
 its record's timestamp written as its max timestamp (handlers/produce.py), which
-``check_timestamp`` then judges. Nothing is written here.
+``check_timestamp`` then judges. But a max timestamp stays -1 (NO_TIMESTAMP) when the record's
+is below it, as Kafka computes it (the highest of -1 and the records'): a one-record batch whose
+max timestamp is -1 has its record judged here, so that a timestamp below -1 is refused as
+Kafka's LogValidator refuses it (any timestamp but -1 is judged). Nothing is written here.
 """
 
 from __future__ import annotations
@@ -53,8 +56,10 @@ def check_record_timestamps(
     high = now + after if after < LONG_MAX else LONG_MAX
     out_of_range: list[tuple[int, str]] = []
     for i, (position, header) in enumerate(batches):
-        if header.records_count <= 1 or header.is_control:
-            continue  # one record: the header's first and max timestamps are that record's
+        if header.is_control or (
+            header.records_count <= 1 and header.max_timestamp != NO_TIMESTAMP
+        ):
+            continue  # one record: the header's max timestamp is that record's (see above)
         for index, record in enumerate(
             batch_records(records, position, i, decoded, max_size=max_size)
         ):

@@ -128,10 +128,16 @@ def peek_size(buf: bytes | bytearray | memoryview, pos: int = 0) -> int | None:
     return int(length) + LOG_OVERHEAD
 
 
-def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
-    """Check one batch at ``pos``: length, magic, record count bound and CRC-32C.
+def validate_batch(
+    buf: bytes | bytearray | memoryview, pos: int = 0, *, counts: bool = True
+) -> BatchHeader:
+    """Check one batch at ``pos``: length, magic, CRC-32C, a record count the records' bytes
+    can hold and (``counts``) a record count and last offset delta that are not negative.
 
-    Raises CorruptRecordError naming what is wrong; reads no record.
+    Raises CorruptRecordError naming what is wrong; reads no record. The produce path passes
+    ``counts=False`` and judges the signs itself, after the CRC as Kafka's LogValidator does
+    (INVALID_RECORD: a CRC-valid batch with a negative count is the producer's mistake, not a
+    corruption).
     """
     header = read_header(buf, pos)
     if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
@@ -141,17 +147,20 @@ def validate_batch(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHe
         raise CorruptRecordError(f"batch of {header.size} bytes truncated at {len(buf) - pos}")
     if header.magic != MAGIC:
         raise CorruptRecordError(f"unsupported magic {header.magic}")
-    if header.records_count < 0 or header.last_offset_delta < 0:
-        raise CorruptRecordError(f"negative record count {header.records_count}")
-    body = header.size - HEADER_SIZE
-    if header.compression == 0 and header.records_count * MIN_RECORD_SIZE > body:
-        raise CorruptRecordError(
-            f"record count {header.records_count} impossible in {body} bytes of records"
-        )
     actual = crc32c.crc32c(memoryview(buf)[pos + CRC_START : end])
     if actual != header.crc:
         raise CorruptRecordError(
             f"CRC mismatch: header {header.crc:#010x}, computed {actual:#010x}"
+        )
+    if counts and (header.records_count < 0 or header.last_offset_delta < 0):
+        raise CorruptRecordError(
+            f"negative record count {header.records_count} or last offset delta "
+            f"{header.last_offset_delta}"
+        )
+    body = header.size - HEADER_SIZE
+    if header.compression == 0 and header.records_count * MIN_RECORD_SIZE > body:
+        raise CorruptRecordError(
+            f"record count {header.records_count} impossible in {body} bytes of records"
         )
     return header
 

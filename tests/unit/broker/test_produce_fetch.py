@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -329,7 +330,14 @@ async def test_delete_records_refuses_internal_topics(client: Client) -> None:
     assert (p["error_code"], p["low_watermark"]) == (17, -1)
 
 
-async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
+async def test_acks_all_needs_min_insync_replicas(tmp_path: Path) -> None:
+    """acks=-1 needs min.insync.replicas in-sync replicas, at most as many as the partition has
+    (Kafka 3.7+'s effectiveMinIsr): a partition of replicas [0, 1] whose ISR is [0] (the state
+    written into cluster.json between two starts) refuses it, NOT_ENOUGH_REPLICAS; acks=1 is
+    taken."""
+    data = tmp_path / "data"
+    broker = await start_broker(data)
+    client = await Client.connect(broker.port)
     r = await client.call(
         19,
         4,
@@ -345,15 +353,22 @@ async def test_acks_all_needs_min_insync_replicas(client: Client) -> None:
         },
     )
     assert r["topics"][0]["error_code"] == 0
-    assert (
-        part(await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"]))))["error_code"] == 19
-    )
-    assert (
-        part(await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"]), acks=1)))[
-            "error_code"
-        ]
-        == 0
-    )
+    await client.close()
+    await broker.close()
+    cluster = data / "cluster.json"
+    state = json.loads(cluster.read_text())
+    state["partitions"]["isr-0"] = {"leader": 0, "leader_epoch": 0, "isr": [0], "replicas": [0, 1]}
+    cluster.write_text(json.dumps(state))
+    broker = await start_broker(data)
+    client = await Client.connect(broker.port)
+    try:
+        r = await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"])))
+        assert part(r)["error_code"] == 19
+        r = await client.call(PRODUCE, 8, produce_body("isr", batch([b"a"]), acks=1))
+        assert part(r)["error_code"] == 0
+    finally:
+        await client.close()
+        await broker.close()
 
 
 async def test_topic_compression_type_recompresses(client: Client) -> None:

@@ -26,7 +26,8 @@ RECORD_LIST_TOO_LARGE (hot/log_append.py, where Kafka's UnifiedLog.append checks
 appended, the other partitions unaffected.
 acks=0 sends no response at all; acks=1 and acks=-1 answer once the batch is in the log
 (single node: the ISR is this broker, so the high watermark moved with the append; acks=-1
-needs ``min.insync.replicas`` in-sync replicas, else NOT_ENOUGH_REPLICAS). An acks=0 request
+needs ``min.insync.replicas`` in-sync replicas, at most as many as the partition has replicas,
+as Kafka 3.7+'s effectiveMinIsr; else NOT_ENOUGH_REPLICAS). An acks=0 request
 with any partition in error closes the connection instead (Kafka's KafkaApis: the producer
 reads no answer, the disconnect makes it refresh its metadata and log the failure). A
 duplicate idempotent batch answers its original base offset and appends nothing.
@@ -215,10 +216,10 @@ async def _append(
     partition = broker.replica_manager.get_partition(tp)
     config = partition.log.config
     batches = validate_records(records, config.max_message_bytes, version)
-    min_isr = config.min_insync_replicas
-    if acks == -1 and len(partition.isr) < min_isr:
+    if acks == -1 and len(partition.isr) < partition.effective_min_isr():
         raise NotEnoughReplicasError(
-            f"{tp}: {len(partition.isr)} in-sync replicas, min.insync.replicas is {min_isr}"
+            f"{tp}: {len(partition.isr)} in-sync replicas of {len(partition.replicas)}, "
+            f"min.insync.replicas is {config.min_insync_replicas}"
         )
     if version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
         raise UnsupportedCompressionTypeError(
