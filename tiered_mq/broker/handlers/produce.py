@@ -216,9 +216,13 @@ async def _append(
     partition = broker.replica_manager.get_partition(tp)
     config = partition.log.config
     batches = validate_records(records, config.max_message_bytes, version)
-    if acks == -1 and len(partition.isr) < partition.effective_min_isr():
+    if (  # the setting first: met (the default), there is no cap to work out
+        acks == -1
+        and (in_sync := len(partition.isr)) < config.min_insync_replicas
+        and in_sync < partition.effective_min_isr()
+    ):
         raise NotEnoughReplicasError(
-            f"{tp}: {len(partition.isr)} in-sync replicas of {len(partition.replicas)}, "
+            f"{tp}: {in_sync} in-sync replicas of {len(partition.replicas)}, "
             f"min.insync.replicas is {config.min_insync_replicas}"
         )
     if version < ZSTD_MIN_VERSION and any(h.compression == ZSTD for _, h in batches):
