@@ -197,9 +197,13 @@ class TopicRegistry:
         return self.coordinator.get_topic(name)
 
     def effective_configs(self, name: str) -> dict[str, str]:
+        """Every config of topic ``name`` with the value it takes (its overrides over the
+        broker's defaults), as DescribeConfigs resolves them. A topic that does not exist is
+        UNKNOWN_TOPIC_OR_PARTITION raised without a message, as Kafka's ConfigHelper answers
+        DescribeConfigs of one (a client shows the code's own text)."""
         meta = self.coordinator.get_topic(name)
         if meta is None:
-            raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+            raise UnknownTopicOrPartitionError()
         return dict(self.replica_manager.log_config(meta.configs).to_properties())
 
     def resolve_partitions(self, partitions: int) -> int:

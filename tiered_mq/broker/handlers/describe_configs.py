@@ -8,7 +8,10 @@ With ``include_synonyms`` a config lists that chain, most specific first, the br
 under the broker's names (``log.retention.ms``, ``.minutes``, ``.hours``; config_entries.py),
 as Kafka's ``kafka-configs.sh --describe --all`` shows. A topic name that is not a legal one
 ("", too long, other characters) answers INVALID_TOPIC_EXCEPTION, as Kafka's Topic.validate;
-a legal one that names no topic UNKNOWN_TOPIC_OR_PARTITION.
+a legal one that names no topic UNKNOWN_TOPIC_OR_PARTITION with a null error message, as Kafka's
+ConfigHelper answers it (clients show the code's own text: the Java Admin's "This server does not
+host this topic-partition.", librdkafka's "Broker: Unknown topic or partition"). An error raised
+without a message of its own is answered with a null one, as Kafka's ``ApiError.fromThrowable``.
 
 The broker resource named by this broker's id lists every broker config this broker honours
 (broker/config.py's table, the broker names of topic configs with their fallbacks in
@@ -46,8 +49,8 @@ from tiered_mq.broker.config_entries import (
 from tiered_mq.broker.context import RequestContext
 from tiered_mq.broker.dynamic_config import DYNAMIC_CONFIGS, entity_of
 from tiered_mq.broker.handlers._common import (
+    api_error_message,
     error_code,
-    error_message,
     require,
     require_cluster,
     require_topic,
@@ -77,8 +80,8 @@ INVALID_REQUEST_MESSAGE = (
 def topic_configs(ctx: RequestContext, name: str, synonyms: bool) -> list[dict[str, Any]]:
     validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
     meta = ctx.broker.topic_registry.get_topic(name)
-    if meta is None:
-        raise UnknownTopicOrPartitionError(f"topic '{name}' does not exist")
+    if meta is None:  # Kafka's ConfigHelper: the code, no message
+        raise UnknownTopicOrPartitionError()
     return topic_config_entries(ctx.broker, meta.configs, synonyms)
 
 
@@ -209,6 +212,6 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
             result["configs"] = configs
         except Exception as e:
             result["error_code"] = error_code(e)
-            result["error_message"] = error_message(e)
+            result["error_message"] = api_error_message(e)
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}

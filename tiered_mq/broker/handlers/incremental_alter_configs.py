@@ -12,7 +12,12 @@ name: retention.ms" (Kafka 4.3, KAFKA-20129; earlier 4.x answered UNKNOWN_SERVER
 counts as known when this broker knows it: its own, Kafka's unused ones, and the prefixes it
 accepts (broker/config.py).
 The result is validated as a whole before it is stored; DELETE of a broker config brings back
-the level below (the cluster-wide default, then ``--config``, then Kafka's default).
+the level below (the cluster-wide default, then ``--config``, then Kafka's default). A topic
+resource is judged in the order of Kafka's controller (ConfigurationControlManager): APPEND or
+SUBTRACT on a key that is not a list, then the resulting values (INVALID_CONFIG, a topic that
+does not exist having no overrides), then the topic's existence (UNKNOWN_TOPIC_OR_PARTITION
+"The topic 'x' does not exist."), so that a bad value is INVALID_CONFIG whether the topic exists
+or not, as the legacy AlterConfigs (TopicRegistry.set_configs) answers it too.
 
 Before any of it, Kafka's preprocess checks (``_common.check_config_shape``): a key named twice
 in one resource (even SET then DELETE), a null value with SET, APPEND or SUBTRACT, or a resource
@@ -53,7 +58,6 @@ from tiered_mq.errors import (
     InvalidConfigError,
     InvalidRequestError,
     KafkaError,
-    UnknownTopicOrPartitionError,
 )
 from tiered_mq.hot.log_config import DEFAULTS, config_type
 from tiered_mq.protocol.api_versions import ApiKey
@@ -132,9 +136,10 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
         require_topic(ctx, AclOperation.ALTER_CONFIGS, name)
         validate_topic_name(name)  # Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION, not unknown
         meta = registry.get_topic(name)
-        if meta is None:
-            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")  # Kafka's
-        updated = apply_ops(meta.configs, registry.effective_configs(name), entries)
+        # a topic that does not exist has no overrides: its operations and values are judged
+        # first, then set_configs answers UNKNOWN_TOPIC_OR_PARTITION (Kafka's order)
+        current, effective = (meta.configs, registry.effective_configs(name)) if meta else ({}, {})
+        updated = apply_ops(current, effective, entries)
         await registry.set_configs(name, updated, validate_only)
 
     async def alter_broker(name: str, entries: list[dict[str, Any]]) -> None:
