@@ -35,8 +35,19 @@ INTERRUPTED_EXIT = 130
 _COMMAND_MODULES = ("dev", "topics", "configs", "produce", "consume", "groups", "users", "tier")
 
 
+PROG_NAME = "tiered-mq"
+"""The name usage lines and ``--version`` show, however the command was started (``python -m
+tiered_mq`` would show ``python -m tiered_mq``, click's guess from the interpreter's arguments)."""
+
+
 class _LazyGroup(click.Group):
     """The sub-commands of ``_COMMAND_MODULES``, each imported on first use."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's ``main``, the program named ``PROG_NAME`` unless the caller names it."""
+        if len(args) < 2 and kwargs.get("prog_name") is None:
+            kwargs["prog_name"] = PROG_NAME
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [name for name in _COMMAND_MODULES if _module(name) is not None]
@@ -92,7 +103,7 @@ def _module(name: str) -> str | None:
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tiered-mq")
+@click.version_option(__version__, prog_name=PROG_NAME)
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """tiered-mq: a Kafka-compatible streaming platform with tiered storage."""

@@ -23,7 +23,8 @@ error, not a lag of 0), counts the rolled local segments whose data is above the
 uploaded offset: the copy lag (a live broker also exports it as the
 ``tiered_mq_remote_copy_lag_*`` metrics). Its columns are as wide as their widest cell (a long
 topic name does not push the others out of line); ``--json`` prints the same rows as a JSON
-array (``_status_rows`` states the fields).
+array (``_status_rows`` states the fields). A bucket with no topic in it is ``no topics`` in
+both ``inspect`` and ``status`` (``--json``: ``{}`` and ``[]``).
 """
 
 from __future__ import annotations
@@ -346,7 +347,9 @@ def status_cmd(url: str, data_dir: Path | None, as_json: bool, **opts: Any) -> N
         rows = _status_rows(store, prefix, data_dir)
         if as_json:
             click.echo(json.dumps(rows, indent=1))
-            return
-        click.echo(_status_table(rows, with_lag=data_dir is not None))
+        elif not rows:
+            click.echo("no topics")  # as inspect says it
+        else:
+            click.echo(_status_table(rows, with_lag=data_dir is not None))
 
     _run(body)

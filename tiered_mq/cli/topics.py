@@ -15,7 +15,11 @@ with ``-X`` (``security.protocol``, ``sasl.*``, ``ssl.*``).
 above the current count: INVALID_PARTITIONS), as ``kafka-topics.sh --alter --partitions``.
 As kafka-topics.sh's ``--if-not-exists`` and ``--if-exists``, ``create --if-not-exists`` of a
 topic that exists and ``describe``/``delete``/``alter``/``alter-config --if-exists`` of one that
-does not do nothing and exit 0 (a note on stderr says so).
+does not do nothing and exit 0 (a note on stderr says so); without ``--if-exists``,
+``describe``, ``delete`` and ``alter`` of a topic that does not exist fail (exit status 1) with
+kafka-topics.sh's words, ``Error: UNKNOWN_TOPIC_OR_PARTITION: Topic 'NAME' does not exist as
+expected``; ``alter-config`` shows the broker's answer ("The topic 'NAME' does not exist.",
+Kafka's IncrementalAlterConfigs words).
 ``list`` and ``describe`` without a name show the internal topics (``__consumer_offsets``,
 ``__transaction_state``) as kafka-topics.sh does; ``--exclude-internal`` leaves them out, named
 ones too (``describe __consumer_offsets orders --exclude-internal`` describes ``orders``, as
@@ -59,6 +63,23 @@ def _unless(condition: bool, error: str, note: str) -> Iterator[None]:
         if not condition or err.name != error:
             raise
         click.echo(note, err=True)
+
+
+@contextlib.contextmanager
+def _existing(name: str, if_exists: bool) -> Iterator[None]:
+    """The block acts on topic ``name``, which must exist: its UNKNOWN_TOPIC_OR_PARTITION is
+    ``Error: UNKNOWN_TOPIC_OR_PARTITION: Topic 'NAME' does not exist as expected`` (exit status
+    1), kafka-topics.sh's words for ``--describe``/``--delete``/``--alter`` of a topic that
+    does not exist; with ``if_exists``, a note on stderr and exit status 0."""
+    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+        try:
+            yield
+        except ClientError as err:
+            if err.name != UNKNOWN or if_exists:
+                raise
+            raise ClientError(
+                UNKNOWN, f"Topic '{name}' does not exist as expected", err.code
+            ) from err
 
 
 @click.group("topics")
@@ -219,7 +240,7 @@ def describe(
             left_out = ", ".join(excluded)
             raise ClientError(UNKNOWN, f"{left_out}: internal, left out by --exclude-internal", 3)
     for i, name in enumerate(chosen):
-        with _unless(if_exists or not names, UNKNOWN, f"Topic {name} does not exist."):
+        with _existing(name, if_exists or not names):  # not named: deleted meanwhile, a note
             desc = admin.describe_topic(name)
             click.echo(("\n" if i else "") + render_description(desc, all_configs))
 
@@ -233,7 +254,7 @@ def delete(
     name: str, if_exists: bool, bootstrap: str, properties: tuple[str, ...], timeout: float
 ) -> None:
     """Delete topic NAME (and, on tiered-mq, its objects in the bucket)."""
-    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+    with _existing(name, if_exists):
         admin_client(bootstrap, timeout, properties).delete_topic(name)
         click.echo(f"Deleted topic {name}.")
 
@@ -259,7 +280,7 @@ def alter(
     timeout: float,
 ) -> None:
     """Add partitions to topic NAME (kafka-topics.sh --alter --partitions)."""
-    with _unless(if_exists, UNKNOWN, f"Topic {name} does not exist."):
+    with _existing(name, if_exists):
         admin_client(bootstrap, timeout, properties).create_partitions(name, partitions)
         click.echo(f"Topic {name} now has {partitions} partitions.")
 
