@@ -13,7 +13,7 @@ import pytest
 
 from tiered_mq.broker.config import BrokerConfig
 from tiered_mq.broker.remote_tier import start_remote_tier, stop_remote_tier
-from tiered_mq.cold import layout, manifest_writer
+from tiered_mq.cold import layout, manifest, manifest_writer
 from tiered_mq.cold.local_stores import FileStore, MemoryStore
 from tiered_mq.cold.manifest import PartitionManifest, RemoteSegment, SegmentState
 from tiered_mq.cold.manifest_writer import ManifestWriter, load_manifest
@@ -102,3 +102,30 @@ async def test_the_start_opens_a_file_cold_tier_off_the_event_loop(
     finally:
         await stop_remote_tier(rlm)
     assert len(walks) == 1 and walks[0] != threading.main_thread().name  # old: the loop's
+
+
+async def test_a_written_manifest_is_indexed_in_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each upload writes the manifest twice; the new version's query index (every readable
+    entry) was built on the event loop at its first query, 6 ms at 10,000 entries."""
+    store = ThreadedStore(MemoryStore(), inline=True)
+    writer = ManifestWriter(store, "p", TP, leader_epoch=2)
+    await writer.load()
+    await writer.commit(lambda m: setattr(m, "segments", _manifest(2000).segments))
+    built: list[str] = []
+    original = manifest._ReadableIndex
+
+    class Recorded(original):  # type: ignore[valid-type, misc]
+        def __init__(self, m: PartitionManifest) -> None:
+            built.append(threading.current_thread().name)
+            super().__init__(m)
+
+    monkeypatch.setattr(manifest, "_ReadableIndex", Recorded)
+    await writer.commit(lambda m: m.upsert(_entry(2000 * 100)))
+    assert writer.manifest.end_offset() == 2000 * 100 + 99  # the uploader's queries
+    assert writer.manifest.upload_bound() == 2000 * 100 + 100
+    assert len(writer.manifest.readable_segments()) == 2001
+    assert built and threading.main_thread().name not in built  # old: built on the loop
+    reread, _ = await load_manifest(store, "p", TP)
+    assert reread == writer.manifest

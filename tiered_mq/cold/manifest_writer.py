@@ -61,6 +61,14 @@ async def load_manifest(
     return await asyncio.to_thread(_parse_and_index, data), etag
 
 
+def _encode_and_index(candidate: PartitionManifest) -> bytes:
+    """A commit's manifest as JSON, its readable-segment index built too (in a worker thread:
+    the candidate is not shared until the put succeeded)."""
+    data = candidate.to_json()
+    candidate.readable_segments()
+    return data
+
+
 def _parse_and_index(data: bytes) -> PartitionManifest:
     """A manifest parsed, its readable-segment index built too (in a worker thread: the
     object is not shared yet)."""
@@ -122,8 +130,10 @@ class ManifestWriter:
             candidate.leader_epoch = max(candidate.leader_epoch, self.leader_epoch)
             candidate.topic_id = self.topic_id or candidate.topic_id
             # in a worker thread: entries read from the bucket are encoded on their first write
-            # (about 0.5 s at 15,000), and ``candidate`` is this commit's own copy of them
-            data = await asyncio.to_thread(candidate.to_json)
+            # (about 0.5 s at 15,000), and ``candidate`` is this commit's own copy of them; its
+            # query index is built there too (6 ms at 10,000 entries, on the loop at the first
+            # query of every new version before)
+            data = await asyncio.to_thread(_encode_and_index, candidate)
             try:
                 if self.etag is None:
                     etag = await self.store.put_if_absent(self.key, data)
