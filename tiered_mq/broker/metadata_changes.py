@@ -13,6 +13,12 @@ the admin lock of the TopicRegistry (so never in the middle of a CreateTopics or
 - a hosted partition whose state's leader epoch rose (another tool's leader election) takes the
   new epoch, as Kafka's ``Partition.makeLeader``: later batches carry it, Metadata answers it,
   and requests with the older one are fenced (broker/leader_epochs.py); a lower one is ignored;
+- a hosted partition whose state, in its leader epoch or a later one, names another ISR or
+  replica set (another tool's ISR shrink or expansion, or ``kafka-reassign-partitions`` writing
+  a new assignment) takes them, as ``Partition.makeLeader`` takes the LeaderAndIsr's: acks=all
+  is judged by the new ISR against ``min.insync.replicas`` capped at the new replica count, and
+  the under-replicated and under-min-ISR gauges count them. A state of an older epoch is stale
+  and ignored;
 - a hosted topic whose config overrides changed: its logs take the new ones, as after
   AlterConfigs (Kafka's topic config change handler);
 - dynamic broker configs changed (``/config/brokers/<default>``, ``/<id>``; Kafka's
@@ -50,6 +56,7 @@ from tiered_mq.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from tiered_mq.broker.partition import Partition
+    from tiered_mq.coordination.base import PartitionState
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +146,8 @@ class MetadataChanges:
                     state = coordinator.partition_state(tp)
                     partition = rm.partitions.get(tp)
                     if partition is not None:
-                        if state is not None and state.leader_epoch > partition.leader_epoch:
-                            await _new_leader_epoch(partition, state.leader_epoch)
+                        if state is not None and _changed(partition, state):
+                            await _take_state(partition, state)
                         continue
                     if state is not None and node_id in state.replicas:
                         missing.append(p)
@@ -153,13 +160,41 @@ class MetadataChanges:
                             continue
 
 
-async def _new_leader_epoch(partition: Partition, epoch: int) -> None:
-    """A hosted partition's state now has a higher leader epoch: it takes it (under the
-    partition lock, so no append straddles the change). Batches appended from now on carry
-    it; clients still sending the old one are answered FENCED_LEADER_EPOCH (leader_epochs.py)."""
+def _changed(partition: Partition, state: PartitionState) -> bool:
+    """``state`` is news for ``partition``: a higher leader epoch, or in its epoch or a later
+    one another ISR or replica set (an older epoch's state is stale)."""
+    if state.leader_epoch > partition.leader_epoch:
+        return True
+    return state.leader_epoch == partition.leader_epoch and (
+        state.isr != partition.isr or state.replicas != partition.replicas
+    )
+
+
+async def _take_state(partition: Partition, state: PartitionState) -> None:
+    """A hosted partition takes its state's leader epoch, ISR and replicas (under the partition
+    lock, so no append straddles the change). Batches appended from now on carry the epoch;
+    clients still sending an older one are answered FENCED_LEADER_EPOCH (leader_epochs.py);
+    acks=all appends are judged by the new ISR and replica count (Partition.effective_min_isr)."""
     async with partition.lock:
-        log.info("%s: leader epoch %d -> %d", partition.tp, partition.leader_epoch, epoch)
-        partition.leader_epoch = epoch
+        if state.leader_epoch != partition.leader_epoch:
+            log.info(
+                "%s: leader epoch %d -> %d",
+                partition.tp,
+                partition.leader_epoch,
+                state.leader_epoch,
+            )
+            partition.leader_epoch = state.leader_epoch
+        if (state.isr, state.replicas) != (partition.isr, partition.replicas):
+            log.info(
+                "%s: ISR %s -> %s, replicas %s -> %s",
+                partition.tp,
+                list(partition.isr),
+                list(state.isr),
+                list(partition.replicas),
+                list(state.replicas),
+            )
+            partition.isr = state.isr
+            partition.replicas = state.replicas
 
 
 def _runs(indexes: list[int]) -> list[tuple[int, int]]:

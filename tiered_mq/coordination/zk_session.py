@@ -18,9 +18,14 @@ that finds the node owned by an older session of the same id (a broker restarted
 waits up to the session timeout for ZooKeeper to expire it.
 
 Topics written by other tools (znodes.py): the controller completes them, as Kafka's controller
-does, when it becomes the controller and whenever a topic znode's data is read (its watch): a
-topic id where there is none, a state znode where one is missing. Each write is conditional
-(version, or create), so a concurrent writer wins and the next watch event looks again.
+does, when it becomes the controller, whenever a topic znode's data is read (its watch) and
+whenever ``/brokers/ids`` changes: a topic id where there is none, a state znode where one is
+missing. A missing state is written as Kafka's PartitionStateMachine
+(``initializeLeaderAndIsrForPartitions``) writes it: the ISR holds only the live replicas (those
+registered under ``/brokers/ids``), in assignment order, and the first of them leads, in epoch
+0; a partition with no live replica gets no state (it stays offline: no broker hosts it) until
+one of its replicas registers. Each write is conditional (version, or create), so a concurrent
+writer wins and the next watch event looks again.
 """
 
 from __future__ import annotations
@@ -76,7 +81,9 @@ class ZooKeeperSession:
         self.client = KazooClient(
             hosts=connect, timeout=self.session_timeout, connection_retry=RECONNECT
         )
-        self.view = MetadataView(self.client, self._on_controller_gone, self._on_topic_data)
+        self.view = MetadataView(
+            self.client, self._on_controller_gone, self._on_topic_data, self._on_brokers
+        )
         self.cluster_id = ""
         self.controller_epoch = 0
         self._registered: BrokerInfo | None = None
@@ -238,22 +245,34 @@ class ZooKeeperSession:
         self.controller_epoch = self._bump_controller_epoch()
         self.view.set_controller(self.node_id)
         log.info("broker %d is the controller (epoch %d)", self.node_id, self.controller_epoch)
-        for name in self.client.get_children(znodes.TOPICS):
-            self._complete_topic(name)
+        self._complete_topics_logged(None)
 
     # topics written by other tools (the module docstring) ------------------------------------
-    def _on_topic_data(self, name: str) -> None:
-        """The view read topic ``name``'s znode (kazoo's callback thread: must not block)."""
+    def _completing(self) -> bool:
+        """This session is the controller and completes topics."""
         # controller_epoch: this session won the election (not an older session of this id)
         controller = self.view.controller_id() == self.node_id and self.controller_epoch > 0
-        if controller and self._registered is not None and not self._closing:
-            self.client.handler.spawn(self._complete_topic_logged, name)
+        return controller and self._registered is not None and not self._closing
 
-    def _complete_topic_logged(self, name: str) -> None:
+    def _on_topic_data(self, name: str) -> None:
+        """The view read topic ``name``'s znode (kazoo's callback thread: must not block)."""
+        if self._completing():
+            self.client.handler.spawn(self._complete_topics_logged, [name])
+
+    def _on_brokers(self) -> None:
+        """The view read ``/brokers/ids`` (kazoo's callback thread: must not block): a replica
+        that registered may bring a partition that had none live online, as Kafka's
+        controller does on broker startup (``triggerOnlinePartitionStateChange``)."""
+        if self._completing():
+            self.client.handler.spawn(self._complete_topics_logged, None)
+
+    def _complete_topics_logged(self, names: list[str] | None) -> None:
+        """Complete ``names`` (None: every topic), logging a session ending meanwhile."""
         try:
-            self._complete_topic(name)
+            for name in self.client.get_children(znodes.TOPICS) if names is None else names:
+                self._complete_topic(name)
         except KazooException as e:  # the session is going: the next controller completes it
-            log.info("completing topic %s failed: %s", name, e)
+            log.info("completing topics %s failed: %s", names or "(all)", e)
 
     def _complete_topic(self, name: str) -> None:
         """Give topic ``name`` a topic id and its missing partition states (blocking)."""
@@ -271,14 +290,25 @@ class ZooKeeperSession:
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.warning("cannot complete topic %s: its znode is not Kafka's JSON: %r", name, e)
             return
+        live: frozenset[int] | None = None  # read once, when a state is missing
         for p, replicas in assignment.items():
             state_path = znodes.partition_state(name, p)
             known = self.view.partition_state(TopicPartition(name, p)) is not None
             if known or not replicas or self.client.exists(state_path) is not None:
                 continue
-            state = znodes.encode_partition_state(
-                PartitionState.initial(replicas), self.controller_epoch
-            )
+            if live is None:
+                live = frozenset(_broker_ids(self.client.get_children(znodes.BROKER_IDS)))
+            first = first_state(replicas, live)
+            if first is None:
+                log.warning(
+                    "partition %d of topic %s has no live replica among %s: no leader until "
+                    "one of them registers",
+                    p,
+                    name,
+                    replicas,
+                )
+                continue
+            state = znodes.encode_partition_state(first, self.controller_epoch)
             # parents one by one, never makepath: a topic deleted meanwhile is not made again
             nodes = ((znodes.partitions(name), b""), (znodes.partition(name, p), b""))
             try:
@@ -294,3 +324,18 @@ class ZooKeeperSession:
             return str(epoch).encode(), epoch
 
         return compare_and_set(self.client, znodes.CONTROLLER_EPOCH, bump)
+
+
+def first_state(replicas: list[int], live: frozenset[int]) -> PartitionState | None:
+    """A new partition's first state, as Kafka's controller initializes it: the ISR is the live
+    ``replicas`` in assignment order, led by the first of them, in leader epoch 0; None when
+    none is live (the partition stays offline)."""
+    in_sync = tuple(r for r in replicas if r in live)
+    if not in_sync:
+        return None
+    return PartitionState(in_sync[0], 0, in_sync, tuple(replicas))
+
+
+def _broker_ids(children: list[str]) -> list[int]:
+    """The ids under ``/brokers/ids``; a child that is not a number is not a broker."""
+    return [int(c) for c in children if c.isdigit()]

@@ -10,7 +10,9 @@ Change listeners (``add_listener``) are called, in the thread of the change, aft
 of a topic (its assignment, config, partition states, readability), of the dynamic broker
 configs or of the deletion requests, whoever wrote it: the broker reconciles what it hosts
 with them. ``on_topic_data`` (the session's) is called with each topic znode's name whenever
-its data is read: the controller completes topics written by other tools (znodes.py).
+its data is read, and ``on_brokers`` (the session's) after each read of ``/brokers/ids``: the
+controller completes topics written by other tools (znodes.py), and a partition none of whose
+replicas was live gets its state once one registers.
 kazoo's ``ChildrenWatch`` and ``DataWatch`` re-arm themselves after a reconnect, so the view
 catches up after a new session too.
 
@@ -53,10 +55,12 @@ class MetadataView:
         client: KazooClient,
         on_controller_gone: Callable[[], None],
         on_topic_data: Callable[[str], None] = lambda name: None,
+        on_brokers: Callable[[], None] = lambda: None,
     ) -> None:
         self._client = client
         self._on_controller_gone = on_controller_gone
         self._on_topic_data = on_topic_data
+        self._on_brokers_read = on_brokers
         self._listeners: list[Callable[[], None]] = []
         self._delete_requests: tuple[str, ...] = ()
         self._lock = threading.Lock()
@@ -196,6 +200,7 @@ class MetadataView:
                 log.warning("ignoring %s: %r", path, e)
         with self._lock:
             self._brokers = brokers
+        self._on_brokers_read()
 
     def _on_controller(self, data: bytes | None, _stat: Any) -> None:
         self.set_controller(znodes.decode_controller(data))
