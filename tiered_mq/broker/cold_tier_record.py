@@ -132,8 +132,8 @@ def check(
     names = ", ".join(str(tp) for tp in held[:_SHOWN]) + (", ..." if len(held) > _SHOWN else "")
     raise InconsistentRemoteStorageError(
         f"Configured cold tier {new} doesn't match the cold tier {old} recorded in "
-        f"{data_dir / meta_properties.FILE_NAME}: the records {len(held)} tiered partition(s) "
-        f"of {data_dir} ({names}) uploaded are there. Start with the cold URL {old} (its "
+        f"{data_dir / meta_properties.FILE_NAME}: {len(held)} tiered partition(s) of "
+        f"{data_dir} ({names}) have records only there. Start with the cold URL {old} (its "
         f"endpoint and credentials may change), or on a fresh --data-dir. "
         f"Nothing in {data_dir} was changed."
     )
