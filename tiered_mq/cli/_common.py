@@ -6,10 +6,14 @@ Broker and client errors reach the user as ``Error: NAME: message`` on stderr wi
 status 1 (``ClientError`` -> ``click.ClickException``); nothing prints a traceback. When the
 broker could not be reached (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``, ``_TIMED_OUT``), a hint line
 follows: the usual cause is a listener that needs TLS or SASL settings given with ``-X``, and
-``-v`` (``verbose_option``) shows librdkafka's log lines, which say more. Records that waited
-too long for a broker which does answer (a ``StalledError`` whose ``broker_reached``: it refuses
-them, as ``NOT_ENOUGH_REPLICAS``) get no such hint: the error names the last delivery error
-instead, or, when none came yet, the hint is that ``-v -X debug=msg`` shows the broker's answers.
+``-v`` (``verbose_option``) shows librdkafka's log lines, which say more. A failure of the
+CLI's own connection (``ConnectionFailure``: ``configs --broker``/``--broker-default``,
+``--synonyms``, which librdkafka cannot send) gets the hint without ``-v``, naming the address
+it tried (a broker's advertised one for ``--broker N``): librdkafka logged nothing about it.
+Records that waited too long for a broker which does answer (a ``StalledError`` whose
+``broker_reached``: it refuses them, as ``NOT_ENOUGH_REPLICAS``) get no such hint: the error
+names the last delivery error instead, or, when none came yet, the hint is that ``-v -X
+debug=msg`` shows the broker's answers.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from tiered_mq.cli._client_log import show_client_log
 from tiered_mq.cli._table import format_table as format_table  # re-exported
 from tiered_mq.client.admin import Admin
 from tiered_mq.client.config import BOOTSTRAP_ENV, DEFAULT_BOOTSTRAP, AdminConfig
-from tiered_mq.client.errors import ClientError, StalledError
+from tiered_mq.client.errors import ClientError, ConnectionFailure, StalledError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -146,10 +150,10 @@ def error_message(err: ClientError, bootstrap: str | None) -> str:
     lead = UNREACHABLE_ERRORS.get(err.name)
     if lead is None or not bootstrap:
         return str(err)
-    return (
-        f"{err}\nhint: {lead} the broker at {bootstrap}: is it running, and does its listener"
-        " need TLS or SASL (-X security.protocol=...)? -v shows librdkafka's log"
-    )
+    question = "is it running, and does its listener need TLS or SASL (-X security.protocol=...)?"
+    if isinstance(err, ConnectionFailure):  # the CLI's own connection: librdkafka logged nothing
+        return f"{err}\nhint: {lead} the broker at {err.address}: {question}"
+    return f"{err}\nhint: {lead} the broker at {bootstrap}: {question} -v shows librdkafka's log"
 
 
 def reports_errors(func: Callable[P, R]) -> Callable[P, R]:

@@ -4,15 +4,17 @@ admin commands' all-brokers-down check (``client/admin_base.py``) for a producer
 ``BrokerWatch`` is the client's librdkafka ``error_cb``: it keeps the last connection error and
 whether every broker was reported down (``_ALL_BROKERS_DOWN``). ``reach`` asks for the topic's
 partitions in rounds of ``ROUND_S``; a round in which no broker could be reached (librdkafka's
-``_TRANSPORT``) after every broker was reported down ends the look-up at once with
-``_TRANSPORT: metadata for T: no broker could be reached: <librdkafka's last connection
-error>``, as the admin commands say it: a port nobody listens on, a name that does not resolve
-or a broker that is down fails within about a second, not after ``REACH_TIMEOUT_S``. While no
-report came (a name whose resolution hangs), the look-up gives up after ``REACH_TIMEOUT_S``
-(10 s), or ``timeout`` if shorter. A broker that was reached but has not answered yet
-(``_TIMED_OUT``: an overloaded one) gets the rest of ``timeout`` in one call. A dead address
-before a live one in ``-b`` is no error: librdkafka reports every broker down only when the live
-one is down too.
+``_TRANSPORT``) after every broker was reported down ends the look-up at once with ``_TRANSPORT:
+metadata for T: no broker could be reached: <librdkafka's last connection error>``, as the admin
+commands say it: a port nobody listens on, a name that does not resolve or a broker that is down
+fails within about a second, not after ``REACH_TIMEOUT_S``. While no report came (a name whose
+resolution hangs, a listener that accepts and never answers), the look-up gives up after
+``REACH_TIMEOUT_S`` (10 s), or ``timeout`` if shorter, with the same error (``_TRANSPORT``);
+without a connection error to name, its detail is ``no answer within Ns`` (N: that bound),
+whether the bound or librdkafka's every-broker-down report (its ApiVersions request timing out
+after 10 s) came first. A broker that was reached but has not answered yet (``_TIMED_OUT``: an
+overloaded one) gets the rest of ``timeout`` in one call. A dead address before a live one in
+``-b`` is no error: librdkafka reports every broker down only when the live one is down too.
 
 Once the look-up has succeeded (``started``), a broker lost later is no error: a client keeps
 retrying (as Kafka's do). For ``consume``, ``BrokerWatch(note_when_lost=True)`` then writes one
@@ -70,10 +72,13 @@ class BrokerWatch:
                 err=True,
             )
 
-    def unreachable(self, context: str) -> ClientError:
-        """The admin commands' error for a cluster none of whose brokers could be reached."""
-        last = f": {self.last_error}" if self.last_error else ""
-        message = f"{context}: no broker could be reached{last}"
+    def unreachable(self, context: str, waited: float) -> ClientError:
+        """The admin commands' error for a cluster none of whose brokers could be reached,
+        ``<context>: no broker could be reached: <detail>``: the detail is librdkafka's last
+        connection error, or, when none was reported (a listener that accepts and never
+        answers, a name whose resolution hangs), ``no answer within <waited>s``."""
+        detail = self.last_error or f"no answer within {waited:g}s"
+        message = f"{context}: no broker could be reached: {detail}"
         return ClientError("_TRANSPORT", message, confluent_kafka.KafkaError._TRANSPORT, True)
 
 
@@ -90,6 +95,7 @@ def reach(
     started = time.monotonic()
     deadline = started + timeout
     give_up = min(deadline, started + REACH_TIMEOUT_S)
+    bound = give_up - started  # how long the look-up waits for a broker to be reached
     slow = False  # a broker was reached but has not answered: the rest in one call
     while True:
         left = max(0.01, deadline - time.monotonic())
@@ -101,8 +107,12 @@ def reach(
             if err.name not in UNREACHABLE | {"_TIMED_OUT"}:
                 raise
             serve()
-            if err.name in UNREACHABLE and watch.all_down:
-                raise watch.unreachable(f"metadata for {topic}") from err
+            if err.name in UNREACHABLE and (watch.all_down or time.monotonic() >= give_up):
+                # the same error whichever comes first: a listener that accepts and never
+                # answers is reported down (librdkafka's 10 s ApiVersions timeout) about when
+                # REACH_TIMEOUT_S ends the look-up
+                waited = min(bound, round(time.monotonic() - started, 1))
+                raise watch.unreachable(f"metadata for {topic}", waited) from err
             watch.all_down = False  # a broker was up in the round: an older report
             if err.name == "_TIMED_OUT":
                 slow, give_up = True, deadline

@@ -20,10 +20,11 @@ request goes at the highest version that both the broker and this codec know (``
 address in the bootstrap broker's Metadata. ``timeout`` bounds the whole life of a connection.
 
 Errors are ``ClientError``: ``_TRANSPORT`` (connect, a closed connection), ``_SSL`` (TLS
-handshake), ``_TIMED_OUT``, ``_INVALID_ARG`` (settings this client cannot use),
-``UNSUPPORTED_VERSION`` (no common version), the broker's SaslHandshake/SaslAuthenticate error
-(``UNSUPPORTED_SASL_MECHANISM``, ``SASL_AUTHENTICATION_FAILED``) and ``BROKER_NOT_AVAILABLE`` (no
-such node id). Not thread-safe: one request at a time.
+handshake), ``_TIMED_OUT`` (these three as ``ConnectionFailure``, which names the address),
+``_INVALID_ARG`` (settings this client cannot use), ``UNSUPPORTED_VERSION`` (no common
+version), the broker's SaslHandshake/SaslAuthenticate error (``UNSUPPORTED_SASL_MECHANISM``,
+``SASL_AUTHENTICATION_FAILED``) and ``BROKER_NOT_AVAILABLE`` (no such node id). Not
+thread-safe: one request at a time.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from tiered_mq.client.errors import ClientError
+from tiered_mq.client.errors import ClientError, ConnectionFailure
 from tiered_mq.client.sasl import MECHANISMS, SCRAM_MECHANISMS, ScramLogin, plain_token
 from tiered_mq.errors import (
     BrokerNotAvailableError,
@@ -153,15 +154,21 @@ class BrokerConnection:
         try:
             sock = socket.create_connection((host, port), timeout=left)
         except TimeoutError:
-            raise ClientError("_TIMED_OUT", f"could not connect to {host}:{port} in time") from None
+            raise ConnectionFailure(
+                "_TIMED_OUT", f"could not connect to {host}:{port} in time", f"{host}:{port}"
+            ) from None
         except OSError as err:
-            raise ClientError("_TRANSPORT", f"could not connect to {host}:{port}: {err}") from err
+            raise ConnectionFailure(
+                "_TRANSPORT", f"could not connect to {host}:{port}: {err}", f"{host}:{port}"
+            ) from err
         if settings.tls is not None:
             try:
                 sock = settings.tls.wrap_socket(sock, server_hostname=host)
             except (OSError, ValueError) as err:
                 sock.close()
-                raise ClientError("_SSL", f"TLS with {host}:{port} failed: {err}") from err
+                raise ConnectionFailure(
+                    "_SSL", f"TLS with {host}:{port} failed: {err}", f"{host}:{port}"
+                ) from err
         conn = cls(sock, host, port, settings.client_id, deadline)
         try:
             conn._negotiate_versions()
@@ -203,9 +210,11 @@ class BrokerConnection:
             (size,) = _SIZE.unpack(self._read(4))
             payload = self._read(size)
         except TimeoutError:
-            raise ClientError("_TIMED_OUT", f"no answer from {where} in time") from None
+            raise ConnectionFailure(
+                "_TIMED_OUT", f"no answer from {where} in time", where
+            ) from None
         except OSError as err:
-            raise ClientError("_TRANSPORT", f"connection to {where}: {err}") from err
+            raise ConnectionFailure("_TRANSPORT", f"connection to {where}: {err}", where) from err
         try:
             if response_correlation_id(payload) != self._correlation_id:
                 raise InvalidRequestError("the answer is not to the request sent")

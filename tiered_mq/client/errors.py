@@ -4,6 +4,7 @@
      +-- DeliveryError          one or more produced records were not acknowledged
      +-- StalledError           records waited for the broker longer than allowed (_TIMED_OUT)
      +-- TransactionsUnsupportedError   the broker cannot run transactions (exactly-once)
+     +-- ConnectionFailure      the SDK's own connection (not librdkafka's) failed
 
 ``ClientError.name`` is Kafka's upper-case error name (as in ``tiered_mq.errors``) for broker
 errors, librdkafka's for local ones (which start with ``_``); ``code`` is its number (broker
@@ -105,3 +106,14 @@ class StalledError(ClientError):
         super().__init__("_TIMED_OUT", message, _RdKafkaError._TIMED_OUT, retriable=True)
         self.broker_reached = broker_reached
         self.last_error = last_error
+
+
+class ConnectionFailure(ClientError):
+    """``_TRANSPORT``, ``_TIMED_OUT`` or ``_SSL`` of the SDK's own ``BrokerConnection``
+    (``connection.py``: the requests librdkafka cannot send), to the broker at ``address``
+    (``host:port``). librdkafka took no part: its log has nothing about it, and the message is
+    all there is (the OS's error, or that no answer came in time)."""
+
+    def __init__(self, name: str, message: str, address: str) -> None:
+        super().__init__(name, message, getattr(_RdKafkaError, name, -1))
+        self.address = address
