@@ -48,12 +48,21 @@ Handler = Callable[[ConsumedRecord], object]
 
 
 def _next_offsets(records: Iterable[ConsumedRecord]) -> list[confluent_kafka.TopicPartition]:
-    """Highest offset + 1 per partition: what to commit after ``records``."""
-    nxt: dict[tuple[str, int], int] = {}
+    """What to commit after ``records``: per partition, the highest offset + 1 with the leader
+    epoch of that record (Java's consumer commits its position, the offset after the last
+    record consumed with that record's epoch: KIP-320), or with none if the record has none."""
+    last: dict[tuple[str, int], ConsumedRecord] = {}
     for r in records:
         key = (r.topic, r.partition)
-        nxt[key] = max(nxt.get(key, -1), r.offset + 1)
-    return [confluent_kafka.TopicPartition(t, p, o) for (t, p), o in nxt.items()]
+        seen = last.get(key)
+        if seen is None or r.offset > seen.offset:
+            last[key] = r
+    return [
+        confluent_kafka.TopicPartition(t, p, r.offset + 1)
+        if r.leader_epoch is None
+        else confluent_kafka.TopicPartition(t, p, r.offset + 1, leader_epoch=r.leader_epoch)
+        for (t, p), r in last.items()
+    ]
 
 
 class Consumer:
@@ -167,9 +176,14 @@ class Consumer:
         err = msg.error()
         if err is None:
             return ConsumedRecord.from_message(msg)
-        if err.code() == confluent_kafka.KafkaError._PARTITION_EOF:
-            return None
-        raise ClientError.from_kafka_error(err, f"{msg.topic()}-{msg.partition()}")
+        self._raise_unless_eof(msg, err)
+        return None
+
+    @staticmethod
+    def _raise_unless_eof(msg: Any, err: confluent_kafka.KafkaError) -> None:
+        """``ClientError`` for an error librdkafka reports in-band, but for end of partition."""
+        if err.code() != confluent_kafka.KafkaError._PARTITION_EOF:
+            raise ClientError.from_kafka_error(err, f"{msg.topic()}-{msg.partition()}")
 
     def _wait(self, fetch: Callable[[float], list[Any]], timeout: float) -> list[Any]:
         """librdkafka's messages from ``fetch(seconds)``, asked in rounds of ``ROUND_S`` until
@@ -215,10 +229,13 @@ class Consumer:
         (Ctrl-C: as ``poll``)."""
         self._check_open()
         records = []
+        from_message = ConsumedRecord.from_message  # the one per-record step, called inline
         for msg in self._wait(lambda t: self._consumer.consume(max_records, t), timeout):
-            record = self._check(msg)
-            if record is not None:
-                records.append(record)
+            err = msg.error()
+            if err is None:
+                records.append(from_message(msg))
+            else:
+                self._raise_unless_eof(msg, err)
         if records:
             self._before_handing_out(records)
         return records

@@ -3,6 +3,9 @@
 Immutable and detached from librdkafka's ``Message`` (whose accessors are methods and whose
 errors travel in-band). ``timestamp_ms`` is the record's create or log-append time, or -1;
 ``timestamp_type`` says which (Kafka's TimestampType ids, as librdkafka reports them).
+``leader_epoch`` is the partition leader epoch of the record's batch (Java's
+``ConsumerRecord.leaderEpoch()``), or None when the fetch answer carried none (a v0/v1 message
+set); the consumer commits it with the offset after the record (KIP-320), as Java's does.
 
 A ``NamedTuple``, not a frozen dataclass: one is built per record consumed, and a tuple is
 built in about a third of the time (``from_message`` is the SDK consumer's only per-record work).
@@ -30,6 +33,7 @@ class ConsumedRecord(NamedTuple):
     value: bytes | None
     headers: Headers = ()
     timestamp_type: int = CREATE_TIME
+    leader_epoch: int | None = None
 
     def header(self, name: str) -> bytes | None:
         """Value of the last header called ``name`` (Kafka allows repeats), else None."""
@@ -52,4 +56,5 @@ class ConsumedRecord(NamedTuple):
             msg.value(),
             tuple(raw_headers) if raw_headers else (),
             ts_type,
+            msg.leader_epoch(),
         )
