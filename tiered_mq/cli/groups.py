@@ -1,5 +1,9 @@
 """``tiered-mq groups``: list consumer groups; describe them with their lag.
 
+``list`` prints GROUP, TYPE and STATE, as kafka-consumer-groups.sh ``--list --type --state``
+does; TYPE is the group's type as the broker's ListGroups (v5) names it, spelled as Kafka's
+GroupType prints it (``Classic``; ``Unknown`` from a broker that does not say).
+
 ``describe`` prints, for each GROUP (or ``--all-groups``), a line with its state and
 coordinator (``host:port (id)``, as kafka-consumer-groups.sh shows it), then one row per
 partition the group has committed offsets for or is assigned: committed offset, log end offset
@@ -51,15 +55,20 @@ command.add_command(reset_offsets.command)
 @admin_options
 @reports_errors
 def list_(bootstrap: str, properties: tuple[str, ...], timeout: float) -> None:
-    """List consumer groups."""
+    """List consumer groups with their type and state.
+
+    The columns are those of kafka-consumer-groups.sh --list --type --state: GROUP, TYPE
+    (Classic: the JoinGroup/SyncGroup protocol, the one this broker serves; Consumer: KIP-848's),
+    STATE.
+    """
     groups = admin_client(bootstrap, timeout, properties).list_groups()
     if not groups:
         click.echo("No consumer groups.")
         return
     click.echo(
         format_table(
-            ["GROUP", "STATE", "TYPE"],
-            [(g.group_id, g.state, "simple" if g.is_simple else "consumer") for g in groups],
+            ["GROUP", "TYPE", "STATE"],
+            [(g.group_id, g.group_type, g.state) for g in groups],
         )
     )
 

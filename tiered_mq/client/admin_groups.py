@@ -13,11 +13,24 @@ from tiered_mq.client.errors import ClientError
 from tiered_mq.topic_partition import TopicPartition
 
 
+def group_type_name(value: object) -> str:
+    """librdkafka's ConsumerGroupType (``CLASSIC``, ...; None before ListGroups v5) as Kafka's
+    GroupType.toString names it: ``Classic``, ``Consumer``, ``Unknown``."""
+    name = enum_name(value) if value is not None else "UNKNOWN"
+    return name.capitalize()
+
+
 @dataclass(frozen=True)
 class GroupListing:
+    """One group of ``list_groups``. ``group_type`` is the group's type as Kafka's GroupType
+    names it (``Classic``, ``Consumer``, ...: what kafka-consumer-groups.sh ``--list --type``
+    prints; ListGroups v5+), ``Unknown`` when the broker did not say; ``is_simple``: librdkafka's
+    is_simple_consumer_group (no protocol type: offsets committed without joining)."""
+
     group_id: str
     state: str
     is_simple: bool
+    group_type: str = "Unknown"
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,12 @@ class GroupAdmin(AdminBase):
                     pass  # keep UNKNOWN: listing must not fail because one group is busy
         return sorted(
             (
-                GroupListing(g.group_id, states[g.group_id], bool(g.is_simple_consumer_group))
+                GroupListing(
+                    g.group_id,
+                    states[g.group_id],
+                    bool(g.is_simple_consumer_group),
+                    group_type_name(g.type),
+                )
                 for g in result.valid
             ),
             key=lambda g: g.group_id,

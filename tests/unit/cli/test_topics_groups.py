@@ -62,7 +62,10 @@ class FakeAdmin:
         self.calls.append(("alter", args))
 
     def list_groups(self) -> list[GroupListing]:
-        return [GroupListing("g1", "STABLE", False), GroupListing("g2", "EMPTY", True)]
+        return [
+            GroupListing("g1", "STABLE", False, "Classic"),
+            GroupListing("g2", "EMPTY", True, "Unknown"),
+        ]
 
     def describe_group(self, group: str) -> GroupDescription:
         if group == "nope":
@@ -182,9 +185,9 @@ def test_groups_list_and_describe(runner: CliRunner) -> None:
     r = runner.invoke(main, ["groups", "list"])
     assert r.exit_code == 0
     assert [line.split() for line in r.output.splitlines()] == [
-        ["GROUP", "STATE", "TYPE"],
-        ["g1", "STABLE", "consumer"],
-        ["g2", "EMPTY", "simple"],
+        ["GROUP", "TYPE", "STATE"],  # kafka-consumer-groups.sh --list --type --state
+        ["g1", "Classic", "STABLE"],
+        ["g2", "Unknown", "EMPTY"],
     ]
     r = runner.invoke(main, ["groups", "describe", "g1"])
     assert r.exit_code == 0, r.output
