@@ -17,9 +17,11 @@ class FakeMessage:
         key: bytes | None = None,
         headers: list[tuple[str, bytes | None]] | None = None,
         error: Any = None,
+        leader_epoch: int | None = None,
     ) -> None:
         self._t, self._p, self._o = topic, partition, offset
         self._v, self._k, self._h, self._e = value, key, headers, error
+        self._le = leader_epoch
 
     def topic(self) -> str:
         return self._t
@@ -44,6 +46,10 @@ class FakeMessage:
 
     def error(self) -> Any:
         return self._e
+
+    def leader_epoch(self) -> int | None:
+        """None as confluent-kafka answers for a batch without one (-1)."""
+        return self._le
 
 
 class FakeRdConsumer:
