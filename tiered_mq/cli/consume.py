@@ -26,9 +26,11 @@ which ``--from-beginning`` contradicts (a usage error, as kafka-console-consumer
 The run ends after ``--max-messages`` records, after ``--idle-timeout`` seconds without a
 record (counted from the first assignment when joining a group, which takes a few seconds),
 on Ctrl-C (within about a second, also while the partitions and offsets are looked up),
-or when stdout's reader goes away (``| head``: exit status 0, no traceback),
-noticed at the next write or, while no records come, within one poll (0.5 s);
-the count goes to stderr. Offsets of the records written before are committed.
+on SIGTERM (the same, as kafka-console-consumer's shutdown hook does it, then exit status 143,
+the JVM's after a SIGTERM), or when stdout's reader goes away (``| head``: exit status 0, no
+traceback), noticed at the next write or, while no records come, within one poll (0.5 s);
+the count (``Processed a total of N messages``) goes to stderr. Offsets of the records
+written before are committed (the consumer closes before the count is printed).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from types import FrameType
 
 import click
 
@@ -64,6 +68,9 @@ EARLIEST_NAMES = ("earliest", "smallest", "beginning")
 """librdkafka's names of ``auto.offset.reset=earliest``."""
 JOIN_GRACE_S = 30.0
 """Extra idle time allowed while a subscribing consumer waits for its first assignment."""
+TERMINATED_STATUS = 128 + signal.SIGTERM
+"""The exit status after SIGTERM (143), as the JVM exits once kafka-console-consumer's shutdown
+hook has printed the count."""
 REACH_TIMEOUT_S = 10.0
 """How long the start looks for the topic's metadata (``_reach.py``: every broker down fails
 at once)."""
@@ -260,58 +267,90 @@ def command(
     )
     out = click.get_binary_stream("stdout")
     count = 0
-    with Consumer(config) as consumer:
-        interrupted = threading.Event()
-        try:  # the look-ups run no Python callback: a KeyboardInterrupt comes between rounds
-            # the topic's metadata first: an unreachable broker or unknown topic is an error
-            # now, not a group join that waits out --idle-timeout and exits 0
-            existing = reach(
-                lambda seconds: consumer.partitions_for(topic, seconds),
-                lambda: consumer.poll(0),  # nothing assigned yet: serves error_cb only
-                watch,
-                topic,
-                REACH_TIMEOUT_S,
-            )
-            if assign:
-                consumer.assign(
-                    start_offsets(
-                        consumer, topic, existing, partitions, from_beginning, offset, timestamp
-                    )
+    interrupted, terminated = threading.Event(), threading.Event()
+    # SIGTERM ends the run as Ctrl-C does (kafka-console-consumer's shutdown hook: the count,
+    # the consumer closed); during the look-up, at once, as Ctrl-C there
+    previous_term = signal.signal(signal.SIGTERM, _stop_look_up(terminated))
+    try:
+        with Consumer(config) as consumer:
+            try:  # the look-ups run no Python callback: a KeyboardInterrupt comes between rounds
+                # the topic's metadata first: an unreachable broker or unknown topic is an error
+                # now, not a group join that waits out --idle-timeout and exits 0
+                existing = reach(
+                    lambda seconds: consumer.partitions_for(topic, seconds),
+                    lambda: consumer.poll(0),  # nothing assigned yet: serves error_cb only
+                    watch,
+                    topic,
+                    REACH_TIMEOUT_S,
                 )
-            else:
-                consumer.subscribe([topic])
-        except KeyboardInterrupt:
-            interrupted.set()
-        last_data = time.monotonic()
-        joined = assign
-        # Ctrl-C sets a flag read between polls: a KeyboardInterrupt raised inside librdkafka's
-        # log callback (a broker gone away logs on every reconnect) surfaced as a SystemError
-        # traceback from consume()
-        previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
-        try:
-            while not interrupted.is_set() and (max_messages is None or count < max_messages):
-                want = 500 if max_messages is None else min(500, max_messages - count)
-                records = consumer.consume(want, timeout=0.5)
-                if not joined and consumer.assignment():
-                    joined = True  # the idle clock starts once the group has assigned us
-                    last_data = time.monotonic()
-                if not records:
-                    if reader_gone(out):
-                        discard_stdout()
-                        break
-                    if idle_timeout is None:
+                if assign:
+                    consumer.assign(
+                        start_offsets(
+                            consumer, topic, existing, partitions, from_beginning, offset, timestamp
+                        )
+                    )
+                else:
+                    consumer.subscribe([topic])
+            except KeyboardInterrupt:
+                interrupted.set()
+            last_data = time.monotonic()
+            joined = assign
+            # Ctrl-C and SIGTERM set a flag read between polls: a KeyboardInterrupt raised inside
+            # librdkafka's log callback (a broker gone away logs on every reconnect) surfaced as
+            # a SystemError traceback from consume()
+            previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+            signal.signal(signal.SIGTERM, _stop_polling(terminated, interrupted))
+            try:
+                while not interrupted.is_set() and (max_messages is None or count < max_messages):
+                    want = 500 if max_messages is None else min(500, max_messages - count)
+                    records = consumer.consume(want, timeout=0.5)
+                    if not joined and consumer.assignment():
+                        joined = True  # the idle clock starts once the group has assigned us
+                        last_data = time.monotonic()
+                    if not records:
+                        if reader_gone(out):
+                            discard_stdout()
+                            break
+                        if idle_timeout is None:
+                            continue
+                        limit = idle_timeout if joined else idle_timeout + JOIN_GRACE_S
+                        if time.monotonic() - last_data >= limit:
+                            break
                         continue
-                    limit = idle_timeout if joined else idle_timeout + JOIN_GRACE_S
-                    if time.monotonic() - last_data >= limit:
-                        break
-                    continue
-                out.write(b"".join([line(r) for r in records]))
-                out.flush()
-                consumer.ack(*records)
-                count += len(records)
-                last_data = time.monotonic()
-        except BrokenPipeError:  # the reader went away (| head): the end, as for Unix tools
-            discard_stdout()
-        finally:
-            signal.signal(signal.SIGINT, previous)
+                    out.write(b"".join([line(r) for r in records]))
+                    out.flush()
+                    consumer.ack(*records)
+                    count += len(records)
+                    last_data = time.monotonic()
+            except BrokenPipeError:  # the reader went away (| head): the end, as for Unix tools
+                discard_stdout()
+            finally:
+                signal.signal(signal.SIGINT, previous)
+    finally:  # the consumer has closed (its offsets committed) or never opened
+        signal.signal(signal.SIGTERM, previous_term)
     click.echo(f"Processed a total of {count} messages", err=True)
+    if terminated.is_set():  # the JVM's status after kafka-console-consumer's shutdown hook
+        raise click.exceptions.Exit(TERMINATED_STATUS)
+
+
+def _stop_look_up(terminated: threading.Event) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler while the partitions and offsets are looked up: ends the look-up as
+    Ctrl-C does there (``KeyboardInterrupt`` between two rounds)."""
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        terminated.set()
+        raise KeyboardInterrupt
+
+    return handle
+
+
+def _stop_polling(
+    terminated: threading.Event, interrupted: threading.Event
+) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler while records are polled: the flag Ctrl-C sets, read between polls."""
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        terminated.set()
+        interrupted.set()
+
+    return handle
