@@ -158,11 +158,11 @@ class ReplicaManager:
             refuse_unidentified(strays)
         self._remove_dirs(await asyncio.to_thread(set_aside, strays))
         started = time.monotonic()
-        topics = []
+        topics: list[tuple[str, range, dict[str, str]]] = []
         for name in self.coordinator.list_topics():
             meta = self.coordinator.get_topic(name)
             if meta is not None:
-                topics.append((name, range(meta.partitions), meta.configs))
+                topics.extend((name, r, meta.configs) for r in self._stated(name, meta.partitions))
         # every topic in one worker-thread hop: a hop (and a pool) a topic opened 2,000 topics
         # of one partition each one at a time (3.3-5.4 s; 20 topics of 100: 1.9-2.6 s)
         _, failed = await self.open_topics(topics, abandonable=True)
@@ -192,6 +192,26 @@ class ReplicaManager:
                 registry=self.metrics_registry,
             )
             self.log_cleaner.start()
+
+    def _stated(self, topic: str, count: int) -> list[range]:
+        """The runs of ``topic``'s partitions ``0 .. count - 1`` that have a state. One without
+        (ZooKeeper mode: a tool-written topic none of whose replicas was registered, so no
+        leader was elected) is not hosted, even with a log here, until its state is written
+        (metadata_changes.py opens it then), as Kafka's brokers host a partition only once the
+        controller's LeaderAndIsr names it. The embedded coordinator writes every state."""
+        state = self.coordinator.partition_state
+        runs: list[range] = []
+        start = None
+        for p in range(count):
+            if state(TopicPartition(topic, p)) is None:
+                if start is not None:
+                    runs.append(range(start, p))
+                    start = None
+            elif start is None:
+                start = p
+        if start is not None:
+            runs.append(range(start, count))
+        return runs
 
     async def _log_maintenance_routine(self) -> None:
         """Every second: time-based roll and flush; every retention check interval: retention;

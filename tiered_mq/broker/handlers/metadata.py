@@ -18,6 +18,16 @@ live leader: LEADER_NOT_AVAILABLE, leader -1, its leader epoch, replicas and ISR
 and this broker in ``offline_replicas`` (v5+). The topic's own error stays NONE. Clients then
 hold that partition's records (a keyed producer never moves them to another partition) and
 look again, instead of sending requests the broker can only refuse.
+
+A partition with no state (ZooKeeper mode: a topic written by Kafka's tools whose replicas are
+none of them registered, so the controller elects no leader for it) is unknown to the answer,
+as to Kafka's metadata cache, which the controller's UpdateMetadata never gave it: it is left
+out of its topic's partitions, and a topic none of whose partitions has a state is answered
+as one that does not exist (left out of "every topic"; named, UNKNOWN_TOPIC_OR_PARTITION, or
+LEADER_NOT_AVAILABLE with no partitions where auto-creation applies, as Kafka's
+AutoTopicCreationManager answers a topic already in ZooKeeper). Such a partition is not
+hosted (ReplicaManager), so Produce, Fetch and ListOffsets answer it UNKNOWN_TOPIC_OR_PARTITION.
+The embedded coordinator writes every partition's state with its topic.
 """
 
 from __future__ import annotations
@@ -73,16 +83,14 @@ class _Entries:
         offline = self._offline
         node_id = self._node_id
         partition_state = self._partition_state
-        # a partition without recorded state: this broker leads it alone
         alone: tuple[int, ...] = (node_id,)
         for p in range(meta.partitions):
             tp = TopicPartition(name, p)
             state = partition_state(tp)
-            if state is None:
-                leader, epoch, replicas, isr = node_id, 0, alone, alone
-            else:
-                leader, epoch = state.leader, state.leader_epoch
-                replicas, isr = state.replicas, state.isr  # tuples: written as arrays
+            if state is None:  # no leader was ever elected: unknown (module docstring)
+                continue
+            leader, epoch = state.leader, state.leader_epoch
+            replicas, isr = state.replicas, state.isr  # tuples: written as arrays
             if offline and tp in offline:
                 down = leader == node_id  # its only possible leader: this broker
                 partitions.append(
@@ -108,6 +116,12 @@ class _Entries:
                     "offline_replicas": (),
                 }
             )
+        if not partitions and meta.partitions:  # none with a state: an unknown topic
+            return {
+                "error_code": UnknownTopicOrPartitionError.errno,
+                "name": name,
+                "partitions": [],
+            }
         return {
             "error_code": 0,
             "name": name,
@@ -140,6 +154,19 @@ async def _maybe_create(ctx: RequestContext, name: str, allow: bool) -> int:
     except Exception as e:
         return error_code(e)
     return 0
+
+
+def _without_state(ctx: RequestContext, name: str, allow: bool) -> int:
+    """The error code of topic ``name``, which exists but has no partition with a state (or
+    was deleted meanwhile), as Kafka answers a topic its metadata cache does not hold: where
+    auto-creation applies, TOPIC_AUTHORIZATION_FAILED for a principal who may not create it,
+    else LEADER_NOT_AVAILABLE (the creation finds it already exists); UNKNOWN_TOPIC_OR_PARTITION
+    otherwise."""
+    if not (allow and ctx.broker.config.get_bool("auto.create.topics.enable", True)):
+        return UnknownTopicOrPartitionError.errno
+    if not _may_create(ctx, name):
+        return TopicAuthorizationFailedError.errno
+    return LeaderNotAvailableError.errno
 
 
 def _may(ctx: RequestContext, operation: AclOperation, topic: str) -> bool:
@@ -189,8 +216,11 @@ async def handle(ctx: RequestContext, request: dict[str, Any]) -> dict[str, Any]
                 code = await _maybe_create(ctx, name, allow)
             if code:
                 topics.append({"error_code": code, "name": name, "partitions": []})
-            else:
-                topics.append(entries.entry(name))
+                continue
+            entry = entries.entry(name)
+            if entry["error_code"] == UnknownTopicOrPartitionError.errno:
+                entry["error_code"] = _without_state(ctx, name, allow)
+            topics.append(entry)
     if request.get("include_topic_authorized_operations"):
         for entry in topics:
             if entry["error_code"] == 0:
