@@ -147,7 +147,7 @@ def test_group_offsets_and_lag(bootstrap: str) -> None:
 
     listing = ok(run(bootstrap, "groups", "list")).output
     assert [line.split() for line in listing.splitlines()[1:] if line.split()[0] == group] == [
-        [group, "EMPTY", "consumer"]
+        [group, "Classic", "EMPTY"]
     ]
     out = ok(run(bootstrap, "groups", "describe", group)).output.splitlines()
     assert out[0].startswith(f"Group: {group}  State: EMPTY")
@@ -178,10 +178,10 @@ def test_groups_list_shows_states(bootstrap: str) -> None:
         while not consumer.assignment():
             assert time.monotonic() < deadline
             consumer.poll(0.1)
-        assert row() == [group, "STABLE", "consumer"]
+        assert row() == [group, "Classic", "STABLE"]
     finally:
         consumer.close()
-    assert row() == [group, "EMPTY", "consumer"]
+    assert row() == [group, "Classic", "EMPTY"]
 
 
 def test_consume_prints_timestamps_and_headers(bootstrap: str) -> None:
