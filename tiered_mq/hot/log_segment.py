@@ -255,6 +255,22 @@ class LogSegment:
         self._ensure_tail()
         return self._max_timestamp
 
+    def max_timestamp_at_least(self, end_offset: int) -> int:
+        """A cheap lower bound of :meth:`max_timestamp` for a segment whose offsets all lie
+        below ``end_offset`` (the next segment's base offset): the exact value when the tail is
+        known, else the time index's last entry read from its file alone
+        (TimeIndex.peek_last_timestamp: no index loaded, no sanity check, no header scanned,
+        which the first real use still does); -1 when unknown (an index missing, an empty
+        segment, an entry that cannot be trusted). Every time index entry is some batch's
+        max timestamp, so the segment's max timestamp is at least it: a caller may keep a
+        segment by it, but must ask :meth:`max_timestamp` before acting on its age
+        (retention.py). Kafka's ``maxTimestampSoFar`` starts from the same entry."""
+        if self._tail_known:
+            return self._max_timestamp
+        if self._indexes_missing or self.size == 0:
+            return NO_TIMESTAMP
+        return self.time_index.peek_last_timestamp(end_offset)
+
     def offset_of_max_timestamp(self) -> int:
         self._ensure_tail()
         return self._offset_of_max_timestamp

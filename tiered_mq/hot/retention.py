@@ -34,6 +34,8 @@ class _Segment(Protocol):
 
     def max_timestamp(self) -> int: ...
 
+    def max_timestamp_at_least(self, end_offset: int) -> int: ...
+
     def next_offset(self) -> int: ...
 
     def last_modified_ms(self) -> int: ...
@@ -50,9 +52,29 @@ def largest_timestamp(segment: _Segment) -> int:
     return max_ts if max_ts >= 0 else segment.last_modified_ms()
 
 
-def _breaches(segment: _Segment, total: int, now_ms: int, ms: int, size_limit: int) -> bool:
-    """The time or size rule holds for ``segment`` with ``total`` bytes in the log."""
-    return (ms >= 0 and now_ms - largest_timestamp(segment) > ms) or (
+def _expired(segment: _Segment, end: int, now_ms: int, ms: int) -> bool:
+    """The time rule holds for ``segment`` (offsets below ``end``). A segment that a cheap
+    lower bound of its max timestamp (the time index's last entry, read without loading the
+    segment's indexes or scanning its tail: ``max_timestamp_at_least``) already keeps is kept:
+    its true max timestamp is at least as recent. Only a segment that bound does not keep
+    (or that has none) is dated exactly, by :func:`largest_timestamp`, before it is judged
+    expired, so no segment is deleted by an untrusted timestamp. On a broker's start this
+    spares the first retention check of every partition loading and checking its oldest
+    segment's indexes on the event loop."""
+    if ms < 0:
+        return False
+    at_least = segment.max_timestamp_at_least(end)
+    if at_least >= 0 and now_ms - at_least <= ms:
+        return False
+    return now_ms - largest_timestamp(segment) > ms
+
+
+def _breaches(
+    segment: _Segment, end: int, total: int, now_ms: int, ms: int, size_limit: int
+) -> bool:
+    """The time or size rule holds for ``segment`` (offsets below ``end``) with ``total``
+    bytes in the log."""
+    return _expired(segment, end, now_ms, ms) or (
         size_limit >= 0 and total - segment.size >= size_limit
     )
 
@@ -78,7 +100,7 @@ def deletable_segments(
         if upper_bound_offset is not None and end > upper_bound_offset:
             break
         by_start = following is not None and end <= log_start_offset
-        if not (by_start or _breaches(segment, total, now_ms, retention_ms, retention_bytes)):
+        if not (by_start or _breaches(segment, end, total, now_ms, retention_ms, retention_bytes)):
             break
         out.append(segment)
         total -= segment.size
@@ -98,7 +120,8 @@ def must_roll_active(
     if not segments or len(deletable) != len(segments) - 1 or segments[-1].size == 0:
         return False
     total = sum(s.size for s in segments[len(deletable) :])
-    return _breaches(segments[-1], total, now_ms, retention_ms, retention_bytes)
+    active = segments[-1]
+    return _breaches(active, active.next_offset(), total, now_ms, retention_ms, retention_bytes)
 
 
 def retention_limits(

@@ -14,6 +14,7 @@ entry whose timestamp is < T. Not checksummed: rebuilt from the log after a cras
 
 from __future__ import annotations
 
+import os
 import struct
 from bisect import bisect_left
 from typing import ClassVar
@@ -45,6 +46,38 @@ class TimeIndex(IndexFile):
         if not self._keys:
             return NO_TIMESTAMP, self.base_offset
         return self._keys[-1], self.base_offset + self._values[-1]
+
+    def peek_last_timestamp(self, next_offset: int) -> int:
+        """The last entry's timestamp read from the file without loading it (one ``pread`` of
+        the last two entries), or -1 when it cannot be trusted as a timestamp some batch below
+        ``next_offset`` carries: no file, no entry, a torn last entry (a length that is not a
+        whole number of entries), the last two entries out of order, a negative timestamp or
+        an offset at or past ``next_offset``. When the index is loaded, its last entry under
+        the same offset check. Nothing is changed: the file is not loaded, trimmed nor marked
+        checked, so its first use still loads and sanity-checks it (LogSegment)."""
+        if self._loaded:
+            ts, offset = self.last_entry()
+            return ts if offset < next_offset else NO_TIMESTAMP
+        size = self.ENTRY.size
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return NO_TIMESTAMP
+        try:
+            length = os.fstat(fd).st_size
+            if length == 0 or length % size:
+                return NO_TIMESTAMP
+            start = max(0, length - 2 * size)
+            data = os.pread(fd, length - start, start)
+        finally:
+            os.close(fd)
+        if len(data) != length - start:
+            return NO_TIMESTAMP
+        entries = list(self.ENTRY.iter_unpack(data))
+        ts, rel = entries[-1]
+        if len(entries) == 2 and (entries[0][0] >= ts or entries[0][1] > rel):
+            return NO_TIMESTAMP
+        return ts if ts >= 0 and self.base_offset + rel < next_offset else NO_TIMESTAMP
 
     def entries(self) -> list[tuple[int, int]]:
         """Every (timestamp, absolute offset) pair, oldest first."""
