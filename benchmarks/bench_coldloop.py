@@ -10,8 +10,8 @@ partition this broker leads, on the event loop. Two figures, each on a real hot.
                the empty manifest (the ratio should stay near 1: no per-entry work)
   first pass:  a partition of ``--segments`` rolled segments, all uploaded, closed and opened
                again: its first pass's time and the ``.index``/``.timeindex`` files it read
-               on the loop (2: the local log's retention dates the oldest segment, which
-               loads its indexes, hot/retention.py; an uploaded segment is not asked for
+               on the loop (0: the local log's retention keeps the oldest segment by its
+               time index's last entry, read alone, hot/retention.py; an uploaded segment is not asked for
                its next offset, which read both of every rolled segment before)
 
 Measured on the 2-core machine (noisy), before -> after the cold-loop changes: idle pass
