@@ -11,8 +11,8 @@ partition this broker leads, on the event loop. Two figures, each on a real hot.
   first pass:  a partition of ``--segments`` rolled segments, all uploaded, closed and opened
                again: its first pass's time and the ``.index``/``.timeindex`` files it read
                on the loop (0: the local log's retention keeps the oldest segment by its
-               time index's last entry, read alone, hot/retention.py; an uploaded segment is not asked for
-               its next offset, which read both of every rolled segment before)
+               time index's last entry, read alone, hot/retention.py; an uploaded segment
+               is not asked for its next offset, which read both of every rolled segment before)
 
 Measured on the 2-core machine (noisy), before -> after the cold-loop changes: idle pass
 43.6 -> 16.0 us (empty manifest), 854 -> 24 us (1,000 remote segments), 6,127 -> 17.5 us
