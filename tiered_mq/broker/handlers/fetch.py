@@ -561,14 +561,7 @@ def _for_version(ctx: RequestContext, responses: list[dict[str, Any]]) -> None:
             if version < ZSTD_MIN_VERSION:
                 partition = hosted.get(TopicPartition(topic["topic"], entry["partition_index"]))
                 if partition is not None and partition.log.config.compression_type == "zstd":
-                    entry.update(
-                        error_code=UnsupportedCompressionTypeError.errno,
-                        high_watermark=-1,
-                        last_stable_offset=-1,
-                        log_start_offset=-1,
-                        aborted_transactions=None,
-                        records=b"",
-                    )
+                    _failed(entry, UnsupportedCompressionTypeError.errno)
             if (
                 version < STORAGE_ERROR_MIN_VERSION
                 and entry["error_code"] == KafkaStorageError.errno
