@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
@@ -111,3 +112,25 @@ def deaf_broker(
         yield broker
     finally:
         broker.stop()
+
+
+def send(bootstrap: str, topic: str, acks: str) -> KafkaError | None:
+    """One record to partition 0, no retry: the delivery report's error (None: delivered)."""
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": acks,
+            "retries": 0,
+            "message.timeout.ms": 10_000,
+            "allow.auto.create.topics": False,
+        }
+    )
+    reports: list[KafkaError | None] = []
+
+    def on_delivery(error: KafkaError | None, _: Message) -> None:
+        reports.append(error)
+
+    producer.produce(topic, b"v", partition=0, on_delivery=on_delivery)
+    assert producer.flush(20) == 0
+    assert len(reports) == 1
+    return reports[0]

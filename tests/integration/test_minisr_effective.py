@@ -11,40 +11,19 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.absent_replica import (  # noqa: F401  (the fixture)
     DEAF,
     deaf_broker,
+    send,
     start_with_absent_replica,
 )
 from tests.integration.broker_process import BrokerProcess, free_port
 from tests.integration.zookeeper_server import ZooKeeperServer, zookeeper  # noqa: F401
 
 pytestmark = pytest.mark.integration
-
-
-def send(bootstrap: str, topic: str, acks: str) -> KafkaError | None:
-    """One record, no retry: the delivery report's error (None: delivered)."""
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "acks": acks,
-            "retries": 0,
-            "message.timeout.ms": 10_000,
-            "allow.auto.create.topics": False,
-        }
-    )
-    reports: list[KafkaError | None] = []
-
-    def on_delivery(error: KafkaError | None, _: Message) -> None:
-        reports.append(error)
-
-    producer.produce(topic, b"v", partition=0, on_delivery=on_delivery)
-    assert producer.flush(20) == 0
-    assert len(reports) == 1
-    return reports[0]
 
 
 def create(bootstrap: str, topic: str, partitions: int = 1, **config: str) -> None:

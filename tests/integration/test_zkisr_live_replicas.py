@@ -23,10 +23,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
+from tests.integration.absent_replica import send
 from tests.integration.broker_process import BrokerProcess, free_port
 from tests.integration.zookeeper_server import (  # noqa: F401  (the fixture)
     ZooKeeperServer,
@@ -105,28 +106,6 @@ def metadata_of(bootstrap: str, name: str, p: int) -> tuple[int, list[int], list
     meta = topic.topics.get(name)
     part = None if meta is None or meta.error is not None else meta.partitions.get(p)
     return None if part is None else (part.leader, part.replicas, part.isrs)
-
-
-def send(bootstrap: str, topic: str, acks: str) -> KafkaError | None:
-    """One record to partition 0, no retry: its delivery report's error (None: delivered)."""
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "acks": acks,
-            "retries": 0,
-            "message.timeout.ms": 10_000,
-            "allow.auto.create.topics": False,
-        }
-    )
-    reports: list[KafkaError | None] = []
-
-    def on_delivery(error: KafkaError | None, _: Message) -> None:
-        reports.append(error)
-
-    producer.produce(topic, b"v", partition=0, on_delivery=on_delivery)
-    assert producer.flush(20) == 0
-    assert len(reports) == 1
-    return reports[0]
 
 
 def refused(bootstrap: str, topic: str) -> bool:
